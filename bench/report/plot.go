@@ -1,0 +1,141 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// plotMetric is one figure Plot draws.
+type plotMetric struct {
+	name  string // file-name part
+	title string
+	ylab  string
+	value func(*Run) float64
+}
+
+var plotMetrics = []plotMetric{
+	{"e2e_mean", "mean end-to-end latency", "seconds", func(r *Run) float64 { return r.E2EMeanS }},
+	{"e2e_p99", "p99 end-to-end latency", "seconds", func(r *Run) float64 { return r.E2EP99S }},
+	{"ttft_mean", "mean time to first token", "seconds", func(r *Run) float64 { return r.TTFTMeanS }},
+	{"program_token_latency", "program token latency (Autellix)", "seconds / token", func(r *Run) float64 { return r.ProgramTokenLatencyS }},
+}
+
+// Plot draws one PNG per metric (mean and p99 e2e latency, mean TTFT,
+// program token latency) into dir, creating dir if needed. Each figure has
+// x = rate and one line with points per policy, with a legend, and is named
+// <workload>-<metric>.png. Each file is written atomically. It returns the
+// paths written; on error, the files already written stay.
+func Plot(dir string, r *Report) ([]string, error) {
+	if r == nil {
+		return nil, errors.New("report: Plot: nil report")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("report: plot: %w", err)
+	}
+	rep := r.sanitized()
+
+	// Policies in order of first appearance; runs of each sorted by rate.
+	var policies []string
+	byPolicy := map[string][]*Run{}
+	for i := range rep.Runs {
+		run := &rep.Runs[i]
+		if _, ok := byPolicy[run.Policy]; !ok {
+			policies = append(policies, run.Policy)
+		}
+		byPolicy[run.Policy] = append(byPolicy[run.Policy], run)
+	}
+	for _, runs := range byPolicy {
+		slices.SortStableFunc(runs, func(a, b *Run) int {
+			switch {
+			case a.Rate < b.Rate:
+				return -1
+			case a.Rate > b.Rate:
+				return 1
+			}
+			return 0
+		})
+	}
+
+	var paths []string
+	for _, m := range plotMetrics {
+		p := plot.New()
+		p.Title.Text = plotTitle(rep, m.title)
+		p.X.Label.Text = "rate (arrivals/s)"
+		p.Y.Label.Text = m.ylab
+		p.Y.Min = 0
+		p.Legend.Top = true
+		p.Legend.Left = true
+		p.Add(plotter.NewGrid())
+
+		args := make([]any, 0, 2*len(policies))
+		for _, pol := range policies {
+			runs := byPolicy[pol]
+			xys := make(plotter.XYs, len(runs))
+			for i, run := range runs {
+				xys[i].X, xys[i].Y = run.Rate, m.value(run)
+			}
+			name := pol
+			if name == "" {
+				name = "(none)"
+			}
+			args = append(args, name, xys)
+		}
+		if err := plotutil.AddLinePoints(p, args...); err != nil {
+			return paths, fmt.Errorf("report: plot %s: %w", m.name, err)
+		}
+		wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, "png")
+		if err != nil {
+			return paths, fmt.Errorf("report: plot %s: %w", m.name, err)
+		}
+		path := filepath.Join(dir, fileStem(rep.Workload)+"-"+m.name+".png")
+		if err := writeAtomic(path, func(w io.Writer) error {
+			_, err := wt.WriteTo(w)
+			return err
+		}); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+func plotTitle(r *Report, metric string) string {
+	parts := []string{}
+	if r.Workload != "" {
+		parts = append(parts, r.Workload)
+	}
+	if r.Profile != "" {
+		parts = append(parts, r.Profile)
+	}
+	if r.Executor != "" {
+		parts = append(parts, r.Executor)
+	}
+	if len(parts) == 0 {
+		return metric
+	}
+	return strings.Join(parts, " / ") + ": " + metric
+}
+
+// fileStem makes s safe as a file-name part.
+func fileStem(s string) string {
+	if s == "" {
+		return "report"
+	}
+	return strings.Map(func(c rune) rune {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
+			return c
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"math"
+	"reflect"
+	"strings"
+)
+
+// Run is the summary of one (policy, rate) run. The JSON names of the first
+// block of fields are the contract of DESIGN.md §8: add fields, never rename.
+// All latencies are seconds on the engine's clock.
+type Run struct {
+	// DESIGN.md §8 contract.
+	Policy               string  `json:"policy"`
+	Rate                 float64 `json:"rate"`
+	Requests             int     `json:"requests"`  // calls that arrived
+	Completed            int     `json:"completed"` // calls that finished
+	E2EMeanS             float64 `json:"e2e_mean_s"`
+	E2EP50S              float64 `json:"e2e_p50_s"`
+	E2EP99S              float64 `json:"e2e_p99_s"`
+	TTFTMeanS            float64 `json:"ttft_mean_s"`
+	TTFTP99S             float64 `json:"ttft_p99_s"`
+	ThroughputRPS        float64 `json:"throughput_rps"` // completed calls per second
+	ProgramTokenLatencyS float64 `json:"program_token_latency_s"`
+	SwapOutBytes         int64   `json:"swap_out_bytes"`
+	SwapInBytes          int64   `json:"swap_in_bytes"`
+	RecomputeTokens      int64   `json:"recompute_tokens"`
+	KVUtilMean           float64 `json:"kv_util_mean"` // time-weighted, 0..1
+	LeakedBlocks         int     `json:"leaked_blocks"`
+
+	// Extras.
+	TTFTP50S                float64        `json:"ttft_p50_s"`
+	TPOTMeanS               float64        `json:"tpot_mean_s"`
+	TPOTP99S                float64        `json:"tpot_p99_s"`
+	Programs                int            `json:"programs"`
+	ProgramsCompleted       int            `json:"programs_completed"`
+	ProgramTokenLatencyP99S float64        `json:"program_token_latency_p99_s"`
+	Preemptions             int            `json:"preemptions"`
+	Handling                map[string]int `json:"handling,omitempty"` // tool-call handling kind → count
+	KVUtilMax               float64        `json:"kv_util_max"`
+	TokensGenerated         int64          `json:"tokens_generated"`
+	Iterations              int            `json:"iterations"`
+	OrphanEvents            int            `json:"orphan_events"` // events naming a call that had not arrived (driver bugs)
+	VirtualS                float64        `json:"virtual_s"`     // last engine time seen
+	WallS                   float64        `json:"wall_s"`        // wall-clock seconds the run took
+	Seed                    int64          `json:"seed"`          // set by the driver
+	DurationS               float64        `json:"duration_s"`    // arrival window, set by the driver
+}
+
+// Report is the result of one `pitstop bench` invocation: one Run per
+// (policy, rate).
+type Report struct {
+	Workload string `json:"workload"`
+	Executor string `json:"executor"`
+	Profile  string `json:"profile"`
+	Runs     []Run  `json:"runs"`
+}
+
+// ContractRunFields are the JSON names of a Run that DESIGN.md §8 promises.
+var ContractRunFields = []string{
+	"policy", "rate", "requests", "completed",
+	"e2e_mean_s", "e2e_p50_s", "e2e_p99_s", "ttft_mean_s", "ttft_p99_s", "throughput_rps",
+	"program_token_latency_s", "swap_out_bytes", "swap_in_bytes", "recompute_tokens",
+	"kv_util_mean", "leaked_blocks",
+}
+
+// ContractReportFields are the top-level JSON names that DESIGN.md §8 promises.
+var ContractReportFields = []string{"workload", "executor", "profile", "runs"}
+
+// sanitized returns a copy of r whose float fields are all finite (NaN and
+// ±Inf become 0), so that encoding/json accepts it.
+func (r Run) sanitized() Run {
+	v := reflect.ValueOf(&r).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.Kind() == reflect.Float64 {
+			if x := f.Float(); math.IsNaN(x) || math.IsInf(x, 0) {
+				f.SetFloat(0)
+			}
+		}
+	}
+	return r
+}
+
+// sanitized returns a copy of rep with sanitized runs and a non-nil Runs.
+func (rep *Report) sanitized() *Report {
+	out := *rep
+	out.Runs = make([]Run, len(rep.Runs))
+	for i, r := range rep.Runs {
+		out.Runs[i] = r.sanitized()
+	}
+	return &out
+}
+
+// runFields lists the JSON names of Run's fields in declaration order, with
+// their field index.
+func runFields() (names []string, index []int) {
+	t := reflect.TypeFor[Run]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		names = append(names, name)
+		index = append(index, i)
+	}
+	return names, index
+}
