@@ -20,12 +20,22 @@ type Call struct {
 	Parents []string // IDs of calls that must finish before this one starts; empty = starts at program arrival
 
 	// Prompt = (the final context of the first parent, if ContinueParent) + SharedPrefix blocks + NewTokens.
+	// Every SharedPrefix id stands for a full block; the loaders count a trace's partial last
+	// block in NewTokens (see MooncakeConv), so the prompt length is exact.
 	ContinueParent    bool
 	SharedPrefix      []uint64 // ids of prompt chunks shared across requests (mooncake hash_ids); equal ids = equal tokens
-	SharedPrefixBlock int      // tokens per SharedPrefix id (mooncake: 512); the last chunk may be cut by NewTokens accounting
+	SharedPrefixBlock int      // tokens per SharedPrefix id (mooncake: 512); every id is a full block
 	NewTokens         int      // prompt tokens of this call not shared with anything else
 
-	ThinkTime float64   // seconds between the parents' completion (or program arrival) and this call's arrival
+	// A call that continues its first parent sees that parent's whole final context (prompt,
+	// every segment's decode and tool return) as the start of its prompt, so a conversation or
+	// a ReAct loop carries its history; Program.Contexts computes the lengths.
+
+	ThinkTime float64 // seconds between the parents' completion (or program arrival) and this call's arrival
+	// ThinkTool names what fills ThinkTime: a client-side tool run between two calls of a
+	// program ("qa", "math", … as in the infercept set), "human-think" for a person, "" when
+	// unknown or when there is no pause. Only statistics and predictors read it.
+	ThinkTool string
 	Segments  []Segment // at least one; all but the last end in a tool call
 }
 
@@ -47,4 +57,33 @@ type Workload struct {
 	// generated (Poisson) and programs are sampled with replacement from Programs.
 	Timestamped bool
 	Programs    []Program
+	// Notes says how the loader handled what the source data did not fit (dropped or
+	// clamped values, broken invariants), one sentence each, for reports to print.
+	Notes []string
+}
+
+// Contexts returns, for each call of a valid program (see Validate), its prompt length when it
+// starts (the first parent's final context if ContinueParent, plus the prefix blocks, plus
+// NewTokens) and its final context length when it ends (the prompt plus every segment's Decode
+// and every tool's ToolReturn). A parent that is missing counts as an empty context.
+func (p *Program) Contexts() (prompt, final []int) {
+	prompt = make([]int, len(p.Calls))
+	final = make([]int, len(p.Calls))
+	idx := make(map[string]int, len(p.Calls))
+	for i := range p.Calls {
+		c := &p.Calls[i]
+		n := c.PromptFromPrefix() + c.NewTokens
+		if c.ContinueParent && len(c.Parents) > 0 {
+			if j, ok := idx[c.Parents[0]]; ok {
+				n += final[j]
+			}
+		}
+		prompt[i] = n
+		for _, s := range c.Segments {
+			n += s.Decode + s.ToolReturn
+		}
+		final[i] = n
+		idx[c.ID] = i
+	}
+	return prompt, final
 }

@@ -1,0 +1,279 @@
+// Package bench replays agent workloads on the engine and measures them: it
+// turns workload programs into engine requests, generates arrivals, runs the
+// tools of a trace (as timers on the engine's clock) and feeds the metrics
+// collector.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/bench/report"
+	"github.com/pitstop-llm/pitstop/bench/workload"
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// RunConfig is one (workload, policy, rate) run.
+type RunConfig struct {
+	Workload *workload.Workload
+	Engine   engine.Config
+	Executor engine.Executor
+	Clock    engine.Clock // nil: virtual
+	Policy   engine.Policy
+	Name     string  // policy name for the report
+	Rate     float64 // programs per second (timestamped workloads: the trace is rescaled to this mean rate; 0 keeps its own)
+	Duration float64 // arrival window in seconds
+	Seed     int64
+	// PredictionError is p of the oracle-with-noise predictor: predictions
+	// are the truth plus N(0, p·truth).
+	PredictionError float64
+	// Progress, when set, is advanced by one per finished program.
+	Progress *report.Progress
+	// CheckEvery runs the block invariant check every N iterations (0: only at the end).
+	CheckEvery int
+}
+
+// driver runs programs on an engine.
+type driver struct {
+	cfg    RunConfig
+	eng    *engine.Engine
+	col    *report.Collector
+	noise  *rand.Rand
+	tokens tokenSource
+	calls  map[engine.SeqID]*scriptCall
+	iters  int
+	failed int
+}
+
+// programRun is one arrival of a workload program.
+type programRun struct {
+	id       string
+	prog     *workload.Program
+	arrival  time.Duration
+	final    map[string][]int32 // finished calls' final contexts (for ContinueParent)
+	waiting  map[string]int     // unfinished parents per call id
+	left     int
+	tokens   int
+	children map[string][]int // call id → indices of calls that list it as a parent
+}
+
+// Run replays the workload and returns the run's summary. It fails if the
+// block invariants break or blocks leak.
+func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = engine.NewVirtualClock()
+	}
+	d := &driver{
+		cfg:   cfg,
+		col:   report.NewCollector(),
+		noise: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b9)),
+		calls: make(map[engine.SeqID]*scriptCall),
+	}
+	eng, err := engine.New(cfg.Engine, cfg.Clock, cfg.Executor, cfg.Policy, d)
+	if err != nil {
+		return report.Run{}, err
+	}
+	d.eng = eng
+	arrivals, err := d.arrivals()
+	if err != nil {
+		return report.Run{}, err
+	}
+	for i, a := range arrivals {
+		pr := d.newProgramRun(fmt.Sprintf("p%d", i), a.prog, a.at)
+		eng.At(a.at, func() { d.startProgram(pr) })
+	}
+	if err := eng.Run(ctx); err != nil {
+		return report.Run{}, err
+	}
+	if err := eng.Check(); err != nil {
+		return report.Run{}, fmt.Errorf("block invariants broken after the run: %w", err)
+	}
+	leaked := eng.Leaked()
+	if eng.Live() > 0 {
+		leaked += eng.Blocks().UsedBlocks() // anything still held by unfinished calls counts
+	}
+	d.col.SetLeakedBlocks(leaked)
+	run := d.col.Summarize(cfg.Name, cfg.Rate)
+	run.Seed = cfg.Seed
+	run.DurationS = cfg.Duration
+	return run, nil
+}
+
+type arrival struct {
+	at   time.Duration
+	prog *workload.Program
+}
+
+// arrivals samples programs: Poisson at Rate with replacement, or the trace's
+// own timestamps (rescaled to Rate when Rate > 0), over the Duration window.
+func (d *driver) arrivals() ([]arrival, error) {
+	w := d.cfg.Workload
+	if len(w.Programs) == 0 {
+		return nil, fmt.Errorf("workload %s has no programs", w.Name)
+	}
+	if d.cfg.Duration <= 0 {
+		return nil, fmt.Errorf("duration must be positive, got %g s", d.cfg.Duration)
+	}
+	rng := rand.New(rand.NewPCG(uint64(d.cfg.Seed), 0xa11))
+	var out []arrival
+	if w.Timestamped {
+		first, last := w.Programs[0].Arrival, w.Programs[len(w.Programs)-1].Arrival
+		scale := 1.0
+		if d.cfg.Rate > 0 && last > first {
+			scale = (float64(len(w.Programs)) / (last - first)) / d.cfg.Rate
+		}
+		for i := range w.Programs {
+			t := (w.Programs[i].Arrival - first) * scale
+			if t >= d.cfg.Duration {
+				break
+			}
+			out = append(out, arrival{at: seconds(t), prog: &w.Programs[i]})
+		}
+		return out, nil
+	}
+	if d.cfg.Rate <= 0 {
+		return nil, fmt.Errorf("rate must be positive, got %g", d.cfg.Rate)
+	}
+	for t := rng.ExpFloat64() / d.cfg.Rate; t < d.cfg.Duration; t += rng.ExpFloat64() / d.cfg.Rate {
+		out = append(out, arrival{at: seconds(t), prog: &w.Programs[rng.IntN(len(w.Programs))]})
+	}
+	return out, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func (d *driver) newProgramRun(id string, p *workload.Program, at time.Duration) *programRun {
+	pr := &programRun{id: id, prog: p, arrival: at, left: len(p.Calls),
+		final: map[string][]int32{}, waiting: map[string]int{}, children: map[string][]int{}}
+	for i := range p.Calls {
+		c := &p.Calls[i]
+		pr.waiting[c.ID] = len(c.Parents)
+		for _, par := range c.Parents {
+			pr.children[par] = append(pr.children[par], i)
+		}
+	}
+	return pr
+}
+
+func (d *driver) startProgram(pr *programRun) {
+	d.col.ProgramArrived(pr.id, pr.arrival.Seconds())
+	for i := range pr.prog.Calls {
+		if len(pr.prog.Calls[i].Parents) == 0 {
+			d.scheduleCall(pr, i)
+		}
+	}
+}
+
+// scheduleCall submits a call after its think time.
+func (d *driver) scheduleCall(pr *programRun, i int) {
+	c := &pr.prog.Calls[i]
+	d.eng.At(d.eng.Now()+seconds(c.ThinkTime), func() { d.submit(pr, i) })
+}
+
+func (d *driver) submit(pr *programRun, i int) {
+	c := &pr.prog.Calls[i]
+	var prompt []int32
+	if c.ContinueParent && len(c.Parents) > 0 {
+		parent := pr.final[c.Parents[0]]
+		prompt = make([]int32, len(parent), len(parent)+c.PromptFromPrefix()+c.NewTokens)
+		copy(prompt, parent)
+	}
+	for _, id := range c.SharedPrefix {
+		prompt = sharedChunk(prompt, id, c.SharedPrefixBlock)
+	}
+	prompt = d.freshTokens(prompt, c.NewTokens)
+	sc := &scriptCall{d: d, prog: pr, call: c}
+	name := pr.id + "/" + c.ID
+	thread := c.Thread
+	if thread == "" {
+		thread = "main"
+	}
+	s, err := d.eng.SubmitNow(engine.Request{
+		Name: name, Program: pr.id, Thread: thread, Parents: c.Parents,
+		Prompt: prompt, Controller: sc,
+	})
+	if err != nil {
+		// The call can never run (its prompt exceeds the device): count it
+		// as arrived and not completed, and let the program go on.
+		d.failed++
+		d.col.CallArrived(name, pr.id, d.eng.Now().Seconds())
+		d.callDone(pr, c, prompt)
+		return
+	}
+	sc.seq = s
+	d.calls[s.ID()] = sc
+}
+
+// callDone records a finished call and starts the children it unblocks.
+func (d *driver) callDone(pr *programRun, c *workload.Call, final []int32) {
+	pr.left--
+	if len(pr.children[c.ID]) > 0 {
+		pr.final[c.ID] = final
+	}
+	for _, ci := range pr.children[c.ID] {
+		child := &pr.prog.Calls[ci]
+		pr.waiting[child.ID]--
+		if pr.waiting[child.ID] == 0 {
+			d.scheduleCall(pr, ci)
+		}
+	}
+	if pr.left == 0 {
+		now := d.eng.Now().Seconds()
+		d.col.ProgramFinished(pr.id, now, now-pr.arrival.Seconds(), pr.tokens)
+		if d.cfg.Progress != nil {
+			d.cfg.Progress.Add(1)
+		}
+		pr.final = nil
+	}
+}
+
+// Observe feeds engine events to the collector and runs the trace's tools.
+func (d *driver) Observe(e *engine.Event) {
+	t := e.Time.Seconds()
+	switch e.Kind {
+	case engine.EvArrived:
+		d.col.CallArrived(e.Seq.Name(), e.Seq.Program(), t)
+	case engine.EvToken:
+		if e.Seq.Generated() == 1 {
+			d.col.FirstToken(e.Seq.Name(), t)
+		}
+		d.col.TokenGenerated(e.Seq.Name(), t)
+	case engine.EvPaused:
+		d.col.AddHandling(e.Handling.String())
+		sc := d.calls[e.Seq.ID()]
+		seg := sc.call.Segments[sc.seg]
+		id := e.Seq.ID()
+		d.eng.At(e.Time+seconds(seg.ToolTime), func() {
+			sc.resumed()
+			if err := d.eng.Resume(id, d.freshTokens(nil, seg.ToolReturn)); err != nil {
+				d.eng.Stop(err)
+			}
+		})
+	case engine.EvPreempted:
+		d.col.AddPreemption()
+	case engine.EvFinished:
+		sc := d.calls[e.Seq.ID()]
+		delete(d.calls, e.Seq.ID())
+		if e.Err != nil {
+			d.failed++
+		} else {
+			d.col.CallFinished(e.Seq.Name(), t, e.Seq.Generated())
+		}
+		sc.prog.tokens += e.Seq.Generated()
+		d.callDone(sc.prog, sc.call, slices.Clip(e.Seq.Tokens()))
+	case engine.EvIteration:
+		it := e.Iter
+		d.col.Iteration(t, it.Duration.Seconds(), it.UsedBlocks, it.TotalBlocks)
+		d.col.AddSwap(it.SwapOutBytes, it.SwapInBytes)
+		d.col.AddRecompute(it.RecomputeTokens)
+		d.iters++
+		if d.cfg.CheckEvery > 0 && d.iters%d.cfg.CheckEvery == 0 {
+			if err := d.eng.Check(); err != nil {
+				d.eng.Stop(fmt.Errorf("iteration %d: %w", d.iters, err))
+			}
+		}
+	}
+}

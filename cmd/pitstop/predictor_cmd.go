@@ -1,0 +1,429 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pitstop-llm/pitstop/bench/workload"
+	"github.com/pitstop-llm/pitstop/predictor"
+)
+
+func init() { subcommands = append(subcommands, newPredictorCmd) }
+
+// Model metadata keys the CLI adds, so that eval --heldout can redo the split.
+const (
+	metaSplit   = "pitstop.train.split"
+	metaSeed    = "pitstop.train.seed"
+	metaTraces  = "pitstop.train.traces"
+	metaEpochs  = "pitstop.train.epochs"
+	metaRecords = "pitstop.train.records"
+)
+
+func newPredictorCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "predictor",
+		Short: "Train, evaluate and inspect the pre-tool output-length classifier and tool-duration estimator",
+		Long: `predictor works with the output-length classifier (an MLP over hashed text and
+history features, 50 bins of 10 tokens + overflow, exported to ONNX and run with ONNX
+Runtime) and the per-tool duration estimator.
+
+  pitstop predictor convert --out traces.jsonl            # InferCept (embedded) + BFCL → trace records
+  pitstop predictor train --traces traces.jsonl --out model.onnx
+  pitstop predictor eval --model model.onnx --traces traces.jsonl --heldout --plot confusion.png
+  pitstop predictor durations --traces traces.jsonl --out durations.json`,
+	}
+	cmd.AddCommand(newPredictorConvertCmd(), newPredictorTrainCmd(), newPredictorEvalCmd(), newPredictorDurationsCmd())
+	return cmd
+}
+
+func newPredictorConvertCmd() *cobra.Command {
+	var infercept, inferceptFile, bfclDir, out string
+	cmd := &cobra.Command{
+		Use:   "convert",
+		Short: "Convert the InferCept and BFCL traces into predictor trace records (JSONL)",
+		Long: `convert writes one trace record per call segment.
+
+--infercept multi|single|none uses the InferCept set embedded in bench/workload, with
+its GPT-2 BPE token counts; --infercept-file reads an InferCept-format JSON instead
+(text is then counted with predictor.ApproxTokens). --bfcl reads the BFCL subset laid
+out as predictor/data/bfcl (prompts and schemas; the pre-tool output is the ground-truth
+call JSON, its tokens approximated with predictor.ApproxTokens).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usagef("predictor convert: --out is required")
+			}
+			var recs []predictor.TraceRecord
+			switch {
+			case inferceptFile != "":
+				data, err := os.ReadFile(inferceptFile)
+				if err != nil {
+					return err
+				}
+				r, err := predictor.ConvertInfercept(data, predictor.InferceptOptions{Source: "infercept-file"})
+				if err != nil {
+					return fmt.Errorf("%s: %w", inferceptFile, err)
+				}
+				recs = append(recs, r...)
+			case infercept == "multi" || infercept == "single":
+				r, err := convertEmbeddedInfercept(infercept == "multi")
+				if err != nil {
+					return err
+				}
+				recs = append(recs, r...)
+			case infercept == "none":
+			default:
+				return usagef("predictor convert: --infercept %q: want multi, single or none", infercept)
+			}
+			if bfclDir != "" {
+				r, err := predictor.ConvertBFCLDir(bfclDir, nil, nil)
+				if err != nil {
+					return err
+				}
+				recs = append(recs, r...)
+			}
+			if len(recs) == 0 {
+				return usagef("predictor convert: nothing to convert (--infercept none and no --bfcl)")
+			}
+			if err := predictor.WriteTraces(out, recs); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d trace records to %s\n", len(recs), out)
+			writeSourceCounts(cmd.OutOrStdout(), recs)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&infercept, "infercept", "multi", "embedded InferCept set: multi, single or none")
+	fl.StringVar(&inferceptFile, "infercept-file", "", "an InferCept-format JSON file to convert instead of the embedded set")
+	fl.StringVar(&bfclDir, "bfcl", "", "directory of BFCL files (e.g. predictor/data/bfcl)")
+	fl.StringVar(&out, "out", "", "output JSONL file")
+	return cmd
+}
+
+// convertEmbeddedInfercept pairs the embedded InferCept text (for the
+// messages) with bench/workload's tokenizer counts of the same segments.
+func convertEmbeddedInfercept(multi bool) ([]predictor.TraceRecord, error) {
+	raw, err := workload.InferceptRaw(multi)
+	if err != nil {
+		return nil, err
+	}
+	w, err := workload.LoadInfercept(multi, workload.InferceptOptions{KeepTrailingTools: true})
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]predictor.RequestCounts{}
+	for _, p := range w.Programs {
+		if len(p.Calls) != 1 {
+			return nil, fmt.Errorf("infercept program %s has %d calls, want 1", p.ID, len(p.Calls))
+		}
+		c := p.Calls[0]
+		rc := predictor.RequestCounts{Prompt: c.NewTokens}
+		for _, s := range c.Segments {
+			rc.Segments = append(rc.Segments, predictor.SegmentCounts{Output: s.Decode, ToolReturn: s.ToolReturn})
+		}
+		counts[p.ID] = rc
+	}
+	source := "infercept-single"
+	if multi {
+		source = "infercept-multi"
+	}
+	return predictor.ConvertInfercept(raw, predictor.InferceptOptions{Source: source, Counts: counts})
+}
+
+func writeSourceCounts(w io.Writer, recs []predictor.TraceRecord) {
+	by := map[string]int{}
+	for _, r := range recs {
+		by[r.Source]++
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-32s %5d\n", k, by[k])
+	}
+}
+
+func newPredictorTrainCmd() *cobra.Command {
+	var (
+		traces []string
+		out    string
+		opt    predictor.TrainOptions
+		seed   uint64
+		split  float64
+	)
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "Train the output-length classifier on trace records and export it to ONNX",
+		Long: `train splits the records by program (--split of the programs for training, the rest
+held out), trains the MLP in Go (Adam, softmax cross-entropy, deterministic seed),
+exports it to ONNX and prints its held-out metrics. --split 1 trains on everything.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(traces) == 0 || out == "" {
+				return usagef("predictor train: --traces and --out are required")
+			}
+			if !(split > 0 && split <= 1) {
+				return usagef("predictor train: --split %v: want a fraction in (0, 1]", split)
+			}
+			if opt.Epochs < 0 || opt.Hidden < 0 || opt.BatchSize < 0 || opt.LR < 0 {
+				return usagef("predictor train: --epochs, --hidden, --batch and --lr must not be negative")
+			}
+			recs, err := predictor.ReadTraces(traces...)
+			if err != nil {
+				return err
+			}
+			train, test := recs, []predictor.TraceRecord(nil)
+			if split < 1 {
+				if train, test, err = predictor.SplitTraces(recs, split, seed); err != nil {
+					return err
+				}
+			}
+			stdout := cmd.OutOrStdout()
+			fmt.Fprintf(stdout, "%d records: %d training, %d held out (split %.2f by program, seed %d)\n", len(recs), len(train), len(test), split, seed)
+			opt.Seed = seed
+			opt.Progress = func(epoch int, loss float64) {
+				if epoch == 0 || (epoch+1)%10 == 0 {
+					fmt.Fprintf(stdout, "  epoch %3d  loss %.4f\n", epoch+1, loss)
+				}
+			}
+			mlp, overflow, err := predictor.TrainLengthModel(train, opt)
+			if err != nil {
+				return err
+			}
+			epochs := opt.Epochs
+			if epochs == 0 {
+				epochs = 60
+			}
+			meta := map[string]string{
+				metaSplit:   strconv.FormatFloat(split, 'g', -1, 64),
+				metaSeed:    strconv.FormatUint(seed, 10),
+				metaTraces:  strings.Join(traces, ","),
+				metaEpochs:  strconv.Itoa(epochs),
+				metaRecords: strconv.Itoa(len(train)),
+			}
+			data, err := predictor.MarshalONNX(mlp, overflow, meta)
+			if err != nil {
+				return err
+			}
+			if err := writeFile(out, data); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "wrote %s (%d bytes, %d→%d→%d, overflow bin predicts %d tokens)\n", out, len(data), mlp.In, mlp.Hidden, mlp.Out, overflow)
+			if len(test) > 0 {
+				g := predictor.GoClassifier{MLP: mlp, OverflowTokens: overflow}
+				pred, _ := predictor.PredictAll(g, test)
+				rep, err := predictor.Evaluate(pred, test)
+				if err != nil {
+					return err
+				}
+				rep.WriteSummary(stdout, "held out (Go forward)")
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&traces, "traces", nil, "trace JSONL files (comma-separated or repeated)")
+	fl.StringVar(&out, "out", "", "ONNX model to write")
+	fl.IntVar(&opt.Epochs, "epochs", 60, "training epochs")
+	fl.IntVar(&opt.Hidden, "hidden", 64, "hidden units")
+	fl.IntVar(&opt.BatchSize, "batch", 32, "minibatch size")
+	fl.Float64Var(&opt.LR, "lr", 1e-3, "Adam learning rate")
+	fl.Uint64Var(&seed, "seed", 1, "seed for the split, initialisation and shuffling")
+	fl.Float64Var(&split, "split", 0.8, "fraction of programs used for training")
+	return cmd
+}
+
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func newPredictorEvalCmd() *cobra.Command {
+	var (
+		model, plot string
+		traces      []string
+		heldout     bool
+		perBin      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Evaluate a length model on trace records: Acc-5, Acc-15, MAE, per-bin accuracy, confusion plot",
+		Long: `eval runs the model (in ONNX Runtime; in Go if the runtime library is missing) over the
+records and prints LAMPS's metrics: Acc-k = share of predictions within k tokens of the
+actual length (LAMPS §5 counts words), MAE in tokens and in bins, exact-bin accuracy, the
+per-bin table (LAMPS Table 3), per-source lines and two baselines (the program's mean
+output so far; the training median). --heldout keeps only the records the model's own
+training split held out (split and seed are in its metadata).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if model == "" || len(traces) == 0 {
+				return usagef("predictor eval: --model and --traces are required")
+			}
+			data, err := os.ReadFile(model)
+			if err != nil {
+				return err
+			}
+			info, err := predictor.ParseONNX(data)
+			if err != nil {
+				return fmt.Errorf("%s: %w", model, err)
+			}
+			recs, err := predictor.ReadTraces(traces...)
+			if err != nil {
+				return err
+			}
+			train := recs
+			if heldout {
+				split, err1 := strconv.ParseFloat(info.Metadata[metaSplit], 64)
+				seed, err2 := strconv.ParseUint(info.Metadata[metaSeed], 10, 64)
+				if err1 != nil || err2 != nil || !(split > 0 && split < 1) {
+					return usagef("predictor eval: --heldout: %s has no training split in its metadata (trained with --split 1 or by another tool)", model)
+				}
+				if train, recs, err = predictor.SplitTraces(recs, split, seed); err != nil {
+					return err
+				}
+			}
+			stdout := cmd.OutOrStdout()
+			var p predictor.LengthPredictor
+			m, err := predictor.LoadModelBytes(data)
+			switch {
+			case err == nil:
+				defer m.Close()
+				p = m
+			case errors.Is(err, predictor.ErrORTMissing) && info.MLP != nil:
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %v; evaluating with the Go forward pass\n", err)
+				p = predictor.GoClassifier{MLP: info.MLP, OverflowTokens: info.OverflowTokens}
+			default:
+				return fmt.Errorf("%s: %w", model, err)
+			}
+			pred, err := predictor.PredictAll(p, recs)
+			if err != nil {
+				return err
+			}
+			rep, err := predictor.Evaluate(pred, recs)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "model %s (feature version %d, overflow bin = %d tokens), %d records%s\n",
+				model, info.FeatureVersion, info.OverflowTokens, len(recs), map[bool]string{true: " held out", false: ""}[heldout])
+			rep.WriteSummary(stdout, "model")
+			med := predictor.MedianTokens(train)
+			for _, b := range []struct {
+				name string
+				p    predictor.LengthPredictor
+			}{
+				{"baseline: history", predictor.HistoryPredictor{Default: med}},
+				{"baseline: median", constPredictor(med)},
+			} {
+				bpred, _ := predictor.PredictAll(b.p, recs)
+				brep, err := predictor.Evaluate(bpred, recs)
+				if err != nil {
+					return err
+				}
+				brep.WriteSummary(stdout, b.name)
+			}
+			bySource := map[string][]int{}
+			for i, r := range recs {
+				bySource[r.Source] = append(bySource[r.Source], i)
+			}
+			sources := make([]string, 0, len(bySource))
+			for s := range bySource {
+				sources = append(sources, s)
+			}
+			slices.Sort(sources)
+			for _, s := range sources {
+				idx := bySource[s]
+				sp, sr := make([]int, len(idx)), make([]predictor.TraceRecord, len(idx))
+				for j, i := range idx {
+					sp[j], sr[j] = pred[i], recs[i]
+				}
+				srep, _ := predictor.Evaluate(sp, sr)
+				srep.WriteSummary(stdout, "  "+s)
+			}
+			if perBin {
+				fmt.Fprintln(stdout)
+				rep.WritePerBin(stdout)
+			}
+			if plot != "" {
+				if err := rep.WriteConfusionPNG(plot); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "wrote %s\n", plot)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&model, "model", "", "ONNX length model")
+	fl.StringSliceVar(&traces, "traces", nil, "trace JSONL files (comma-separated or repeated)")
+	fl.StringVar(&plot, "plot", "", "write the confusion matrix as a PNG heat map")
+	fl.BoolVar(&heldout, "heldout", false, "evaluate only the records the model's training split held out")
+	fl.BoolVar(&perBin, "per-bin", true, "print per-bin accuracy")
+	return cmd
+}
+
+type constPredictor int
+
+func (c constPredictor) PredictLength(predictor.Input) (int, []float32) { return int(c), nil }
+
+func newPredictorDurationsCmd() *cobra.Command {
+	var (
+		traces []string
+		out    string
+	)
+	cmd := &cobra.Command{
+		Use:   "durations",
+		Short: "Fit the per-tool duration estimator on trace records and print its statistics",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(traces) == 0 {
+				return usagef("predictor durations: --traces is required")
+			}
+			recs, err := predictor.ReadTraces(traces...)
+			if err != nil {
+				return err
+			}
+			d := predictor.NewDurationEstimator(predictor.DurationOptions{})
+			n := 0
+			for _, r := range recs {
+				if r.Tool != "" && r.ToolDurationS != nil {
+					d.Observe(r.Tool, *r.ToolDurationS)
+					n++
+				}
+			}
+			if n == 0 {
+				return fmt.Errorf("predictor durations: no record in %s has a tool duration", strings.Join(traces, ", "))
+			}
+			stdout := cmd.OutOrStdout()
+			fmt.Fprintf(stdout, "%-14s %6s %10s %10s %10s\n", "tool", "n", "ewma_s", "p50_s", "p90_s")
+			for _, t := range d.Tools() {
+				s, _ := d.Stats(t)
+				p50, _ := d.Quantile(t, 0.5)
+				p90, _ := d.Quantile(t, 0.9)
+				fmt.Fprintf(stdout, "%-14s %6d %10.4g %10.4g %10.4g\n", t, s.Count, s.EWMA, p50, p90)
+			}
+			if out != "" {
+				if err := d.Save(out); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "wrote %s\n", out)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&traces, "traces", nil, "trace JSONL files")
+	cmd.Flags().StringVar(&out, "out", "", "write the estimator as JSON")
+	return cmd
+}

@@ -1,0 +1,257 @@
+package engine
+
+import (
+	"fmt"
+)
+
+// BlockManager owns the device KV blocks: fixed-size blocks with reference
+// counts, a free queue in LRU order, and a prefix cache keyed by chained block
+// hashes. A freed block keeps its hash until it is reused, so a later call with
+// the same prefix (the next call of a program, a recompute after discard, a
+// swap-in) finds it without computing or copying it again.
+type BlockManager struct {
+	blockSize   int
+	prefixCache bool
+	blocks      []block
+	free        freeQueue
+	cached      map[uint64]int32 // chained hash → block holding it
+}
+
+type block struct {
+	ref     int32
+	hash    uint64
+	hashed  bool
+	prev    int32 // free-queue links, -1 at the ends
+	next    int32
+	inQueue bool
+}
+
+// freeQueue is an intrusive doubly-linked list of blocks with ref 0: freed
+// blocks go to the tail, allocation takes the head (least recently freed).
+type freeQueue struct {
+	head, tail int32
+	n          int
+}
+
+// NewBlockManager makes a pool of numBlocks blocks of blockSize tokens.
+func NewBlockManager(numBlocks, blockSize int, prefixCache bool) *BlockManager {
+	if numBlocks <= 0 || blockSize <= 0 {
+		panic(fmt.Sprintf("engine: block manager needs positive sizes, got %d blocks of %d tokens", numBlocks, blockSize))
+	}
+	m := &BlockManager{
+		blockSize:   blockSize,
+		prefixCache: prefixCache,
+		blocks:      make([]block, numBlocks),
+		free:        freeQueue{head: -1, tail: -1},
+		cached:      make(map[uint64]int32),
+	}
+	for i := range m.blocks {
+		m.blocks[i].prev, m.blocks[i].next = -1, -1
+		m.pushFree(int32(i))
+	}
+	return m
+}
+
+func (m *BlockManager) BlockSize() int    { return m.blockSize }
+func (m *BlockManager) NumBlocks() int    { return len(m.blocks) }
+func (m *BlockManager) FreeBlocks() int   { return m.free.n }
+func (m *BlockManager) UsedBlocks() int   { return len(m.blocks) - m.free.n }
+func (m *BlockManager) PrefixCache() bool { return m.prefixCache }
+
+// BlocksFor is the number of blocks that hold n tokens.
+func (m *BlockManager) BlocksFor(n int) int { return (n + m.blockSize - 1) / m.blockSize }
+
+func (m *BlockManager) pushFree(id int32) {
+	b := &m.blocks[id]
+	b.prev, b.next, b.inQueue = m.free.tail, -1, true
+	if m.free.tail >= 0 {
+		m.blocks[m.free.tail].next = id
+	} else {
+		m.free.head = id
+	}
+	m.free.tail = id
+	m.free.n++
+}
+
+func (m *BlockManager) unlinkFree(id int32) {
+	b := &m.blocks[id]
+	if b.prev >= 0 {
+		m.blocks[b.prev].next = b.next
+	} else {
+		m.free.head = b.next
+	}
+	if b.next >= 0 {
+		m.blocks[b.next].prev = b.prev
+	} else {
+		m.free.tail = b.prev
+	}
+	b.prev, b.next, b.inQueue = -1, -1, false
+	m.free.n--
+}
+
+// allocate takes the least recently freed block, evicting its cached hash.
+func (m *BlockManager) allocate() int32 {
+	id := m.free.head
+	m.unlinkFree(id)
+	b := &m.blocks[id]
+	if b.hashed {
+		if m.cached[b.hash] == id {
+			delete(m.cached, b.hash)
+		}
+		b.hashed = false
+	}
+	b.ref = 1
+	return id
+}
+
+// release drops one reference; the last one returns the block to the free queue.
+func (m *BlockManager) release(id int32) {
+	b := &m.blocks[id]
+	if b.ref <= 0 {
+		panic(fmt.Sprintf("engine: block %d released with refcount %d", id, b.ref))
+	}
+	b.ref--
+	if b.ref == 0 {
+		m.pushFree(id)
+	}
+}
+
+// acquire takes a reference on a cached block (a prefix hit).
+func (m *BlockManager) acquire(id int32) {
+	b := &m.blocks[id]
+	if b.ref == 0 {
+		m.unlinkFree(id)
+	}
+	b.ref++
+}
+
+// CanGrow reports whether n more blocks can be allocated while keeping
+// watermark blocks free.
+func (m *BlockManager) CanGrow(n, watermark int) bool { return m.free.n-n >= watermark }
+
+// Grow extends a block table so it covers tokens tokens. It allocates all
+// needed blocks or none and reports whether it could.
+func (m *BlockManager) Grow(table *[]int32, tokens int) bool {
+	need := m.BlocksFor(tokens) - len(*table)
+	if need <= 0 {
+		return true
+	}
+	if need > m.free.n {
+		return false
+	}
+	for range need {
+		*table = append(*table, m.allocate())
+	}
+	return true
+}
+
+// Release frees a whole block table, tail first so that a sequence's shared
+// prefix outlives its private tail in the free queue.
+func (m *BlockManager) Release(table []int32) {
+	for i := len(table) - 1; i >= 0; i-- {
+		m.release(table[i])
+	}
+}
+
+// MatchPrefix returns the cached blocks holding the longest prefix of hashes
+// and takes a reference on each. hashes are chained block hashes of full
+// blocks, in order.
+func (m *BlockManager) MatchPrefix(hashes []uint64) []int32 {
+	if !m.prefixCache {
+		return nil
+	}
+	var hit []int32
+	for _, h := range hashes {
+		id, ok := m.cached[h]
+		if !ok {
+			break
+		}
+		m.acquire(id)
+		hit = append(hit, id)
+	}
+	return hit
+}
+
+// Lookup reports whether a full block with this chained hash is cached on the device.
+func (m *BlockManager) Lookup(h uint64) (int32, bool) {
+	if !m.prefixCache {
+		return 0, false
+	}
+	id, ok := m.cached[h]
+	return id, ok
+}
+
+// Unused reports whether a block has no reference: acquiring it takes it
+// off the free queue, so it costs a free block like an allocation does.
+func (m *BlockManager) Unused(id int32) bool { return m.blocks[id].ref == 0 }
+
+// Acquire takes a reference on a block found by Lookup.
+func (m *BlockManager) Acquire(id int32) { m.acquire(id) }
+
+// Commit records that block id now holds the full block with chained hash h.
+func (m *BlockManager) Commit(id int32, h uint64) {
+	if !m.prefixCache {
+		return
+	}
+	b := &m.blocks[id]
+	if b.hashed {
+		return
+	}
+	b.hash, b.hashed = h, true
+	if _, dup := m.cached[h]; !dup {
+		m.cached[h] = id
+	}
+}
+
+// Check verifies the invariants against the block tables of all live
+// sequences: every block is either free (ref 0, in the free queue) or owned,
+// refcounts equal the number of tables holding the block, and the cache maps
+// only to blocks carrying that hash.
+func (m *BlockManager) Check(tables [][]int32) error {
+	want := make([]int32, len(m.blocks))
+	for _, t := range tables {
+		for _, id := range t {
+			if id < 0 || int(id) >= len(m.blocks) {
+				return fmt.Errorf("block table holds block %d outside the pool of %d", id, len(m.blocks))
+			}
+			want[id]++
+		}
+	}
+	inQueue := 0
+	for i := m.free.head; i >= 0; i = m.blocks[i].next {
+		inQueue++
+		if inQueue > len(m.blocks) {
+			return fmt.Errorf("free queue has a cycle")
+		}
+		if !m.blocks[i].inQueue {
+			return fmt.Errorf("block %d is linked in the free queue but not marked", i)
+		}
+	}
+	if inQueue != m.free.n {
+		return fmt.Errorf("free queue holds %d blocks, counter says %d", inQueue, m.free.n)
+	}
+	for i := range m.blocks {
+		b := &m.blocks[i]
+		if b.ref != want[i] {
+			return fmt.Errorf("block %d has refcount %d but %d tables hold it", i, b.ref, want[i])
+		}
+		if (b.ref == 0) != b.inQueue {
+			return fmt.Errorf("block %d: refcount %d, in free queue %v", i, b.ref, b.inQueue)
+		}
+	}
+	for h, id := range m.cached {
+		b := &m.blocks[id]
+		if !b.hashed || b.hash != h {
+			return fmt.Errorf("prefix cache maps hash %x to block %d which holds another", h, id)
+		}
+	}
+	return nil
+}
+
+// Allocate takes one free block; the caller has checked CanGrow.
+func (m *BlockManager) Allocate() int32 {
+	if m.free.n == 0 {
+		panic("engine: Allocate with no free block")
+	}
+	return m.allocate()
+}

@@ -1,0 +1,299 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/handling"
+)
+
+// fixedExec takes 10 ms per iteration and samples token 7.
+type fixedExec struct{ steps, swapOut, swapIn int }
+
+func (x *fixedExec) Step(b *Batch) (time.Duration, error) {
+	x.steps++
+	x.swapOut += len(b.SwapOut)
+	x.swapIn += len(b.SwapIn)
+	for i := range b.Items {
+		b.Items[i].Token = 7
+	}
+	return 10 * time.Millisecond, nil
+}
+
+// testPolicy is FCFS by arrival with a fixed handling.
+type testPolicy struct {
+	kind   handling.Kind
+	traits Traits
+	evict  handling.Kind
+}
+
+func (p testPolicy) Priority(_ *View, s *Sequence) Priority { return Priority{} }
+func (p testPolicy) Handle(*View, *Sequence) handling.Kind  { return p.kind }
+func (p testPolicy) Traits() Traits                         { return p.traits }
+func (p testPolicy) Evict(*View, *Sequence) handling.Kind   { return p.evict }
+
+// script generates decode[i] tokens per segment and pauses between them;
+// each token it appends is the sampled one plus a counter, so runs under
+// different handling must produce identical contexts.
+type script struct {
+	decode []int
+	seg    int
+	n      int
+	next   int32
+}
+
+func (c *script) Next(_ *Sequence, sampled int32) Action {
+	c.n++
+	c.next++
+	tok := sampled*1000 + c.next
+	if c.n < c.decode[c.seg] {
+		return Action{Token: tok}
+	}
+	if c.seg == len(c.decode)-1 {
+		return Action{Token: tok, Kind: Finish}
+	}
+	return Action{Token: tok, Kind: Pause, Tool: ToolCall{Name: "t", Expected: 1}}
+}
+
+func (c *script) Forecast(*Sequence) Forecast { return Forecast{} }
+
+// toolRunner resumes paused calls after a fixed tool time with 5 tokens.
+type toolRunner struct {
+	e      *Engine
+	scr    map[SeqID]*script
+	done   map[SeqID][]int32
+	events map[EventKind]int
+	check  func()
+}
+
+func (r *toolRunner) Observe(ev *Event) {
+	r.events[ev.Kind]++
+	switch ev.Kind {
+	case EvPaused:
+		id := ev.Seq.ID()
+		r.e.At(ev.Time+500*time.Millisecond, func() {
+			r.scr[id].seg++
+			r.scr[id].n = 0
+			if err := r.e.Resume(id, []int32{101, 102, 103, 104, 105}); err != nil {
+				r.e.Stop(err)
+			}
+		})
+	case EvFinished:
+		r.done[ev.Seq.ID()] = slices.Clone(ev.Seq.Tokens())
+	case EvIteration:
+		if err := r.e.Check(); err != nil {
+			r.e.Stop(err)
+		}
+	}
+}
+
+type runResult struct {
+	done   map[SeqID][]int32
+	events map[EventKind]int
+	exec   *fixedExec
+	end    time.Duration
+}
+
+func runEngine(t *testing.T, cfg Config, p Policy, prompts [][]int32, decode []int) runResult {
+	t.Helper()
+	x := &fixedExec{}
+	r := &toolRunner{scr: map[SeqID]*script{}, done: map[SeqID][]int32{}, events: map[EventKind]int{}}
+	clock := NewVirtualClock()
+	e, err := New(cfg, clock, x, p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.e = e
+	for _, pr := range prompts {
+		sc := &script{decode: decode}
+		s, err := e.SubmitNow(Request{Prompt: pr, Controller: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.scr[s.ID()] = sc
+	}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.Leaked(); n != 0 {
+		t.Fatalf("%d blocks leaked", n)
+	}
+	if e.Blocks().UsedBlocks() != 0 || e.Host().Used() != 0 {
+		t.Fatalf("after the run %d device blocks and %d host slots are held", e.Blocks().UsedBlocks(), e.Host().Used())
+	}
+	return runResult{done: r.done, events: r.events, exec: x, end: clock.Now()}
+}
+
+func prompts(n, length int) [][]int32 {
+	out := make([][]int32, n)
+	for i := range out {
+		for j := range length {
+			out[i] = append(out[i], int32(i*10000+j+1))
+		}
+	}
+	return out
+}
+
+func baseConfig() Config {
+	return Config{NumBlocks: 64, BlockSize: 4, HostBlocks: 64, MaxBatchedTokens: 32, MaxSeqs: 8}
+}
+
+func TestHandlingKeepsContextsIdentical(t *testing.T) {
+	ps := prompts(3, 13)
+	decode := []int{6, 4, 3}
+	var want map[SeqID][]int32
+	for _, k := range []handling.Kind{handling.Preserve, handling.Swap, handling.Discard} {
+		res := runEngine(t, baseConfig(), testPolicy{kind: k}, ps, decode)
+		if len(res.done) != 3 {
+			t.Fatalf("%v: %d of 3 calls finished", k, len(res.done))
+		}
+		if res.events[EvPaused] != 6 || res.events[EvResumed] != 6 {
+			t.Fatalf("%v: %d pauses and %d resumes, want 6 each", k, res.events[EvPaused], res.events[EvResumed])
+		}
+		for id, toks := range res.done {
+			if len(toks) != 13+13+2*5 {
+				t.Fatalf("%v: call %d has %d tokens, want %d", k, id, len(toks), 13+13+10)
+			}
+		}
+		if k == handling.Swap && (res.exec.swapOut == 0 || res.exec.swapIn == 0) {
+			t.Fatalf("swap handling moved %d out and %d in", res.exec.swapOut, res.exec.swapIn)
+		}
+		if k != handling.Swap && (res.exec.swapOut != 0 || res.exec.swapIn != 0) {
+			t.Fatalf("%v handling moved blocks: %d out, %d in", k, res.exec.swapOut, res.exec.swapIn)
+		}
+		if want == nil {
+			want = res.done
+			continue
+		}
+		for id := range want {
+			if !slices.Equal(want[id], res.done[id]) {
+				t.Fatalf("%v: call %d context differs from preserve's", k, id)
+			}
+		}
+	}
+}
+
+func TestMemoryPressurePreemptsAndCompletes(t *testing.T) {
+	cfg := baseConfig()
+	cfg.NumBlocks = 12 // 48 tokens for 6 calls of up to 13+30 tokens
+	for _, ev := range []handling.Kind{handling.Discard, handling.Swap} {
+		res := runEngine(t, cfg, testPolicy{kind: handling.Preserve, evict: ev}, prompts(6, 13), []int{30})
+		if len(res.done) != 6 {
+			t.Fatalf("evict %v: %d of 6 finished", ev, len(res.done))
+		}
+		if res.events[EvPreempted] == 0 {
+			t.Fatalf("evict %v: no preemption under pressure", ev)
+		}
+	}
+}
+
+func TestPausedCallsAreEvictedUnderPressure(t *testing.T) {
+	cfg := baseConfig()
+	cfg.NumBlocks = 14
+	res := runEngine(t, cfg, testPolicy{kind: handling.Preserve}, prompts(5, 13), []int{8, 8})
+	if len(res.done) != 5 {
+		t.Fatalf("%d of 5 finished", len(res.done))
+	}
+	if res.events[EvHandled] == 0 {
+		t.Fatal("no paused call was evicted although memory was short")
+	}
+}
+
+func TestPrefixCacheSkipsRecompute(t *testing.T) {
+	cfg := baseConfig()
+	ps := prompts(1, 40)
+	with := runEngine(t, cfg, testPolicy{kind: handling.Discard, traits: Traits{PrefixCache: true}}, ps, []int{2, 2})
+	without := runEngine(t, cfg, testPolicy{kind: handling.Discard}, ps, []int{2, 2})
+	if with.exec.steps >= without.exec.steps {
+		t.Fatalf("prefix cache took %d iterations, without %d: the recompute after discard should hit the cache", with.exec.steps, without.exec.steps)
+	}
+}
+
+func TestRejectsPromptLargerThanDevice(t *testing.T) {
+	e, err := New(baseConfig(), NewVirtualClock(), &fixedExec{}, testPolicy{}, nil...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SubmitNow(Request{Prompt: make([]int32, 64*4+1), Controller: &script{decode: []int{1}}}); err == nil {
+		t.Fatal("a prompt larger than the device was accepted")
+	}
+	if _, err := e.SubmitNow(Request{Prompt: nil, Controller: &script{decode: []int{1}}}); err == nil {
+		t.Fatal("an empty prompt was accepted")
+	}
+}
+
+func TestCancelFreesBlocks(t *testing.T) {
+	e, err := New(baseConfig(), NewVirtualClock(), &fixedExec{}, testPolicy{kind: handling.Preserve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := e.SubmitNow(Request{Prompt: prompts(1, 20)[0], Controller: &script{decode: []int{1000}}})
+	for range 5 {
+		if _, err := e.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.Blocks().UsedBlocks() == 0 {
+		t.Fatal("running call holds no blocks")
+	}
+	e.Cancel(s.ID())
+	if e.Blocks().UsedBlocks() != 0 || e.Live() != 0 {
+		t.Fatalf("after cancel: %d blocks used, %d live", e.Blocks().UsedBlocks(), e.Live())
+	}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRealClockRunsToolsFromOtherGoroutines(t *testing.T) {
+	e, err := New(baseConfig(), NewRealClock(), &fixedExecFast{}, testPolicy{kind: handling.Swap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan []int32, 1)
+	sc := &script{decode: []int{3, 3}}
+	obs := observerFunc(func(ev *Event) {
+		switch ev.Kind {
+		case EvPaused:
+			id := ev.Seq.ID()
+			go func() { // a tool on its own goroutine
+				time.Sleep(5 * time.Millisecond)
+				e.Post(func() {
+					sc.seg, sc.n = sc.seg+1, 0
+					_ = e.Resume(id, []int32{9, 9})
+				})
+			}()
+		case EvFinished:
+			done <- slices.Clone(ev.Seq.Tokens())
+			cancel()
+		}
+	})
+	e.observer = append(e.observer, obs)
+	go e.Post(func() {
+		_, _ = e.SubmitNow(Request{Prompt: prompts(1, 9)[0], Controller: sc})
+	})
+	_ = e.Run(ctx)
+	select {
+	case toks := <-done:
+		if len(toks) != 9+3+2+3 {
+			t.Fatalf("got %d tokens, want 17", len(toks))
+		}
+	default:
+		t.Fatal("call did not finish on the real clock")
+	}
+}
+
+type fixedExecFast struct{}
+
+func (fixedExecFast) Step(b *Batch) (time.Duration, error) { return time.Microsecond, nil }
+
+type observerFunc func(*Event)
+
+func (f observerFunc) Observe(e *Event) { f(e) }

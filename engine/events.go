@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/pitstop-llm/pitstop/handling"
+)
+
+// EventKind names a state change the engine reports.
+type EventKind uint8
+
+const (
+	EvArrived   EventKind = iota // submitted
+	EvToken                      // a token was generated (Token)
+	EvPaused                     // stopped at a tool call; Handling says what happens to its KV
+	EvHandled                    // a paused call's handling changed while it waited (Handling)
+	EvResumed                    // tool result appended, runnable again
+	EvPreempted                  // evicted while running (Handling: swap or discard)
+	EvFinished                   // done, or cancelled (Seq.Cancelled) or failed (Err)
+	EvIteration                  // one engine iteration ran (Iter)
+)
+
+// Event is one state change. Seq is nil for EvIteration.
+type Event struct {
+	Kind     EventKind
+	Time     time.Duration
+	Seq      *Sequence
+	Token    int32
+	Handling handling.Kind
+	Err      error
+	Iter     *IterationStats
+}
+
+// IterationStats summarises one iteration.
+type IterationStats struct {
+	Duration        time.Duration
+	Seqs            int
+	PrefillTokens   int
+	DecodeTokens    int
+	UsedBlocks      int
+	TotalBlocks     int
+	HostUsed        int
+	SwapOutBlocks   int
+	SwapInBlocks    int
+	SwapOutBytes    int64
+	SwapInBytes     int64
+	RecomputeTokens int
+	Preemptions     int
+	Waiting         int // runnable calls left out of the batch
+	Paused          int
+}
+
+// Observer receives every event on the engine's goroutine; it must not block
+// and must not keep the *Event (the engine reuses it).
+type Observer interface{ Observe(e *Event) }

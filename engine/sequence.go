@@ -1,0 +1,215 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/pitstop-llm/pitstop/handling"
+)
+
+// SeqID identifies a sequence (one LLM call) inside an engine.
+type SeqID uint64
+
+// State is where a sequence is in its life.
+type State uint8
+
+const (
+	Waiting  State = iota // runnable, no KV on the device: new, or discarded and to be recomputed
+	Running               // runnable, KV on the device
+	Swapped               // runnable, KV on the host tier: needs a swap-in first
+	Paused                // waiting for a tool; its KV is where Place says
+	Finished              // done or cancelled; holds nothing
+)
+
+var stateNames = [...]string{"waiting", "running", "swapped", "paused", "finished"}
+
+func (s State) String() string { return stateNames[s] }
+
+// Place is where a sequence's KV lives.
+type Place uint8
+
+const (
+	OnDevice Place = iota
+	OnHost
+	Dropped
+)
+
+// Prediction is what is known or guessed about a call's current segment.
+type Prediction struct {
+	Decode     int     // tokens still to generate before the next tool call, or before the end
+	HasTool    bool    // the segment ends in a tool call
+	ToolTime   float64 // seconds the tool takes
+	ToolReturn int     // tokens the tool's result adds
+	After      int     // tokens generated after the tool, to the end of the call
+}
+
+// Forecast pairs the predicted view of a segment with the truth when the
+// caller knows it (trace replay); oracle policies read Truth, others Predicted.
+type Forecast struct {
+	Predicted Prediction
+	Truth     Prediction
+	HasTruth  bool
+}
+
+// ActionKind is what a sequence does after a sampled token.
+type ActionKind uint8
+
+const (
+	Continue ActionKind = iota
+	Pause               // a tool call was emitted: wait for Resume
+	Finish              // end of the call (EOS, max tokens, end of script)
+)
+
+// ToolCall describes the tool a paused sequence waits for.
+type ToolCall struct {
+	Name     string
+	Expected float64 // predicted duration in seconds, for handling
+}
+
+// Action is the controller's answer to a sampled token.
+type Action struct {
+	Token int32 // the token appended (a script may force it)
+	Kind  ActionKind
+	Tool  ToolCall
+}
+
+// Controller decides what a sampled token means for its sequence: the real
+// streaming tool-call parser of a model, or a trace script. It is called on
+// the engine's goroutine and must not block.
+type Controller interface {
+	Next(s *Sequence, sampled int32) Action
+	Forecast(s *Sequence) Forecast
+}
+
+// Request is what a caller submits: one LLM call.
+type Request struct {
+	Name       string   // caller's id for the call, for logs and metrics
+	Program    string   // program id; empty = a program of its own
+	Thread     string   // thread inside the program
+	Parents    []string // parent threads (DAG programs)
+	Prompt     []int32  // prompt tokens
+	MaxTokens  int      // cap on generated tokens; 0 = no cap beyond the controller
+	Controller Controller
+}
+
+// Sequence is the engine's state of one call. Policies read it through its
+// methods; only the engine changes it.
+type Sequence struct {
+	id  SeqID
+	req Request
+
+	state    State
+	place    Place
+	tokens   []int32  // context: prompt, generated and tool-result tokens
+	computed int      // tokens whose KV exists (on device, or on host when swapped)
+	hashes   []uint64 // chained hashes of the full blocks of tokens
+	blocks   []int32  // device block table
+	host     []int    // host slots while swapped
+	onHost   int      // tokens covered by host slots
+
+	promptLen int
+	generated int
+	highWater int // most tokens ever computed, to count recomputation
+
+	arrival    time.Duration
+	firstToken time.Duration
+	finishedAt time.Duration
+	pausedAt   time.Duration
+	readyAt    time.Duration // last time it became runnable
+	tool       ToolCall
+	handling   handling.Kind // decision for the current pause
+	segments   int           // tool calls so far
+
+	forecast    Forecast
+	service     time.Duration // iteration time spent in batches
+	waitAccum   time.Duration // wait of earlier runnable stretches
+	readySvc    time.Duration // service when it last became runnable
+	preemptions int
+	cancelled   bool
+	pendingOut  bool  // chosen for swap-out, waiting for swap budget
+	committed   int   // full blocks registered in the prefix cache
+	lastRun     int64 // iteration it last ran, or became runnable
+	lastEvicted int64
+	// run queue and active-set bookkeeping (run_queue.go, engine.go)
+	queued    bool
+	ver       uint32
+	prio      Priority
+	dirty     bool
+	activeIdx int
+	prog      *ProgramStats
+	err       error
+
+	// PolicyKey and PolicyState are scratch space owned by the policy in use.
+	PolicyKey   float64
+	PolicyState any
+}
+
+func (s *Sequence) ID() SeqID                 { return s.id }
+func (s *Sequence) Name() string              { return s.req.Name }
+func (s *Sequence) Program() string           { return s.req.Program }
+func (s *Sequence) Thread() string            { return s.req.Thread }
+func (s *Sequence) Parents() []string         { return s.req.Parents }
+func (s *Sequence) State() State              { return s.state }
+func (s *Sequence) Place() Place              { return s.place }
+func (s *Sequence) Tokens() []int32           { return s.tokens }
+func (s *Sequence) NumTokens() int            { return len(s.tokens) }
+func (s *Sequence) Computed() int             { return s.computed }
+func (s *Sequence) PromptLen() int            { return s.promptLen }
+func (s *Sequence) Generated() int            { return s.generated }
+func (s *Sequence) Arrival() time.Duration    { return s.arrival }
+func (s *Sequence) FirstToken() time.Duration { return s.firstToken }
+func (s *Sequence) FinishedAt() time.Duration { return s.finishedAt }
+func (s *Sequence) PausedAt() time.Duration   { return s.pausedAt }
+func (s *Sequence) ReadyAt() time.Duration    { return s.readyAt }
+func (s *Sequence) Tool() ToolCall            { return s.tool }
+func (s *Sequence) Handling() handling.Kind   { return s.handling }
+func (s *Sequence) ToolCalls() int            { return s.segments }
+func (s *Sequence) Forecast() Forecast        { return s.forecast }
+func (s *Sequence) Service() time.Duration    { return s.service }
+func (s *Sequence) Priority() Priority        { return s.prio }
+func (s *Sequence) Preemptions() int          { return s.preemptions }
+func (s *Sequence) Cancelled() bool           { return s.cancelled }
+func (s *Sequence) Blocks() []int32           { return s.blocks }
+func (s *Sequence) Runnable() bool            { return s.state <= Swapped }
+func (s *Sequence) ResidentBlocks() int       { return len(s.blocks) }
+func (s *Sequence) Remaining() int            { return len(s.tokens) - s.computed }
+func (s *Sequence) MaxTokens() int            { return s.req.MaxTokens }
+func (s *Sequence) Controller() Controller    { return s.req.Controller }
+func (s *Sequence) HostSlots() []int          { return s.host }
+func (s *Sequence) ToolElapsed(now time.Duration) float64 {
+	if s.state != Paused {
+		return 0
+	}
+	return (now - s.pausedAt).Seconds()
+}
+
+// blockHashes extends the chained hashes to every full block of tokens.
+func (s *Sequence) blockHashes(blockSize int) []uint64 {
+	full := len(s.tokens) / blockSize
+	for i := len(s.hashes); i < full; i++ {
+		var parent uint64
+		if i > 0 {
+			parent = s.hashes[i-1]
+		}
+		s.hashes = append(s.hashes, hashBlock(parent, s.tokens[i*blockSize:(i+1)*blockSize]))
+	}
+	return s.hashes
+}
+
+// hashBlock is FNV-1a over the parent hash and the block's tokens: equal
+// hashes mean equal prefixes up to and including this block.
+func hashBlock(parent uint64, toks []int32) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for i := 0; i < 8; i++ {
+		h ^= (parent >> (8 * i)) & 0xff
+		h *= prime
+	}
+	for _, t := range toks {
+		u := uint32(t)
+		for i := 0; i < 4; i++ {
+			h ^= uint64((u >> (8 * i)) & 0xff)
+			h *= prime
+		}
+	}
+	return h
+}

@@ -1,0 +1,56 @@
+package predictor
+
+import "testing"
+
+func benchModel(b *testing.B) *Model {
+	b.Helper()
+	requireORT(b)
+	m, err := LoadDefault()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
+// One prediction at batch 1: featurize, ONNX Runtime run, softmax, argmax.
+func BenchmarkPredictLengthBatch1(b *testing.B) {
+	m := benchModel(b)
+	in := sampleInput()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.PredictLength(in)
+	}
+}
+
+// 64 predictions in one ONNX Runtime run; ns/op is for the whole batch.
+func BenchmarkPredictBatch64(b *testing.B) {
+	m := benchModel(b)
+	ins := make([]Input, 64)
+	for i, r := range toyRecords(64, 11) {
+		ins[i] = r.Input
+	}
+	ins[0] = sampleInput()
+	out := make([]int, len(ins))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.PredictBatch(ins, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/prediction")
+}
+
+// The Go forward pass of the same model, for comparison.
+func BenchmarkGoForward(b *testing.B) {
+	info, err := ParseONNX(DefaultModelBytes())
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := GoClassifier{MLP: info.MLP, OverflowTokens: info.OverflowTokens}
+	in := sampleInput()
+	b.ReportAllocs()
+	for b.Loop() {
+		g.PredictLength(in)
+	}
+}

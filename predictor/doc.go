@@ -1,0 +1,31 @@
+// Package predictor predicts, before a call segment runs, how many tokens the
+// model will generate before its next tool call (the pre-tool output length)
+// and how long that tool will take — the two inputs of LAMPS's handling and
+// ranking (memory over time of preserve / discard / swap).
+//
+// Output length: an MLP classifier (Featurize → 64 ReLU units → 51 logits:
+// 50 bins of 10 tokens and an overflow bin, as in LAMPS §4), trained in Go
+// (Train, TrainLengthModel: Adam, softmax cross-entropy, deterministic seed),
+// exported to ONNX (MarshalONNX, opset 13) and run with ONNX Runtime through
+// github.com/yalue/onnxruntime_go (Model: LoadModel, LoadDefault,
+// PredictLength, PredictBatch). A prediction is the middle of the most
+// probable bin (bin·10+5) or, for the overflow bin, the median length of the
+// training set's overflow records (metadata pitstop.overflow_tokens). The
+// same MLP also runs in Go (GoClassifier), and HistoryPredictor is the
+// fallback with no model.
+//
+// ONNX Runtime is a shared library that scripts/fetch_ort.sh puts in a cache
+// (ORTLibraryPath); without it, loading a model fails with an error wrapping
+// ErrORTMissing and callers fall back to GoClassifier or HistoryPredictor.
+//
+// Tool duration: DurationEstimator keeps, per tool, an exponentially
+// weighted mean, P² p50/p90 sketches and a prior from the tool's metadata;
+// it is safe for concurrent use and persists as JSON (Save, LoadDurations).
+//
+// Training data are trace records (TraceRecord, JSONL: AppendTrace,
+// ReadTraces), one per finished segment, written by the runtime or converted
+// from the InferCept/LAMPS set (ConvertInfercept) and BFCL (ConvertBFCL).
+// Evaluate computes LAMPS's Acc-5 / Acc-15 / MAE and a confusion matrix.
+// predictor/data/README.md says how the default model was made and how well
+// it does.
+package predictor

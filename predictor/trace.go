@@ -1,0 +1,132 @@
+package predictor
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// TraceRecord is one finished segment of a call — the generation from the
+// call's start (or its resumption after a tool) up to its next tool call or
+// its end — as the runtime logs it and the converters write it: one JSON
+// object a line (JSONL). It is the predictor's training data.
+type TraceRecord struct {
+	FeatureVersion int    `json:"feature_version"`  // FeatureVersion of the writer
+	Source         string `json:"source,omitempty"` // where the record comes from, e.g. "infercept-multi/hex", "bfcl/simple_python", "runtime"
+	Program        string `json:"program,omitempty"`
+	Segment        int    `json:"segment"` // index of the segment in its program
+	Input          Input  `json:"input"`
+	// PreToolOutputTokens is what the classifier predicts: tokens generated
+	// in this segment.
+	PreToolOutputTokens int    `json:"pre_tool_output_tokens"`
+	Tool                string `json:"tool,omitempty"` // tool called at the end of the segment; "" when the call ended
+	// ToolDurationS is the tool's duration in seconds; nil when unknown.
+	ToolDurationS    *float64 `json:"tool_duration_s,omitempty"`
+	ToolReturnTokens int      `json:"tool_return_tokens,omitempty"` // tokens the tool's result added
+	// TokensApprox marks token counts estimated from text with ApproxTokens
+	// rather than counted by a tokenizer.
+	TokensApprox bool `json:"tokens_approx,omitempty"`
+}
+
+// AppendTrace writes rec as one JSON line to w. A zero FeatureVersion is
+// filled with this build's.
+func AppendTrace(w io.Writer, rec TraceRecord) error {
+	if rec.FeatureVersion == 0 {
+		rec.FeatureVersion = FeatureVersion
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("append trace: %w", err)
+	}
+	data = append(data, '\n')
+	if _, err := w.Write(data); err != nil {
+		return fmt.Errorf("append trace: %w", err)
+	}
+	return nil
+}
+
+// WriteTraces writes recs to path (JSONL), atomically.
+func WriteTraces(path string, recs []TraceRecord) error {
+	var buf bytes.Buffer
+	for _, r := range recs {
+		if err := AppendTrace(&buf, r); err != nil {
+			return err
+		}
+	}
+	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("write traces: %w", err)
+	}
+	return nil
+}
+
+// ErrBadTrace is wrapped by ReadTraces's errors about file contents.
+var ErrBadTrace = errors.New("bad trace")
+
+// ReadTraces reads JSONL trace files, in order. Blank lines are skipped. An
+// empty file, a line that is not a trace record, or a record written for
+// another feature version is an error naming the file and line.
+func ReadTraces(paths ...string) ([]TraceRecord, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("read traces: no trace files given")
+	}
+	var out []TraceRecord
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("read traces: %w", err)
+		}
+		recs, err := decodeTraces(f, path)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+
+func decodeTraces(r io.Reader, name string) ([]TraceRecord, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	var out []TraceRecord
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var rec TraceRecord
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("%w: %s:%d: %v", ErrBadTrace, name, line, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("%w: %s:%d: more than one JSON value on the line", ErrBadTrace, name, line)
+		}
+		switch {
+		case rec.FeatureVersion == 0:
+			return nil, fmt.Errorf("%w: %s:%d: no feature_version (not a trace record?)", ErrBadTrace, name, line)
+		case rec.FeatureVersion != FeatureVersion:
+			return nil, fmt.Errorf("%w: %s:%d: feature_version %d, this build reads %d: convert the source again",
+				ErrBadTrace, name, line, rec.FeatureVersion, FeatureVersion)
+		case rec.PreToolOutputTokens < 0 || rec.Input.PromptTokens < 0:
+			return nil, fmt.Errorf("%w: %s:%d: negative token count", ErrBadTrace, name, line)
+		case rec.ToolDurationS != nil && !validSeconds(*rec.ToolDurationS):
+			return nil, fmt.Errorf("%w: %s:%d: tool_duration_s %v is not a duration", ErrBadTrace, name, line, *rec.ToolDurationS)
+		}
+		out = append(out, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %s:%d: %v", ErrBadTrace, name, line+1, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s: no trace records (empty file)", ErrBadTrace, name)
+	}
+	return out, nil
+}
