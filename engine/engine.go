@@ -22,8 +22,11 @@ type Config struct {
 	SwapBlocksPerIter int     // swap budget per iteration in blocks (<=0: unlimited)
 	WatermarkFrac     float64 // blocks kept free when admitting new calls (vLLM: 0.01)
 	Cost              handling.CostModel
-	// StoreHostBytes keeps real bytes in the host tier (a real executor).
-	StoreHostBytes bool
+	// Host, when set, is the host tier to use: a real executor that moves
+	// bytes shares it with the engine (the engine allocates slots, the
+	// executor copies). Otherwise the engine makes an accounting-only tier of
+	// HostBlocks blocks of HostBlockBytes bytes.
+	Host           *kvswap.HostTier
 	HostBlockBytes int
 }
 
@@ -112,7 +115,10 @@ func New(cfg Config, clock Clock, exec Executor, policy Policy, observers ...Obs
 		e.observer = append([]Observer{o}, e.observer...)
 	}
 	e.blocks = NewBlockManager(cfg.NumBlocks, cfg.BlockSize, e.traits.PrefixCache)
-	e.host = kvswap.NewHostTier(cfg.HostBlocks, cfg.HostBlockBytes, cfg.StoreHostBytes)
+	e.host = cfg.Host
+	if e.host == nil {
+		e.host = kvswap.NewHostTier(cfg.HostBlocks, cfg.HostBlockBytes, false)
+	}
 	e.swapBudget = kvswap.NewBudget(cfg.SwapBlocksPerIter)
 	e.watermark = int(cfg.WatermarkFrac * float64(cfg.NumBlocks))
 	return e, nil
