@@ -1,0 +1,38 @@
+// Package chat renders chat conversations into model prompts (Qwen2.5,
+// Hermes-style ChatML, Llama 3.1) exactly as the models' official templates
+// do, in Go rather than a Jinja engine, and parses the tool calls a model
+// writes back, incrementally, as its tokens stream out.
+package chat
+
+import "encoding/json"
+
+// Roles of a chat message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one turn of a conversation, in OpenAI's shape.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"` // role tool: the call this answers
+	Name       string     `json:"name,omitempty"`
+}
+
+// ToolCall is a function call made by the assistant.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // a JSON object, as text
+}
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"` // JSON Schema
+}
