@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -27,21 +28,32 @@ func newRootCmd() *cobra.Command {
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
+	// Flag errors (an unknown flag, "--rates abc") are usage errors too: exit 2.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	for _, c := range root.Commands() {
+		c.SetFlagErrorFunc(root.FlagErrorFunc())
+	}
 	return root
 }
 
 // subcommands is filled by each command's file in its init, one file per command.
 var subcommands []func() *cobra.Command
 
-func main() {
-	err := newRootCmd().Execute()
+func main() { os.Exit(run(os.Args[1:])) }
+
+// run executes the CLI and returns the exit status: 0, 1 for a failure, 2
+// for bad input.
+func run(args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
 	if err == nil {
-		return
+		return 0
 	}
 	fmt.Fprintln(os.Stderr, "pitstop:", err)
 	var ue usageError
-	if errors.As(err, &ue) {
-		os.Exit(2)
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+		return 2
 	}
-	os.Exit(1)
+	return 1
 }

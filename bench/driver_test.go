@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pitstop-llm/pitstop/bench/workload"
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/engine/sim"
+)
+
+func smallProfile(t *testing.T, blocks int) (*sim.Profile, engine.Config) {
+	t.Helper()
+	p, err := sim.LoadProfile("a100-40g-gptj-6b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := *p
+	cp.KVCapacityTokens = blocks * cp.BlockSize
+	cp.HostCapacity = int64(blocks/2) * int64(cp.BlockBytes())
+	return &cp, engine.Config{
+		NumBlocks: cp.NumBlocks(), BlockSize: cp.BlockSize, HostBlocks: cp.HostBlocks(),
+		MaxBatchedTokens: cp.MaxBatchedTokens, MaxSeqs: cp.MaxSeqs, Cost: cp.HandlingCost(), HostBlockBytes: cp.BlockBytes(),
+	}
+}
+
+// dagWorkload: a root call, two parallel children continuing its context,
+// and a join call after both.
+func dagWorkload() *workload.Workload {
+	seg := func(d int, tool float64) []workload.Segment {
+		if tool == 0 {
+			return []workload.Segment{{Decode: d}}
+		}
+		return []workload.Segment{{Decode: d, Tool: "t", ToolTime: tool, ToolReturn: 20}, {Decode: d}}
+	}
+	return &workload.Workload{Name: "dag", Programs: []workload.Program{{ID: "p", Calls: []workload.Call{
+		{ID: "root", Thread: "t0", NewTokens: 100, Segments: seg(10, 0.5)},
+		{ID: "a", Thread: "t1", Parents: []string{"root"}, ContinueParent: true, NewTokens: 30, Segments: seg(20, 1)},
+		{ID: "b", Thread: "t2", Parents: []string{"root"}, ContinueParent: true, NewTokens: 30, Segments: seg(5, 0)},
+		{ID: "join", Thread: "t0", Parents: []string{"a", "b"}, ContinueParent: true, ThinkTime: 0.2, NewTokens: 10, Segments: seg(8, 0)},
+	}}}}
+}
+
+func TestRunCompletesEveryCallWithoutLeaks(t *testing.T) {
+	w := dagWorkload()
+	for _, name := range policy.Names() {
+		for _, blocks := range []int{64, 4096} { // under memory pressure and without
+			prof, cfg := smallProfile(t, blocks)
+			pol, _ := policy.New(name, policy.Options{})
+			run, err := Run(context.Background(), RunConfig{Workload: w, Engine: cfg, Executor: sim.NewExecutor(prof),
+				Policy: pol, Name: name, Rate: 2, Duration: 20, Seed: 3, CheckEvery: 1})
+			if err != nil {
+				t.Fatalf("%s/%d blocks: %v", name, blocks, err)
+			}
+			if run.Requests == 0 || run.Completed != run.Requests || run.LeakedBlocks != 0 {
+				t.Fatalf("%s/%d blocks: %d of %d completed, %d leaked", name, blocks, run.Completed, run.Requests, run.LeakedBlocks)
+			}
+			if run.ProgramsCompleted != run.Programs || run.Programs == 0 {
+				t.Fatalf("%s: %d of %d programs completed", name, run.ProgramsCompleted, run.Programs)
+			}
+			// 4 calls per program, each segment's decode counted once.
+			if want := int64(run.Programs) * (10 + 10 + 20 + 20 + 5 + 8); run.TokensGenerated != want {
+				t.Fatalf("%s: %d tokens generated, want %d", name, run.TokensGenerated, want)
+			}
+		}
+	}
+}
+
+// The prefix cache must turn a program's continued context into hits: with
+// vllm-opt the children and the join re-prefill far fewer tokens than fcfs.
+func TestPrefixSharingAcrossCalls(t *testing.T) {
+	w := dagWorkload()
+	prof, cfg := smallProfile(t, 4096)
+	iters := map[string]int{}
+	for _, name := range []string{"fcfs", "vllm-opt"} {
+		pol, _ := policy.New(name, policy.Options{})
+		run, err := Run(context.Background(), RunConfig{Workload: w, Engine: cfg, Executor: sim.NewExecutor(prof), Policy: pol, Name: name, Rate: 0.2, Duration: 30, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		iters[name] = run.Iterations
+	}
+	if iters["vllm-opt"] >= iters["fcfs"] {
+		t.Fatalf("prefix caching did not save work: %v iterations", iters)
+	}
+}
+
+func TestTimestampedArrivals(t *testing.T) {
+	w := &workload.Workload{Name: "ts", Timestamped: true}
+	for i, at := range []float64{0, 1, 2, 3, 10} {
+		w.Programs = append(w.Programs, workload.Program{ID: string(rune('a' + i)), Arrival: at,
+			Calls: []workload.Call{{ID: "c", NewTokens: 50, SharedPrefix: []uint64{7}, SharedPrefixBlock: 32, Segments: []workload.Segment{{Decode: 3}}}}})
+	}
+	prof, cfg := smallProfile(t, 1024)
+	pol, _ := policy.New("vllm-opt", policy.Options{})
+	run, err := Run(context.Background(), RunConfig{Workload: w, Engine: cfg, Executor: sim.NewExecutor(prof), Policy: pol, Name: "x", Duration: 5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Requests != 4 || run.Completed != 4 {
+		t.Fatalf("%d requests, %d completed; want the 4 arrivals inside the 5 s window", run.Requests, run.Completed)
+	}
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
+	prof, cfg := smallProfile(t, 64)
+	pol, _ := policy.New("fcfs", policy.Options{})
+	for _, rc := range []RunConfig{
+		{Workload: dagWorkload(), Rate: -1, Duration: 10},
+		{Workload: dagWorkload(), Rate: 1, Duration: 0},
+		{Workload: &workload.Workload{Name: "empty"}, Rate: 1, Duration: 10},
+	} {
+		rc.Engine, rc.Executor, rc.Policy = cfg, sim.NewExecutor(prof), pol
+		if _, err := Run(context.Background(), rc); err == nil {
+			t.Fatalf("config %+v was accepted", rc)
+		}
+	}
+}

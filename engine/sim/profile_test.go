@@ -1,0 +1,72 @@
+package sim
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/kvswap"
+)
+
+func TestBuiltinProfiles(t *testing.T) {
+	names := ProfileNames()
+	want := []string{"a100-40g-gptj-6b", "a100-40g-vicuna-13b", "a100-80g-llama3-8b", "h100-80g-llama3-8b"}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("profiles %v, want %v", names, want)
+	}
+	kv := map[string]int{"a100-40g-gptj-6b": 458752, "a100-40g-vicuna-13b": 819200, "a100-80g-llama3-8b": 131072, "h100-80g-llama3-8b": 131072}
+	for _, n := range names {
+		p, err := LoadProfile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.KVBytesPerToken != kv[n] {
+			t.Errorf("%s: %d KV bytes/token, want %d (DESIGN.md §6)", n, p.KVBytesPerToken, kv[n])
+		}
+		if len(p.Provenance) == 0 {
+			t.Errorf("%s has no provenance", n)
+		}
+		if p.NumBlocks() <= 0 || p.HostBlocks() <= 0 {
+			t.Errorf("%s: %d device and %d host blocks", n, p.NumBlocks(), p.HostBlocks())
+		}
+	}
+}
+
+func TestProfileErrors(t *testing.T) {
+	if _, err := LoadProfile("tpu-v9"); err == nil || !strings.Contains(err.Error(), "a100-40g-gptj-6b") {
+		t.Fatalf("unknown profile error %v should list the valid ones", err)
+	}
+	for _, bad := range []string{
+		`{"name": "x"}`,
+		`{"name": "x", "kv_bytes_per_token": 1, "block_size": 16, "kv_capacity_tokens": 160, "max_batched_tokens": 8, "max_seqs": 1, "iter": {"base_s": -1}}`,
+		`{"name": "x", "unknown_field": 1}`,
+		`not json`,
+	} {
+		if _, err := ParseProfile([]byte(bad)); err == nil {
+			t.Errorf("profile %s was accepted", bad)
+		}
+	}
+}
+
+// The GPT-J profile must give the MARS benchmark's iteration time:
+// 16.92 ms + 0.0408 ms per batched token.
+func TestIterationCost(t *testing.T) {
+	p, _ := LoadProfile("a100-40g-gptj-6b")
+	x := NewExecutor(p)
+	b := &engine.Batch{Items: []engine.BatchItem{
+		{Start: 0, Len: 300, Sample: true}, // prefill
+		{Start: 500, Len: 1, Sample: true}, // decode
+	}}
+	got := x.Cost(b)
+	want := 0.01692 + 0.0000408*301
+	if math.Abs(got-want) > 1e-12 {
+		t.Fatalf("iteration cost %.6f s, want %.6f s", got, want)
+	}
+	b.SwapOut = make([]kvswap.Move, 10)
+	withSwap := x.Cost(b)
+	swap := float64(10*56)*4e-6 + float64(10*p.BlockBytes())/20e9
+	if math.Abs(withSwap-want-swap) > 1e-12 {
+		t.Fatalf("swap of 10 blocks adds %.6f s, want %.6f s", withSwap-want, swap)
+	}
+}
