@@ -6,59 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
 )
-
-// Tool names the InferCept converter gives the segments' tool calls. The set
-// records none; these are the names bench/workload gives the same segments.
-const (
-	InferceptToolMath       = "math"        // hex family, api_time < 0.01 s
-	InferceptToolQA         = "qa"          // hex family, api_time ≥ 0.01 s
-	InferceptToolTTS        = "tts"         // "Convert this to text to speech."
-	InferceptToolImage      = "image-gen"   // "Generate an image about this."
-	InferceptToolHuman      = "human-think" // the user's next turn (think time)
-	InferceptToolVirtualEnv = "virtual-env" // count-only conversation-key segments
-	InferceptToolGeneric    = "tool"        // keys outside InferCept's naming
-)
-
-var (
-	hexKey = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	nmKey  = regexp.MustCompile(`^[0-9]+_[0-9]+$`)
-	nKey   = regexp.MustCompile(`^[0-9]+$`)
-)
-
-type inferceptSegment struct {
-	PromptTokens     *int     `json:"prompt_tokens"`
-	CompletionTokens *int     `json:"completion_tokens"`
-	APITime          *float64 `json:"api_time"`
-	APITokenLength   *int     `json:"api_token_length"`
-	Prompt           *string  `json:"prompt"`
-	Completion       *string  `json:"completion"`
-	APIToken         *string  `json:"api_token"`
-	Tool             string   `json:"tool"`
-}
-
-func (s *inferceptSegment) hasText() bool {
-	return s.Prompt != nil || s.Completion != nil || s.APIToken != nil
-}
-
-// InferceptFamily is the key family of an InferCept request id: "hex" (32 hex
-// digits: token counts only), "N_M" (ShareGPT conversations with image / TTS
-// calls), "N" (ShareGPT conversations; api_time is human think time) or "other".
-func InferceptFamily(key string) string {
-	switch {
-	case hexKey.MatchString(key):
-		return "hex"
-	case nmKey.MatchString(key):
-		return "N_M"
-	case nKey.MatchString(key):
-		return "N"
-	}
-	return "other"
-}
 
 // SegmentCounts are a segment's token counts made by a real tokenizer.
 type SegmentCounts struct {
@@ -110,30 +62,32 @@ func ConvertInfercept(data []byte, opt InferceptOptions) ([]TraceRecord, error) 
 	if count == nil {
 		count = ApproxTokens
 	}
-	var raw map[string][]inferceptSegment
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("infercept: not an InferCept dataset (want an object of request id → segments): %w", err)
+	reqs, err := infercept.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("infercept: not an InferCept dataset: %w", err)
 	}
-	if len(raw) == 0 {
+	if len(reqs) == 0 {
 		return nil, errors.New("infercept: dataset has no requests")
 	}
+	slices.SortFunc(reqs, func(a, b infercept.Request) int { return strings.Compare(a.Key, b.Key) })
 	var out []TraceRecord
-	for _, key := range slices.Sorted(maps.Keys(raw)) {
-		segs := raw[key]
-		fam := InferceptFamily(key)
+	for _, req := range reqs {
+		key, segs := req.Key, req.Segments
+		family := infercept.FamilyOf(key)
+		fam := family.String()
 		counts, haveCounts := opt.Counts[key]
 		if haveCounts && len(counts.Segments) < len(segs) {
 			return nil, fmt.Errorf("infercept: request %s has %d segments but its counts have %d", key, len(segs), len(counts.Segments))
 		}
-		text := slices.ContainsFunc(segs, func(s inferceptSegment) bool { return s.hasText() })
+		text := slices.ContainsFunc(segs, func(s infercept.Segment) bool { return s.HasText() })
 		var offered []string
 		switch {
-		case fam == "hex":
-			offered = []string{InferceptToolMath, InferceptToolQA}
-		case fam == "N_M" && text:
-			offered = []string{InferceptToolTTS, InferceptToolImage}
-		case (fam == "N_M" || fam == "N") && !text:
-			offered = []string{InferceptToolVirtualEnv}
+		case family == infercept.FamilyHex:
+			offered = []string{infercept.ToolMath, infercept.ToolQA}
+		case family == infercept.FamilyConvAPI && text:
+			offered = []string{infercept.ToolTTS, infercept.ToolImage}
+		case (family == infercept.FamilyConvAPI || family == infercept.FamilyConv) && !text:
+			offered = []string{infercept.ToolVirtualEnv}
 		}
 		var hist History
 		prompt := 0
@@ -194,7 +148,7 @@ func ConvertInfercept(data []byte, opt InferceptOptions) ([]TraceRecord, error) 
 				}
 				d := *s.APITime
 				rec.ToolDurationS = &d
-				rec.Tool = inferceptTool(fam, &s)
+				rec.Tool = infercept.ToolName(key, &s)
 			} else {
 				rec.ToolReturnTokens = 0
 			}
@@ -203,34 +157,6 @@ func ConvertInfercept(data []byte, opt InferceptOptions) ([]TraceRecord, error) 
 		}
 	}
 	return out, nil
-}
-
-func inferceptTool(fam string, s *inferceptSegment) string {
-	if s.Tool != "" {
-		return s.Tool
-	}
-	switch fam {
-	case "hex":
-		if s.APITime != nil && *s.APITime >= 0.01 {
-			return InferceptToolQA
-		}
-		return InferceptToolMath
-	case "N_M", "N":
-		if !s.hasText() {
-			return InferceptToolVirtualEnv
-		}
-		if s.APIToken != nil {
-			t := strings.ToLower(*s.APIToken)
-			switch {
-			case strings.Contains(t, "text to speech"):
-				return InferceptToolTTS
-			case strings.Contains(t, "generate an image"):
-				return InferceptToolImage
-			}
-		}
-		return InferceptToolHuman
-	}
-	return InferceptToolGeneric
 }
 
 type bfclQuestion struct {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pitstop-llm/pitstop/bench/workload/internal/infercept"
+	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
 )
 
 // InferceptOptions changes how an InferCept-format trace becomes a workload.

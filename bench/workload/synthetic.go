@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/pitstop-llm/pitstop/bench/workload/internal/infercept"
+	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
 )
 
 // Synthetic agent workloads shaped after the Autellix evaluation (§6.1, Fig. 11): ShareGPT

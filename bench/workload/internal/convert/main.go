@@ -32,7 +32,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pitstop-llm/pitstop/bench/workload/internal/infercept"
+	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
 	tiktoken "github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )

@@ -161,6 +161,19 @@ const (
 	FamilyConv
 )
 
+// String is the family's name in the InferCept data README: hex, N_M, N, or other.
+func (f Family) String() string {
+	switch f {
+	case FamilyHex:
+		return "hex"
+	case FamilyConvAPI:
+		return "N_M"
+	case FamilyConv:
+		return "N"
+	}
+	return "other"
+}
+
 // FamilyOf classifies a trace key.
 func FamilyOf(key string) Family {
 	switch {
