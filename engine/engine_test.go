@@ -297,3 +297,58 @@ func (fixedExecFast) Step(b *Batch) (time.Duration, error) { return time.Microse
 type observerFunc func(*Event)
 
 func (f observerFunc) Observe(e *Event) { f(e) }
+
+// A full host tier turns swaps into discards; a tight swap budget delays
+// swaps over iterations. Neither may fail a call or leak a block.
+func TestSwapLimits(t *testing.T) {
+	cases := []struct {
+		name            string
+		hostBlocks, per int
+		wantSwaps       bool
+	}{
+		{"host tier full", 2, 0, false},
+		{"no host tier", 0, 0, false},
+		{"budget of one call per iteration", 64, 8, true},
+		{"budget below a call's blocks", 64, 1, false}, // such a call is discarded instead
+	}
+	for _, c := range cases {
+		cfg := baseConfig()
+		cfg.HostBlocks, cfg.SwapBlocksPerIter = c.hostBlocks, c.per
+		res := runEngine(t, cfg, testPolicy{kind: handling.Swap, evict: handling.Swap}, prompts(4, 13), []int{5, 5, 5})
+		if len(res.done) != 4 {
+			t.Fatalf("%s: %d of 4 finished", c.name, len(res.done))
+		}
+		if c.wantSwaps != (res.exec.swapOut > 0) {
+			t.Fatalf("%s: %d blocks swapped out, want swaps: %v", c.name, res.exec.swapOut, c.wantSwaps)
+		}
+		if !c.wantSwaps && res.events[EvHandled] == 0 {
+			t.Fatalf("%s: no swap decision fell back to discard", c.name)
+		}
+	}
+}
+
+func TestProgramTableAccounting(t *testing.T) {
+	x := &fixedExec{}
+	e, err := New(baseConfig(), NewVirtualClock(), x, testPolicy{kind: handling.Preserve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := e.SubmitNow(Request{Program: "agent", Thread: []string{"a", "b", "b"}[i], Prompt: prompts(1, 10)[0], Controller: &script{decode: []int{4}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p := e.Programs().Get("agent")
+	if p == nil || p.Calls != 3 || p.Active != 0 {
+		t.Fatalf("program row %+v, want 3 calls, none active", p)
+	}
+	if p.Service <= 0 || p.CriticalPath() <= 0 || p.CriticalPath() > p.Service {
+		t.Fatalf("service %v, critical path %v", p.Service, p.CriticalPath())
+	}
+	if p.ThreadService["b"] <= p.ThreadService["a"] {
+		t.Fatalf("thread b (2 calls) has less service than a (1 call): %v", p.ThreadService)
+	}
+}
