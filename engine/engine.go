@@ -255,9 +255,17 @@ func (e *Engine) Check() error {
 // Leaked is the number of device blocks and host slots held with no live
 // sequence: non-zero after a drained run means a bug.
 func (e *Engine) Leaked() int {
+	// A prefix block may be shared by several calls: count distinct blocks.
+	owned := make([]bool, e.cfg.NumBlocks)
 	held := 0
 	for _, s := range e.seqs {
-		held += len(s.blocks) + len(s.host)
+		for _, b := range s.blocks {
+			if !owned[b] {
+				owned[b] = true
+				held++
+			}
+		}
+		held += len(s.host)
 	}
 	held += len(e.hostAfterStep)
 	return e.blocks.UsedBlocks() + e.host.Used() - held

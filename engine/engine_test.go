@@ -352,3 +352,34 @@ func TestProgramTableAccounting(t *testing.T) {
 		t.Fatalf("thread b (2 calls) has less service than a (1 call): %v", p.ThreadService)
 	}
 }
+
+// Calls sharing a cached prefix hold the same blocks: that is not a leak,
+// and not a negative one either.
+func TestLeakedCountsSharedBlocksOnce(t *testing.T) {
+	e, err := New(baseConfig(), NewVirtualClock(), &fixedExec{}, testPolicy{kind: handling.Preserve, traits: Traits{PrefixCache: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prompts(1, 21)[0]
+	a, _ := e.SubmitNow(Request{Prompt: p, Controller: &script{decode: []int{100}}})
+	for range 3 {
+		if _, err := e.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := e.SubmitNow(Request{Prompt: p, Controller: &script{decode: []int{100}}})
+	for range 3 {
+		if _, err := e.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.Blocks()[0] != b.Blocks()[0] {
+		t.Fatal("second call did not share the first call's prefix blocks")
+	}
+	if n := e.Leaked(); n != 0 {
+		t.Fatalf("Leaked() = %d with two live calls sharing a prefix, want 0", n)
+	}
+	if err := e.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/engine/sim"
+	"github.com/pitstop-llm/pitstop/predictor"
+	"github.com/pitstop-llm/pitstop/runtime"
+	"github.com/pitstop-llm/pitstop/runtime/api"
+	"github.com/pitstop-llm/pitstop/runtime/testmodel"
+	"github.com/pitstop-llm/pitstop/tools"
+)
+
+func init() { subcommands = append(subcommands, newServeCmd) }
+
+// loopbackAddr reports whether a listen address only accepts local connections.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+type serveFlags struct {
+	addr, policy, profile         string
+	pace                          float64
+	kvTokens                      int
+	apiKeys                       []string
+	apiKeysFile                   string
+	httpAllow                     []string
+	httpAllowPrivate              bool
+	allowRegistration             bool
+	webhookPublicOnly             bool
+	maxToolRounds                 int
+	toolTimeout, programTTL       time.Duration
+	maxBody                       int64
+	tracePath, durationsPath      string
+	logLevel                      string
+	shutdownTimeout, saveInterval time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the OpenAI-compatible API; runs the tools the model calls itself (model: a SCRIPTED TEST MODEL for now)",
+		Long: `serve runs pitstop's OpenAI-compatible server: POST /v1/chat/completions (stream and
+non-stream, tools, tool_choice, parallel tool calls), GET /v1/models, GET/POST /v1/tools,
+POST /v1/tools/{name}/invoke, GET /v1/programs, GET /healthz, GET /metrics (Prometheus).
+A go-openai client works by changing only its base URL to http://ADDR/v1.
+
+THE MODEL SERVED IS A SCRIPTED TEST MODEL ("` + testmodel.Name + `"), FOR TESTS ONLY. It is not a
+language model: it answers by fixed rules (an arithmetic question becomes a calculator call,
+"/call NAME {json}" lines become tool calls, tool results are quoted back; see
+runtime/testmodel). Its tokens still go through the real path: the engine schedules them,
+the streaming detokenizer and the Hermes tool-call parser read them, tool calls pause the
+call, registered tools run server-side and generation resumes. The engine runs the
+simulated executor paced on the real clock (--pace 1: each iteration takes the time the
+--profile GPU would). Real weights come with the CPU executor.
+
+Tools: calculator, current_time and unit_convert are built in; http_get is enabled by
+--tools-http-allow; webhook tools can be registered at run time (POST /v1/tools). A tool
+the client declares in "tools" runs server-side when it is registered; otherwise it goes
+back to the client as tool_calls. Program identity: headers X-Pitstop-Program,
+X-Pitstop-Thread, X-Pitstop-Parents.
+
+API keys (Bearer) come from --api-key, --api-keys-file and $` + api.EnvAPIKeys + ` (comma-
+separated); with none configured the server is open.
+
+Policies: ` + strings.Join(policy.Names(), ", ") + ` (the prefix cache is always on)
+Profiles: ` + strings.Join(sim.ProfileNames(), ", "),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address")
+	fl.StringVar(&f.policy, "policy", runtime.DefaultPolicy, "scheduling policy")
+	fl.StringVar(&f.profile, "profile", runtime.DefaultProfile, "simulated GPU cost profile, or a path to a profile .json")
+	fl.Float64Var(&f.pace, "pace", 1, "scale of the simulated iteration time slept on the real clock (1: the profiled GPU's speed, 0: no sleeping)")
+	fl.IntVar(&f.kvTokens, "kv-tokens", 0, "device KV capacity in tokens (0: the profile's)")
+	fl.StringSliceVar(&f.apiKeys, "api-key", nil, "accepted API key (repeatable, or comma-separated)")
+	fl.StringVar(&f.apiKeysFile, "api-keys-file", "", "file of accepted API keys, one a line")
+	fl.StringSliceVar(&f.httpAllow, "tools-http-allow", nil, "enable the http_get tool for these hosts (e.g. example.com,*.wikipedia.org)")
+	fl.BoolVar(&f.httpAllowPrivate, "tools-http-allow-private", false, "let http_get reach loopback and private addresses")
+	fl.BoolVar(&f.allowRegistration, "allow-tool-registration", true, "allow registering webhook tools at run time (POST /v1/tools); off beyond loopback unless API keys are set")
+	fl.BoolVar(&f.webhookPublicOnly, "webhook-public-only", false, "refuse webhook tools on loopback, private and link-local addresses")
+	fl.IntVar(&f.maxToolRounds, "max-tool-rounds", runtime.DefaultMaxToolRounds, "server-side tool rounds allowed in one call (loop guard)")
+	fl.DurationVar(&f.toolTimeout, "tool-timeout", tools.DefaultTimeout, "default timeout of one tool call")
+	fl.DurationVar(&f.programTTL, "program-ttl", runtime.DefaultProgramTTL, "how long an idle program stays in the program table")
+	fl.Int64Var(&f.maxBody, "max-body", api.DefaultMaxBodyBytes, "largest request body in bytes")
+	fl.StringVar(&f.tracePath, "trace", "", "append a JSONL trace record per call segment (predictor training data) to this file")
+	fl.StringVar(&f.durationsPath, "durations", "", "tool-duration statistics file: loaded at start when it exists, saved periodically and at exit")
+	fl.DurationVar(&f.saveInterval, "durations-save-every", time.Minute, "how often to save --durations")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to let calls in flight finish on SIGINT/SIGTERM")
+	return cmd
+}
+
+func runServe(f serveFlags) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return usagef("invalid --log-level %q (valid: debug, info, warn, error)", f.logLevel)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if _, err := policy.New(f.policy, policy.Options{}); err != nil {
+		return usageError{err.Error()}
+	}
+	prof, err := sim.LoadProfile(f.profile)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	switch {
+	case f.pace < 0:
+		return usagef("invalid --pace %g: must be >= 0", f.pace)
+	case f.kvTokens < 0:
+		return usagef("invalid --kv-tokens %d: must be >= 0", f.kvTokens)
+	case f.maxToolRounds < 1:
+		return usagef("invalid --max-tool-rounds %d: must be >= 1", f.maxToolRounds)
+	case f.toolTimeout <= 0 || f.programTTL <= 0 || f.maxBody <= 0:
+		return usagef("--tool-timeout, --program-ttl and --max-body must be positive")
+	}
+	keys, err := api.LoadAPIKeys(f.apiKeys, f.apiKeysFile)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+
+	reg := tools.NewRegistry()
+	bcfg := tools.BuiltinConfig{}
+	if len(f.httpAllow) > 0 {
+		bcfg.HTTPGet = &tools.HTTPGetConfig{AllowedHosts: f.httpAllow,
+			Policy: tools.DialPolicy{AllowLoopback: f.httpAllowPrivate, AllowPrivate: f.httpAllowPrivate}}
+	}
+	if err := tools.RegisterBuiltins(reg, bcfg); err != nil {
+		return usageError{err.Error()}
+	}
+
+	durations := predictor.NewDurationEstimator(predictor.DurationOptions{})
+	if f.durationsPath != "" {
+		if d, err := predictor.LoadDurations(f.durationsPath); err == nil {
+			durations = d
+			log.Info("loaded tool-duration statistics", "file", f.durationsPath, "tools", len(d.Tools()))
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--durations: %w", err)
+		}
+	}
+	var trace io.Writer
+	if f.tracePath != "" {
+		tf, err := os.OpenFile(f.tracePath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		defer tf.Close()
+		trace = tf
+	}
+
+	rt, err := runtime.New(runtime.Config{
+		Policy: f.policy, Profile: prof, KVTokens: f.kvTokens, Pace: f.pace, Tools: reg,
+		ToolExecutor: tools.ExecutorConfig{DefaultTimeout: f.toolTimeout, Logger: log},
+		Durations:    durations, MaxToolRounds: f.maxToolRounds, ProgramTTL: f.programTTL,
+		Trace: trace, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	if f.allowRegistration && len(keys) == 0 && !loopbackAddr(f.addr) {
+		// An open server on a reachable address must not let anyone add tools
+		// that the model will call: registration needs an API key there.
+		log.Warn("webhook tool registration disabled: the server listens beyond loopback without API keys", "addr", f.addr)
+		f.allowRegistration = false
+	}
+	acfg := api.Config{Runtime: rt, APIKeys: keys, MaxBodyBytes: f.maxBody, AllowToolRegistration: f.allowRegistration, Logger: log}
+	if f.webhookPublicOnly {
+		acfg.WebhookPolicy = &tools.DialPolicy{}
+	}
+	srv, err := api.New(acfg)
+	if err != nil {
+		rt.Close()
+		return err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		rt.Close()
+		return fmt.Errorf("listen on %s: %w", f.addr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	saveDurations := func() {
+		if f.durationsPath == "" {
+			return
+		}
+		if err := durations.Save(f.durationsPath); err != nil {
+			log.Warn("saving tool-duration statistics", "file", f.durationsPath, "err", err)
+		}
+	}
+	if f.durationsPath != "" && f.saveInterval > 0 {
+		go func() {
+			t := time.NewTicker(f.saveInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					saveDurations()
+				}
+			}
+		}()
+	}
+	log.Info("pitstop serving", "addr", "http://"+ln.Addr().String()+"/v1", "model", rt.Model().Name(),
+		"note", "SCRIPTED TEST MODEL, for tests only", "policy", f.policy, "profile", prof.Name, "pace", f.pace,
+		"tools", strings.Join(reg.Names(), ","), "auth", len(keys) > 0)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+		err = hs.Shutdown(sctx)
+		cancel()
+	}
+	if rerr := rt.Close(); rerr != nil && err == nil {
+		err = rerr
+	}
+	saveDurations()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,321 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/runtime"
+)
+
+type chatCompletion struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+	Choices           []choice     `json:"choices"`
+	Usage             usage        `json:"usage"`
+	Pitstop           *pitstopInfo `json:"pitstop,omitempty"`
+}
+
+type choice struct {
+	Index        int             `json:"index"`
+	Message      responseMessage `json:"message"`
+	FinishReason string          `json:"finish_reason"`
+	Logprobs     *struct{}       `json:"logprobs"`
+}
+
+type responseMessage struct {
+	Role      string     `json:"role"`
+	Content   *string    `json:"content"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+}
+
+type toolCall struct {
+	Index    *int         `json:"index,omitempty"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function functionCall `json:"function"`
+}
+
+type functionCall struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type usage struct {
+	PromptTokens        int                 `json:"prompt_tokens"`
+	CompletionTokens    int                 `json:"completion_tokens"`
+	TotalTokens         int                 `json:"total_tokens"`
+	PromptTokensDetails promptTokensDetails `json:"prompt_tokens_details"`
+}
+
+type promptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// pitstopInfo is pitstop's extension of a response: the program and the
+// server-side tool rounds (clients that do not know it ignore it).
+type pitstopInfo struct {
+	Program          string          `json:"program"`
+	ToolRounds       []runtime.Round `json:"tool_rounds,omitempty"`
+	ToolResultTokens int             `json:"tool_result_tokens,omitempty"`
+}
+
+type chunk struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint"`
+	Choices           []chunkChoice `json:"choices"`
+	Usage             *usage        `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        delta     `json:"delta"`
+	FinishReason *string   `json:"finish_reason"`
+	Logprobs     *struct{} `json:"logprobs"`
+}
+
+type delta struct {
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+}
+
+const fingerprint = "fp_pitstop"
+
+func toUsage(u runtime.Usage) usage {
+	return usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+		TotalTokens: u.PromptTokens + u.CompletionTokens, PromptTokensDetails: promptTokensDetails{CachedTokens: u.CachedTokens}}
+}
+
+func (s *Server) chatCompletions(c echo.Context) error {
+	received := time.Now()
+	body, aerr := s.readBody(c)
+	if aerr != nil {
+		return aerr
+	}
+	params, aerr := DecodeChatRequest(body)
+	if aerr != nil {
+		return aerr
+	}
+	program, thread, parents, aerr := programHeaders(c)
+	if aerr != nil {
+		return aerr
+	}
+	req := params.Request
+	req.Program, req.Thread, req.Parents, req.Received = program, thread, parents, received
+	ctx := c.Request().Context()
+	call, err := s.rt.Chat(ctx, req)
+	if err != nil {
+		return fromRuntime(err)
+	}
+	c.Response().Header().Set(HeaderProgram, call.Program())
+	if req.Stream {
+		return s.stream(c, call, params.IncludeUsage, received)
+	}
+	res, err := call.Wait(ctx)
+	if err != nil {
+		<-call.Done() // the client went away: the call is being cancelled
+		return nil
+	}
+	if res.Err != nil {
+		s.callDone(call, res, received, true)
+		return fromRuntime(res.Err)
+	}
+	var content *string
+	if res.Content != "" || len(res.ToolCalls) == 0 {
+		content = &res.Content
+	}
+	msg := responseMessage{Role: chat.RoleAssistant, Content: content}
+	for _, tc := range res.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: tc.ID, Type: "function", Function: functionCall{Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	out := chatCompletion{
+		ID: res.ID, Object: "chat.completion", Created: res.Created.Unix(), Model: res.Model, SystemFingerprint: fingerprint,
+		Choices: []choice{{Index: 0, Message: msg, FinishReason: res.FinishReason}},
+		Usage:   toUsage(res.Usage),
+		Pitstop: &pitstopInfo{Program: res.Program, ToolRounds: res.Rounds, ToolResultTokens: res.Usage.ToolResultTokens},
+	}
+	c.Response().Header().Set(HeaderToolRounds, strconv.Itoa(len(res.Rounds)))
+	err = c.JSON(http.StatusOK, out)
+	s.callDone(call, res, received, false)
+	return err
+}
+
+// callDone books a call's time outside the engine and the tools.
+func (s *Server) callDone(call *runtime.Call, res *runtime.Result, received time.Time, stream bool) {
+	now := time.Now()
+	t := res.Timing
+	st := CallStats{ID: res.ID, Program: res.Program, Stream: stream, Err: res.Err, Total: now.Sub(received), Tools: t.Tools}
+	if !t.Submitted.IsZero() && !t.Finished.IsZero() {
+		st.Engine = t.Finished.Sub(t.Submitted) - t.Tools
+	}
+	st.Outside = t.Outside
+	if !t.Submitted.IsZero() {
+		st.Prepare = t.Submitted.Sub(received)
+	}
+	if !t.Finished.IsZero() {
+		st.Respond = now.Sub(t.Finished)
+		st.Outside += st.Respond
+	}
+	s.rt.ObserveOutside(st.Outside)
+	if s.cfg.OnCallDone != nil {
+		s.cfg.OnCallDone(st)
+	}
+}
+
+// sseWriter writes a chat completion as server-sent events, committing the
+// response (status 200) only when the first event is written, so an error
+// before any output can still be a JSON error with its status.
+type sseWriter struct {
+	c         echo.Context
+	call      *runtime.Call
+	model     string
+	created   int64
+	committed bool
+	failed    bool
+}
+
+func (w *sseWriter) commit() {
+	if w.committed {
+		return
+	}
+	w.committed = true
+	h := w.c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.c.Response().WriteHeader(http.StatusOK)
+	role := ""
+	w.event(chunk{Choices: []chunkChoice{{Delta: delta{Role: chat.RoleAssistant, Content: &role}}}})
+}
+
+func (w *sseWriter) event(ch chunk) {
+	ch.ID, ch.Object, ch.Created, ch.Model, ch.SystemFingerprint = w.call.ID(), "chat.completion.chunk", w.created, w.model, fingerprint
+	if ch.Choices == nil {
+		ch.Choices = []chunkChoice{}
+	}
+	data, _ := json.Marshal(ch)
+	w.raw(data)
+}
+
+func (w *sseWriter) raw(data []byte) {
+	if w.failed {
+		return
+	}
+	r := w.c.Response()
+	buf := make([]byte, 0, len(data)+8)
+	buf = append(buf, "data: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	if _, err := r.Write(buf); err != nil {
+		w.failed = true
+	}
+}
+
+func (w *sseWriter) flush() {
+	if w.committed && !w.failed {
+		w.c.Response().Flush()
+	}
+}
+
+// deltas writes a batch of runtime deltas, merging adjacent content and
+// adjacent argument fragments of one call into one event each.
+func (w *sseWriter) deltas(ds []runtime.Delta) {
+	for i := 0; i < len(ds); {
+		d := ds[i]
+		switch d.Kind {
+		case runtime.DeltaContent:
+			text := d.Text
+			i++
+			for i < len(ds) && ds[i].Kind == runtime.DeltaContent {
+				text += ds[i].Text
+				i++
+			}
+			w.commit()
+			w.event(chunk{Choices: []chunkChoice{{Delta: delta{Content: &text}}}})
+		case runtime.DeltaToolCallStart:
+			idx := d.Index
+			tc := toolCall{Index: &idx, ID: d.ID, Type: "function", Function: functionCall{Name: d.Name}}
+			i++
+			for i < len(ds) && ds[i].Kind == runtime.DeltaToolCallArgs && ds[i].Index == idx {
+				tc.Function.Arguments += ds[i].Text
+				i++
+			}
+			w.commit()
+			w.event(chunk{Choices: []chunkChoice{{Delta: delta{ToolCalls: []toolCall{tc}}}}})
+		case runtime.DeltaToolCallArgs:
+			idx := d.Index
+			args := d.Text
+			i++
+			for i < len(ds) && ds[i].Kind == runtime.DeltaToolCallArgs && ds[i].Index == idx {
+				args += ds[i].Text
+				i++
+			}
+			w.commit()
+			w.event(chunk{Choices: []chunkChoice{{Delta: delta{ToolCalls: []toolCall{{Index: &idx, Function: functionCall{Arguments: args}}}}}}})
+		default:
+			i++ // server-side tool rounds are not part of OpenAI's stream
+		}
+	}
+	w.flush()
+}
+
+func (s *Server) stream(c echo.Context, call *runtime.Call, includeUsage bool, received time.Time) error {
+	ctx := c.Request().Context()
+	w := &sseWriter{c: c, call: call, model: s.rt.Model().Name(), created: call.Created().Unix()}
+	for {
+		ds, err := call.Recv(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			<-call.Done() // the client went away: the call is being cancelled
+			return nil
+		}
+		w.deltas(ds)
+		if w.failed {
+			call.Cancel()
+			<-call.Done()
+			return nil
+		}
+	}
+	res, err := call.Wait(ctx)
+	if err != nil {
+		<-call.Done()
+		return nil
+	}
+	if res.Err != nil {
+		defer s.callDone(call, res, received, true)
+		if !w.committed {
+			return fromRuntime(res.Err)
+		}
+		data, _ := json.Marshal(errorBody{Error: fromRuntime(res.Err)})
+		w.raw(data)
+		w.flush()
+		return nil
+	}
+	w.commit()
+	finish := res.FinishReason
+	w.event(chunk{Choices: []chunkChoice{{Delta: delta{}, FinishReason: &finish}}})
+	if includeUsage {
+		u := toUsage(res.Usage)
+		w.event(chunk{Choices: []chunkChoice{}, Usage: &u})
+	}
+	w.raw([]byte("[DONE]"))
+	w.flush()
+	s.callDone(call, res, received, true)
+	return nil
+}

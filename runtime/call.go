@@ -1,0 +1,411 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/tools"
+)
+
+// Call is one chat call in flight. Read its output with Recv (streamed
+// calls) and its outcome with Wait.
+type Call struct {
+	rt      *Runtime
+	id      string
+	program string
+	stream  bool
+	created time.Time
+
+	toolCtx    context.Context // cancelled when the caller gives up
+	toolCancel context.CancelFunc
+	stopWatch  func() bool
+
+	mu       sync.Mutex
+	deltas   []Delta
+	notify   chan struct{}
+	done     chan struct{}
+	res      Result
+	complete func(Result) // set once; see newCall
+
+	// st is the call's engine-side state; touched only on the engine
+	// goroutine (or after it ended).
+	st *seqCtl
+}
+
+// ID is the call's id ("chatcmpl-...").
+func (c *Call) ID() string { return c.id }
+
+// Program is the program the call belongs to.
+func (c *Call) Program() string { return c.program }
+
+// Created is when the call was made.
+func (c *Call) Created() time.Time { return c.created }
+
+// Done is closed when the call has finished.
+func (c *Call) Done() <-chan struct{} { return c.done }
+
+// Recv returns the deltas produced since the last Recv, waiting for at
+// least one. It returns io.EOF once the call has finished and every delta
+// was received, or ctx's error.
+func (c *Call) Recv(ctx context.Context) ([]Delta, error) {
+	for {
+		c.mu.Lock()
+		if len(c.deltas) > 0 {
+			d := c.deltas
+			c.deltas = nil
+			c.mu.Unlock()
+			return d, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.done:
+			c.mu.Lock()
+			d := c.deltas
+			c.deltas = nil
+			c.mu.Unlock()
+			if len(d) > 0 {
+				return d, nil
+			}
+			return nil, io.EOF
+		default:
+		}
+		select {
+		case <-c.notify:
+		case <-c.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Wait waits for the call to finish and returns its result, or ctx's error.
+func (c *Call) Wait(ctx context.Context) (*Result, error) {
+	select {
+	case <-c.done:
+		c.mu.Lock()
+		r := c.res
+		c.mu.Unlock()
+		return &r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Cancel gives up on the call: its tools are cancelled and its sequence is
+// ended in the engine, freeing its KV blocks. The call ends with
+// ErrCancelled unless it had already finished.
+func (c *Call) Cancel() {
+	c.toolCancel()
+	c.rt.eng.Post(func() {
+		// A call completed at a park has handed its sequence on.
+		if st := c.st; st != nil && !st.done && !st.handedOff && st.seq != nil {
+			c.rt.eng.Cancel(st.seq.ID())
+		}
+	})
+}
+
+// push adds deltas for Recv (engine goroutine or a tool goroutine).
+func (c *Call) push(ds ...Delta) {
+	if !c.stream || len(ds) == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.deltas = append(c.deltas, ds...)
+	c.mu.Unlock()
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
+}
+
+// partialResult is the result so far of a call that did not finish in the
+// engine (engine goroutine, or after it ended).
+func (c *Call) partialResult() Result {
+	if c.st != nil {
+		return c.st.result()
+	}
+	return Result{ID: c.id, Program: c.program, Model: c.rt.model.Name(), Created: c.created}
+}
+
+// anonPrefix names the program of a call that gave none.
+const anonPrefix = "call-"
+
+// Chat starts a chat call. Errors in the request are *Error values
+// (ErrInvalid, ErrNotFound, ErrContextLength, ErrUnavailable); errors that
+// happen later are in the Result. Cancelling ctx cancels the call.
+func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
+	received := req.Received
+	if received.IsZero() {
+		received = time.Now()
+	}
+	if req.Model != "" && req.Model != rt.model.Name() {
+		return nil, errorf(ErrNotFound, "model", "model_not_found", "The model %q does not exist; this server serves %q.", req.Model, rt.model.Name())
+	}
+	if len(req.Messages) == 0 {
+		return nil, errorf(ErrInvalid, "messages", "invalid_value", "messages must contain at least one message")
+	}
+	if req.MaxTokens < 0 {
+		return nil, errorf(ErrInvalid, "max_tokens", "invalid_value", "max_tokens must not be negative, got %d", req.MaxTokens)
+	}
+	offered, server, err := rt.resolveTools(req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	choice := req.ToolChoice
+	if choice.Mode == "" {
+		choice.Mode = ChoiceAuto
+	}
+	switch choice.Mode {
+	case ChoiceAuto, ChoiceNone:
+	case ChoiceRequired, ChoiceFunction:
+		if len(offered) == 0 {
+			return nil, errorf(ErrInvalid, "tool_choice", "invalid_value", "tool_choice %q needs tools", choice.Mode)
+		}
+		if choice.Mode == ChoiceFunction {
+			found := false
+			for _, t := range offered {
+				found = found || t.Name == choice.Name
+			}
+			if !found {
+				return nil, errorf(ErrInvalid, "tool_choice", "invalid_value", "tool_choice names function %q, which is not among the tools", choice.Name)
+			}
+		}
+	default:
+		return nil, errorf(ErrInvalid, "tool_choice", "invalid_value", "unknown tool_choice %q (valid: none, auto, required, or a function)", choice.Mode)
+	}
+
+	prompt, err := rt.tmpl.Render(req.Messages, offered, true)
+	if err != nil {
+		return nil, errorf(ErrInvalid, "messages", "invalid_value", "%v", err)
+	}
+	untrusted := make([]string, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		untrusted = append(untrusted, m.Content)
+	}
+	toks := encodeSpans(rt.tok, prompt, untrusted)
+	if len(toks) > rt.maxPrompt {
+		return nil, errorf(ErrContextLength, "messages", "context_length_exceeded",
+			"This model's maximum context length is %d tokens; your messages resulted in %d tokens.", rt.maxPrompt, len(toks))
+	}
+
+	id := rt.nextID.Add(1)
+	c := &Call{rt: rt, id: "chatcmpl-" + strconv.FormatUint(uint64(rt.started.UnixNano()&0xffffffff), 36) + strconv.FormatUint(id, 36),
+		stream: req.Stream, created: received, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	c.program = req.Program
+	anonymous := c.program == ""
+	if anonymous {
+		c.program = anonPrefix + c.id
+	}
+	c.toolCtx, c.toolCancel = context.WithCancel(context.Background())
+	var once sync.Once
+	c.complete = func(r Result) {
+		once.Do(func() { rt.completeCall(c, r) })
+	}
+
+	turn := Turn{Messages: req.Messages, Tools: offered, ToolChoice: choice, ParallelToolCalls: req.ParallelToolCalls}
+	maxTok := rt.cfg.MaxGenerated
+	if req.MaxTokens > 0 {
+		maxTok = min(maxTok, req.MaxTokens)
+	}
+	st := newSeqCtl(rt, c, turn, server, maxTok, len(toks))
+	st.thread, st.anonymous = req.Thread, anonymous
+	st.timing.Received = received
+	st.lastMessage, st.systemPrompt = lastMessage(req.Messages), systemPrompt(req.Messages)
+	st.history = rt.programs.history(c.program)
+	st.startTurn() // the first turn's script, on this goroutine
+
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil, errorf(ErrUnavailable, "", "server_shutting_down", "the runtime is shutting down")
+	}
+	rt.calls[c] = struct{}{}
+	rt.mu.Unlock()
+
+	gapTools, gap := rt.programs.arrive(c.program, req.Thread, anonymous, received)
+	if len(gapTools) > 0 {
+		// The time the client took to run the tools it was given.
+		rt.durations.Observe(clientToolKey(gapTools[0]), gap.Seconds())
+	}
+	rt.metrics.tokens.WithLabelValues("prompt").Add(float64(len(toks)))
+
+	var park, stale *parkEntry
+	var rest []int32
+	if !anonymous && rt.cfg.ClientToolTTL > 0 {
+		park, rest, stale = rt.parkedFor(c.program, req.Thread, prompt, req.Messages)
+	}
+	ref := &seqRef{cur: st}
+	st.ref = ref
+	ereq := engine.Request{Name: c.id, Program: c.program, Thread: req.Thread, Parents: req.Parents, Prompt: toks, Controller: ref}
+	c.mu.Lock()
+	c.stopWatch = context.AfterFunc(ctx, c.Cancel)
+	c.mu.Unlock()
+	st.timing.Submitted = time.Now()
+	st.timing.Outside = st.timing.Submitted.Sub(received)
+	rt.eng.Post(func() {
+		if stale != nil {
+			rt.dropParked(stale, "replaced")
+		}
+		if park != nil && rt.resumeParked(park, st, rest) {
+			if c.toolCtx.Err() != nil { // cancelled before it was resumed
+				rt.eng.Cancel(st.seq.ID())
+			}
+			return
+		}
+		c.st = st
+		seq, err := rt.eng.SubmitNow(ereq)
+		if err != nil {
+			res := st.result()
+			res.Err = errorf(ErrContextLength, "messages", "context_length_exceeded", "%v", err)
+			st.done = true
+			c.complete(res)
+			return
+		}
+		st.seq = seq
+		rt.live[seq.ID()] = st
+		if c.toolCtx.Err() != nil { // cancelled before it was submitted
+			rt.eng.Cancel(seq.ID())
+		}
+	})
+	return c, nil
+}
+
+// clientToolKey is the duration-statistics key of a tool run by the client.
+func clientToolKey(name string) string { return "client:" + name }
+
+// ChatSync runs a call to its end and returns its result; a failed call's
+// error is returned as well.
+func (rt *Runtime) ChatSync(ctx context.Context, req ChatRequest) (*Result, error) {
+	req.Stream = false
+	c, err := rt.Chat(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.Wait(ctx)
+	if err != nil {
+		c.Cancel()
+		<-c.done
+		return nil, err
+	}
+	return res, res.Err
+}
+
+// resolveTools checks the declared tools and returns those to offer the
+// model (a registered tool with its registered definition) and the names
+// that run server-side.
+func (rt *Runtime) resolveTools(declared []chat.Tool) ([]chat.Tool, map[string]bool, error) {
+	if len(declared) == 0 {
+		return nil, nil, nil
+	}
+	offered := make([]chat.Tool, 0, len(declared))
+	server := map[string]bool{}
+	seen := map[string]bool{}
+	for i, t := range declared {
+		param := fmt.Sprintf("tools[%d].function", i)
+		if !tools.ValidName(t.Name) {
+			return nil, nil, errorf(ErrInvalid, param+".name", "invalid_value", "tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", t.Name)
+		}
+		if seen[t.Name] {
+			return nil, nil, errorf(ErrInvalid, param+".name", "invalid_value", "tool %q is declared twice", t.Name)
+		}
+		seen[t.Name] = true
+		if reg, ok := rt.reg.Get(t.Name); ok {
+			server[t.Name] = true
+			offered = append(offered, chat.Tool{Name: reg.Name, Description: reg.Description, Parameters: reg.Definition().Function.Parameters})
+			continue
+		}
+		// A client-side tool: its schema must be a valid JSON Schema of an
+		// object, as the model is told to follow it.
+		if _, err := tools.New(t.Name, t.Description, t.Parameters, noHandler); err != nil {
+			return nil, nil, errorf(ErrInvalid, param+".parameters", "invalid_tool_schema", "tool %q: %v", t.Name, err)
+		}
+		offered = append(offered, t)
+	}
+	return offered, server, nil
+}
+
+func noHandler(context.Context, json.RawMessage) (string, error) { return "", nil }
+
+func lastMessage(msgs []chat.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == chat.RoleUser || msgs[i].Role == chat.RoleTool {
+			return clip(msgs[i].Content, 2000)
+		}
+	}
+	return ""
+}
+
+func systemPrompt(msgs []chat.Message) string {
+	if len(msgs) > 0 && msgs[0].Role == chat.RoleSystem {
+		return clip(msgs[0].Content, 2000)
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// completeCall delivers a call's result (once).
+func (rt *Runtime) completeCall(c *Call, r Result) {
+	now := time.Now()
+	if r.Timing.Finished.IsZero() {
+		r.Timing.Finished = now
+	}
+	c.mu.Lock()
+	c.res = r
+	stop := c.stopWatch
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	c.toolCancel()
+	rt.mu.Lock()
+	delete(rt.calls, c)
+	rt.mu.Unlock()
+	rt.programs.finish(c.program, &r, now)
+	finish := r.FinishReason
+	if r.Err != nil {
+		finish = "error"
+		if AsError(r.Err).Kind == ErrCancelled {
+			finish = "cancelled"
+		}
+	}
+	rt.metrics.calls.WithLabelValues(finish).Inc()
+	rt.metrics.callSeconds.Observe(now.Sub(r.Timing.Received).Seconds())
+	rt.metrics.prefixCached.Add(float64(r.Usage.CachedTokens))
+	if len(r.ToolCalls) > 0 && r.Err == nil {
+		rt.metrics.clientCalls.Add(float64(len(r.ToolCalls)))
+	}
+	close(c.done)
+}
+
+// ObserveOutside records a call's time outside the engine and the tools,
+// once the HTTP layer has written the response (Timing.Outside plus the
+// time after the finish).
+func (rt *Runtime) ObserveOutside(d time.Duration) {
+	rt.metrics.outside.Observe(d.Seconds())
+}
+
+// describeCalls is "a, b" for logs and the engine's ToolCall.Name.
+func describeCalls(calls []chat.ToolCall) string {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ",")
+}

@@ -1,0 +1,381 @@
+package runtime
+
+import (
+	"strings"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/models/tokenizer"
+	"github.com/pitstop-llm/pitstop/predictor"
+)
+
+// seqCtl is the engine.Controller of one call's sequence: it reads every
+// token the model writes through the streaming decoder and the template's
+// streaming tool-call parser, streams content and client tool calls out,
+// and decides at the end of a turn whether the call finishes or pauses for
+// server-side tools. All its state is touched on the engine goroutine only
+// (the first turn is prepared before the call is submitted).
+type seqCtl struct {
+	rt        *Runtime
+	call      *Call
+	ref       *seqRef
+	seq       *engine.Sequence
+	turn      Turn
+	server    map[string]bool // offered tools that run server-side
+	thread    string
+	anonymous bool
+
+	// the current turn
+	script     []int32 // forced tokens of a scripted model, or nil
+	scriptTool float64 // the script's turn ends in server-side tools taking this long; -1: it does not
+	pos        int
+	dec        *tokenizer.Decoder
+	parser     chat.ToolCallParser
+	turnText   strings.Builder // content of this turn
+	wsHold     string          // whitespace held back: it may only separate tool calls
+	turnCalls  []chat.ToolCall
+	held       map[int]bool // parser call indexes whose deltas are held
+	heldDeltas []Delta
+
+	// the whole call
+	content      strings.Builder
+	generated    int
+	maxTokens    int
+	promptTokens int
+	toolTokens   int
+	rounds       []Round
+	pending      *pendingRound
+	toolCalls    []chat.ToolCall // returned to the client
+	finish       string
+	failure      *Error
+	done         bool
+	timing       Timing
+	// parking: the turn ended with client tool calls and the sequence
+	// pauses across the client's gap; handedOff: the call was completed
+	// at the park, the sequence lives on for the program's next call.
+	parking   bool
+	handedOff bool
+	park      *parkEntry
+
+	// set by the executor at the call's first prefill
+	prefilled     bool
+	cachedAtStart int
+
+	// trace segments
+	segGenStart  int
+	segPrompt    int
+	lastMessage  string
+	systemPrompt string
+	history      predictor.History
+	segments     []predictor.TraceRecord
+}
+
+// pendingRound is a turn's server-side tool calls waiting to run.
+type pendingRound struct {
+	calls     []chat.ToolCall
+	text      string
+	predicted time.Duration
+}
+
+// seqRef is the engine.Controller of a sequence: it forwards to the
+// seqCtl of the call the sequence serves now. A sequence parked across a
+// client's tool calls is handed to the program's next call.
+type seqRef struct{ cur *seqCtl }
+
+func (r *seqRef) Next(s *engine.Sequence, sampled int32) engine.Action { return r.cur.Next(s, sampled) }
+func (r *seqRef) Forecast(s *engine.Sequence) engine.Forecast          { return r.cur.Forecast(s) }
+
+func newSeqCtl(rt *Runtime, c *Call, turn Turn, server map[string]bool, maxTokens, promptTokens int) *seqCtl {
+	return &seqCtl{rt: rt, call: c, turn: turn, server: server, maxTokens: maxTokens,
+		promptTokens: promptTokens, segPrompt: promptTokens, dec: rt.tok.NewDecoder(true)}
+}
+
+// startTurn prepares the next assistant turn.
+func (s *seqCtl) startTurn() {
+	s.script = s.rt.model.Script(&s.turn)
+	s.scriptTool = 0
+	if s.script != nil {
+		// A scripted model knows its turn: the forecast tells the policy
+		// whether it ends in server-side tools and how long they take.
+		res := chat.Parse(s.rt.tmpl, s.rt.tok.Decode(s.script), chat.WithIDs(func(int) string { return "" }))
+		all := len(res.ToolCalls) > 0
+		for _, c := range res.ToolCalls {
+			all = all && s.server[c.Name]
+			s.scriptTool = max(s.scriptTool, s.rt.durations.PredictDuration(c.Name))
+		}
+		if !all {
+			s.scriptTool = -1
+		}
+	}
+	s.pos = 0
+	s.dec.Reset()
+	s.parser = s.rt.tmpl.NewParser()
+	s.turnText.Reset()
+	s.wsHold = ""
+	s.turnCalls = nil
+	s.held = nil
+	s.heldDeltas = nil
+	s.segGenStart = s.generated
+}
+
+// Forecast implements engine.Controller: a scripted model knows how many
+// tokens its turn has; otherwise nothing is predicted yet.
+func (s *seqCtl) Forecast(*engine.Sequence) engine.Forecast {
+	var p engine.Prediction
+	if s.script != nil {
+		p.Decode = max(len(s.script)-s.pos, 1)
+		if s.scriptTool >= 0 {
+			p.HasTool, p.ToolTime, p.ToolReturn = true, s.scriptTool, 32
+		}
+	} else {
+		p.Decode = 128
+	}
+	return engine.Forecast{Predicted: p}
+}
+
+// Next implements engine.Controller.
+func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
+	tok := sampled
+	if s.script != nil {
+		tok = s.rt.eos
+		if s.pos < len(s.script) {
+			tok = s.script[s.pos]
+			s.pos++
+		}
+	}
+	s.generated++
+	s.rt.metrics.tokens.WithLabelValues("generated").Inc()
+	if s.rt.stop[tok] {
+		return s.endTurn(tok)
+	}
+	if txt := s.dec.Add(tok); txt != "" {
+		s.events(s.parser.Feed(txt))
+	}
+	if s.generated >= s.maxTokens {
+		s.closeTurn()
+		s.finish = "length"
+		return engine.Action{Token: tok, Kind: engine.Finish}
+	}
+	return engine.Action{Token: tok}
+}
+
+// closeTurn flushes the decoder and the parser.
+func (s *seqCtl) closeTurn() {
+	if txt := s.dec.Flush(); txt != "" {
+		s.events(s.parser.Feed(txt))
+	}
+	s.events(s.parser.Close())
+}
+
+// endTurn decides what a turn's end token means.
+func (s *seqCtl) endTurn(tok int32) engine.Action {
+	s.closeTurn()
+	calls := s.turnCalls
+	if len(calls) == 0 {
+		s.finish = "stop"
+		return engine.Action{Token: tok, Kind: engine.Finish}
+	}
+	serverSide := true
+	for _, c := range calls {
+		serverSide = serverSide && s.server[c.Name]
+	}
+	if !serverSide {
+		// Back to the client, the whole turn: its tool calls (server-side
+		// ones included: the client may run them with /v1/tools/{name}/invoke).
+		s.call.push(s.heldDeltas...)
+		s.heldDeltas = nil
+		s.toolCalls = calls
+		s.finish = "tool_calls"
+		if s.rt.cfg.ClientToolTTL > 0 && !s.anonymous {
+			// The call ends for the client; the sequence pauses until the
+			// program's next call brings the results (a tool call of
+			// the client's duration, handled like any other).
+			s.parking = true
+			expected := s.rt.durations.PredictDuration(clientToolKey(calls[0].Name))
+			return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: clientToolKey(describeCalls(calls)), Expected: expected}}
+		}
+		return engine.Action{Token: tok, Kind: engine.Finish}
+	}
+	if len(s.rounds) >= s.rt.cfg.MaxToolRounds {
+		s.failure = errorf(ErrToolLoop, "", "tool_round_limit_exceeded",
+			"the model called tools in %d rounds in one call, more than the limit of %d; the call was stopped (last calls: %s)",
+			len(s.rounds)+1, s.rt.cfg.MaxToolRounds, describeCalls(calls))
+		return engine.Action{Token: tok, Kind: engine.Finish}
+	}
+	var expected float64
+	for _, c := range calls {
+		expected = max(expected, s.rt.durations.PredictDuration(c.Name))
+	}
+	s.pending = &pendingRound{calls: calls, text: strings.TrimSpace(s.turnText.String()),
+		predicted: time.Duration(expected * float64(time.Second))}
+	return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: describeCalls(calls), Expected: expected}}
+}
+
+// events applies parser events: content is streamed (whitespace held until
+// it turns out not to be a separator of tool calls); client tool calls are
+// streamed; server-side ones are held.
+func (s *seqCtl) events(evs []chat.Event) {
+	for i := range evs {
+		e := &evs[i]
+		switch e.Kind {
+		case chat.EventText:
+			s.text(e.Text)
+		case chat.EventError:
+			// A malformed tool call is text the model wrote.
+			s.text(e.Raw)
+		case chat.EventToolCallStart:
+			s.wsHold = ""
+			d := Delta{Kind: DeltaToolCallStart, Index: e.Index, ID: e.ID, Name: e.Name}
+			// Server-side calls are held until the turn ends (they go to
+			// the client only if the turn does); so are the calls after a
+			// held one, so the client sees indexes in order.
+			if s.server[e.Name] || len(s.held) > 0 {
+				if s.held == nil {
+					s.held = map[int]bool{}
+				}
+				s.held[e.Index] = true
+				s.heldDeltas = append(s.heldDeltas, d)
+			} else {
+				s.call.push(d)
+			}
+		case chat.EventToolCallArgs:
+			d := Delta{Kind: DeltaToolCallArgs, Index: e.Index, Text: e.Text}
+			if s.held[e.Index] {
+				s.heldDeltas = append(s.heldDeltas, d)
+			} else {
+				s.call.push(d)
+			}
+		case chat.EventToolCallEnd:
+			s.turnCalls = append(s.turnCalls, chat.ToolCall{ID: e.ID, Name: e.Name, Arguments: e.Arguments})
+		}
+	}
+}
+
+func (s *seqCtl) text(t string) {
+	if strings.TrimSpace(t) == "" {
+		s.wsHold += t
+		return
+	}
+	t = s.wsHold + t
+	s.wsHold = ""
+	if s.turnText.Len() == 0 && s.content.Len() > 0 {
+		t = "\n\n" + strings.TrimLeft(t, " \t\r\n")
+	}
+	s.turnText.WriteString(t)
+	s.content.WriteString(t)
+	s.call.push(Delta{Kind: DeltaContent, Text: t})
+}
+
+// paused starts the tools of a call that paused at server-side tool calls
+// (engine goroutine, from the EvPaused event).
+func (s *seqCtl) paused(ev *engine.Event) {
+	if s.parking {
+		s.parking = false
+		s.rt.park(s, ev.Seq.Tool().Expected)
+		return
+	}
+	p := s.pending
+	if p == nil {
+		return
+	}
+	s.pending = nil
+	round := Round{Index: len(s.rounds), Predicted: p.predicted, Handling: ev.Handling.String()}
+	go s.rt.runRound(s, p, round)
+}
+
+// resumed appends a finished round to the conversation and starts the next
+// turn (engine goroutine, just before engine.Resume).
+func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, resultTokens int) {
+	s.turn.Messages = append(s.turn.Messages[:len(s.turn.Messages):len(s.turn.Messages)],
+		chat.Message{Role: chat.RoleAssistant, Content: p.text, ToolCalls: p.calls})
+	s.turn.Messages = append(s.turn.Messages, results...)
+	s.rounds = append(s.rounds, round)
+	s.toolTokens += resultTokens
+	dur := round.Duration.Seconds()
+	s.endSegment(p.calls[0].Name, &dur, resultTokens)
+	s.lastMessage = clip(results[len(results)-1].Content, 2000)
+	s.segPrompt = s.seq.NumTokens() + resultTokens
+	s.startTurn()
+	s.call.push(Delta{Kind: DeltaToolRound, Round: &s.rounds[len(s.rounds)-1]})
+}
+
+// endSegment books a trace record for the segment that just ended.
+func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
+	out := s.generated - s.segGenStart
+	idx := s.rt.programs.segment(s.call.program, out, tool)
+	var names []string
+	for _, t := range s.turn.Tools {
+		names = append(names, t.Name)
+	}
+	s.segments = append(s.segments, predictor.TraceRecord{
+		Source:  "runtime",
+		Program: s.call.program,
+		Segment: idx,
+		Input: predictor.Input{
+			SystemPrompt: s.systemPrompt, LastMessage: s.lastMessage, ToolNames: names,
+			PromptTokens: s.segPrompt, History: s.history,
+		},
+		PreToolOutputTokens: out,
+		Tool:                tool,
+		ToolDurationS:       toolSeconds,
+		ToolReturnTokens:    returnTokens,
+	})
+	s.history = s.history.Observe(out, tool)
+}
+
+// result is the call's result as it stands.
+func (s *seqCtl) result() Result {
+	c := s.call
+	r := Result{
+		ID: c.id, Program: c.program, Model: s.rt.model.Name(), Created: c.created,
+		Content: s.content.String(), ToolCalls: s.toolCalls, FinishReason: s.finish,
+		Usage: Usage{
+			PromptTokens: s.promptTokens + s.toolTokens, CompletionTokens: s.generated,
+			CachedTokens: min(s.cachedAtStart, s.promptTokens), ToolResultTokens: s.toolTokens,
+		},
+		Rounds: s.rounds, Timing: s.timing,
+	}
+	if s.failure != nil {
+		r.Err = s.failure
+	}
+	return r
+}
+
+// finished completes the call when its sequence ends (engine goroutine).
+func (s *seqCtl) finished(ev *engine.Event) {
+	s.done = true
+	if s.handedOff { // a parked sequence that expired or was replaced
+		if s.park != nil {
+			s.rt.unpark(s.park)
+		}
+		return
+	}
+	s.timing.Finished = time.Now()
+	seq := ev.Seq
+	res := s.result()
+	switch {
+	case s.failure != nil:
+	case seq.Cancelled():
+		res.Err = errorf(ErrCancelled, "", "cancelled", "the call was cancelled")
+	case ev.Err != nil:
+		res.Err = errorf(ErrContextLength, "", "context_length_exceeded", "%v", ev.Err)
+	case res.FinishReason == "":
+		res.FinishReason = "length"
+	}
+	if p := s.rt.eng.Programs().Get(seq.Program()); p != nil {
+		s.rt.programs.engineStats(p.ID, p.Service, p.Wait, p.CriticalPath())
+	}
+	if res.Err == nil || AsError(res.Err).Kind == ErrToolLoop {
+		tool := ""
+		if len(res.ToolCalls) > 0 {
+			tool = res.ToolCalls[0].Name
+		}
+		s.endSegment(tool, nil, 0)
+		if s.rt.trace != nil {
+			recs := s.segments
+			go s.rt.trace.write(recs)
+		}
+	}
+	s.call.complete(res)
+}

@@ -1,0 +1,68 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/models/tokenizer"
+	"github.com/pitstop-llm/pitstop/runtime/testmodel"
+)
+
+// Turn is what a model reads before writing its next assistant turn.
+type Turn struct {
+	Messages          []chat.Message
+	Tools             []chat.Tool // tools offered to the model
+	ToolChoice        ToolChoice
+	ParallelToolCalls bool
+}
+
+// Model is what the runtime serves: a chat template, a tokenizer and, for a
+// scripted model, the tokens it writes. The executor runs the forward pass;
+// the runtime feeds every token the model writes through the tokenizer's
+// streaming decoder and the template's streaming tool-call parser.
+type Model interface {
+	// Name is the model id clients ask for.
+	Name() string
+	Template() chat.Template
+	Tokenizer() *tokenizer.Tokenizer
+	// Script returns the tokens the model writes for its next turn, ending
+	// with a stop token, when the model is scripted; nil means the
+	// executor's sampled tokens are the model's output. It is called on the
+	// engine goroutine and must be quick.
+	Script(t *Turn) []int32
+}
+
+// scriptedModel adapts the scripted test model (package testmodel).
+type scriptedModel struct {
+	m   *testmodel.Model
+	end int32
+}
+
+// NewScriptedTestModel returns the built-in SCRIPTED TEST MODEL: not a
+// language model, for tests only (see package testmodel for its rules).
+func NewScriptedTestModel() (Model, error) {
+	m, err := testmodel.New()
+	if err != nil {
+		return nil, err
+	}
+	end, ok := m.Tokenizer().TokenID(testmodel.ImEnd)
+	if !ok {
+		return nil, fmt.Errorf("runtime: scripted model has no %s token", testmodel.ImEnd)
+	}
+	return &scriptedModel{m: m, end: end}, nil
+}
+
+func (s *scriptedModel) Name() string                    { return s.m.Name() }
+func (s *scriptedModel) Template() chat.Template         { return s.m.Template() }
+func (s *scriptedModel) Tokenizer() *tokenizer.Tokenizer { return s.m.Tokenizer() }
+
+func (s *scriptedModel) Script(t *Turn) []int32 {
+	reply := s.m.Reply(testmodel.Conversation{
+		Messages: t.Messages,
+		Tools:    t.Tools,
+		Choice:   testmodel.Choice{Mode: string(t.ToolChoice.Mode), Name: t.ToolChoice.Name},
+		Parallel: t.ParallelToolCalls,
+	})
+	toks := s.m.Tokenizer().Encode(reply, false)
+	return append(toks, s.end)
+}

@@ -1,0 +1,45 @@
+package runtime
+
+import (
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/handling"
+)
+
+// withPrefixCache turns on the engine's prefix cache under any policy and
+// changes nothing else: the runtime relies on it so that a program's next
+// call (the resume after tools the client ran) finds its KV again. The
+// optional interfaces are forwarded exactly as the engine would use them on
+// the wrapped policy.
+type withPrefixCache struct{ engine.Policy }
+
+func (p withPrefixCache) Traits() engine.Traits {
+	var t engine.Traits
+	if tr, ok := p.Policy.(engine.Traiter); ok {
+		t = tr.Traits()
+	}
+	t.PrefixCache = true
+	return t
+}
+
+// Refresh forwards to the policy; a policy without it never asks.
+func (p withPrefixCache) Refresh(v *engine.View) bool {
+	if r, ok := p.Policy.(engine.Refresher); ok {
+		return r.Refresh(v)
+	}
+	return false
+}
+
+// Evict forwards to the policy; without it the engine recomputes.
+func (p withPrefixCache) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
+	if e, ok := p.Policy.(engine.Evicter); ok {
+		return e.Evict(v, s)
+	}
+	return handling.Discard
+}
+
+// Observe forwards events to a policy that observes them.
+func (p withPrefixCache) Observe(e *engine.Event) {
+	if o, ok := p.Policy.(engine.Observer); ok {
+		o.Observe(e)
+	}
+}

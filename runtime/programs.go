@@ -1,0 +1,249 @@
+package runtime
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/predictor"
+)
+
+// ProgramInfo is one row of the program table: an agent made of calls.
+// Service, Wait and CriticalPath come from the engine (its policy schedules
+// by them); the rest is the runtime's own bookkeeping.
+type ProgramInfo struct {
+	ID        string   `json:"id"`
+	Anonymous bool     `json:"anonymous,omitempty"` // a call without X-Pitstop-Program
+	Calls     int      `json:"calls"`
+	Active    int      `json:"active"`
+	Threads   []string `json:"threads,omitempty"`
+	// ServiceS is the engine time the program's calls received (Autellix's
+	// attained service); WaitS the time they were runnable but not
+	// scheduled; CriticalPathS the largest per-thread service.
+	ServiceS       float64 `json:"service_s"`
+	WaitS          float64 `json:"wait_s"`
+	CriticalPathS  float64 `json:"critical_path_s"`
+	PromptTokens   int     `json:"prompt_tokens"`
+	CompletionToks int     `json:"completion_tokens"`
+	// ToolRounds and ToolTimeS are server-side tool rounds run inside calls.
+	ToolRounds int     `json:"tool_rounds"`
+	ToolTimeS  float64 `json:"tool_time_s"`
+	// ClientToolCalls are tool calls returned to the client; ClientGapS the
+	// time between such a return and the program's next call.
+	ClientToolCalls int     `json:"client_tool_calls"`
+	ClientGapS      float64 `json:"client_gap_s"`
+	// Invokes and InvokeTimeS are tool runs the agent asked for itself
+	// (POST /v1/tools/{name}/invoke, or Runtime.Invoke).
+	Invokes     int       `json:"invokes"`
+	InvokeTimeS float64   `json:"invoke_time_s"`
+	FirstSeen   time.Time `json:"first_seen"`
+	LastSeen    time.Time `json:"last_seen"`
+	// Outside is set while the program is between calls after returning
+	// tool calls to the client, or while an invoked tool runs.
+	OutsideSince *time.Time `json:"outside_since,omitempty"`
+}
+
+// program is a row plus what is not shown.
+type program struct {
+	info      ProgramInfo
+	threads   map[string]bool
+	history   predictor.History
+	segments  int
+	gapTools  []string  // tools returned to the client at the last return
+	gapStart  time.Time // when they were returned
+	invokeRun int       // invokes in flight
+}
+
+// programTable is the runtime's program table. Safe for concurrent use.
+type programTable struct {
+	mu   sync.Mutex
+	rows map[string]*program
+}
+
+func newProgramTable() *programTable { return &programTable{rows: map[string]*program{}} }
+
+// arrive books a new call of program id and returns the program's history
+// and, when the program comes back after returning tool calls to the
+// client, the tools and the gap.
+func (t *programTable) arrive(id, thread string, anonymous bool, now time.Time) (gapTools []string, gap time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.rows[id]
+	if p == nil {
+		p = &program{info: ProgramInfo{ID: id, Anonymous: anonymous, FirstSeen: now}, threads: map[string]bool{}}
+		t.rows[id] = p
+	}
+	p.info.Calls++
+	p.info.Active++
+	p.info.LastSeen = now
+	if thread != "" && !p.threads[thread] {
+		p.threads[thread] = true
+		p.info.Threads = append(p.info.Threads, thread)
+	}
+	if len(p.gapTools) > 0 {
+		gapTools, gap = p.gapTools, now.Sub(p.gapStart)
+		p.info.ClientGapS += gap.Seconds()
+		p.gapTools = nil
+	}
+	if p.invokeRun == 0 {
+		p.info.OutsideSince = nil
+	}
+	return gapTools, gap
+}
+
+// history returns the program's segment history and reserves the next
+// segment index.
+func (t *programTable) history(id string) predictor.History {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.rows[id]; p != nil {
+		return p.history
+	}
+	return predictor.History{}
+}
+
+// segment books a finished segment and returns its index in the program.
+func (t *programTable) segment(id string, outputTokens int, tool string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.rows[id]
+	if p == nil {
+		return 0
+	}
+	p.history = p.history.Observe(outputTokens, tool)
+	p.segments++
+	return p.segments - 1
+}
+
+// finish books a finished call.
+func (t *programTable) finish(id string, res *Result, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.rows[id]
+	if p == nil {
+		return
+	}
+	p.info.Active--
+	p.info.LastSeen = now
+	p.info.PromptTokens += res.Usage.PromptTokens
+	p.info.CompletionToks += res.Usage.CompletionTokens
+	p.info.ToolRounds += len(res.Rounds)
+	p.info.ToolTimeS += res.Timing.Tools.Seconds()
+	if res.Err == nil && len(res.ToolCalls) > 0 {
+		p.info.ClientToolCalls += len(res.ToolCalls)
+		p.gapTools = p.gapTools[:0]
+		for _, c := range res.ToolCalls {
+			p.gapTools = append(p.gapTools, c.Name)
+		}
+		p.gapStart = now
+		n := now
+		p.info.OutsideSince = &n
+	}
+}
+
+// engineStats copies the engine's view of a program.
+func (t *programTable) engineStats(id string, service, wait, critical time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.rows[id]; p != nil {
+		p.info.ServiceS = service.Seconds()
+		p.info.WaitS = wait.Seconds()
+		p.info.CriticalPathS = critical.Seconds()
+	}
+}
+
+// invokeStart and invokeEnd book a tool the agent runs through the runtime.
+func (t *programTable) invokeStart(id string, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.rows[id]
+	if p == nil {
+		p = &program{info: ProgramInfo{ID: id, FirstSeen: now}, threads: map[string]bool{}}
+		t.rows[id] = p
+	}
+	p.invokeRun++
+	p.info.LastSeen = now
+	if p.info.OutsideSince == nil {
+		n := now
+		p.info.OutsideSince = &n
+	}
+}
+
+func (t *programTable) invokeEnd(id string, d time.Duration, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.rows[id]
+	if p == nil {
+		return
+	}
+	p.invokeRun--
+	p.info.Invokes++
+	p.info.InvokeTimeS += d.Seconds()
+	p.info.LastSeen = now
+	if p.invokeRun == 0 && len(p.gapTools) == 0 {
+		p.info.OutsideSince = nil
+	}
+}
+
+// expire drops programs idle (no active call, no invoke) since before
+// cutoff and returns how many.
+func (t *programTable) expire(cutoff time.Time) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for id, p := range t.rows {
+		if p.info.Active == 0 && p.invokeRun == 0 && p.info.LastSeen.Before(cutoff) {
+			delete(t.rows, id)
+			n++
+		}
+	}
+	return n
+}
+
+func (t *programTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.rows)
+}
+
+// list returns copies of the rows, oldest first.
+func (t *programTable) list() []ProgramInfo {
+	t.mu.Lock()
+	out := make([]ProgramInfo, 0, len(t.rows))
+	for _, p := range t.rows {
+		info := p.info
+		info.Threads = slices.Clone(info.Threads)
+		if info.OutsideSince != nil {
+			s := *info.OutsideSince
+			info.OutsideSince = &s
+		}
+		out = append(out, info)
+	}
+	t.mu.Unlock()
+	slices.SortFunc(out, func(a, b ProgramInfo) int {
+		if c := a.FirstSeen.Compare(b.FirstSeen); c != 0 {
+			return c
+		}
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// get returns a copy of one row.
+func (t *programTable) get(id string) (ProgramInfo, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.rows[id]
+	if p == nil {
+		return ProgramInfo{}, false
+	}
+	info := p.info
+	info.Threads = slices.Clone(info.Threads)
+	return info, true
+}

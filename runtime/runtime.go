@@ -1,0 +1,572 @@
+// Package runtime wires pitstop's engine, tools and predictor into a
+// serving runtime: it owns an engine running on the real clock in its own
+// goroutine, a tool executor, the program table and the interception loop
+// that runs the tools a model calls without a round trip to the client.
+//
+// A call's journey (Chat): the conversation is rendered with the model's
+// chat template and tokenized; the engine schedules it under the configured
+// policy with the call's program id; every token the model writes goes
+// through the tokenizer's streaming decoder and the template's streaming
+// tool-call parser (controller.go). When a turn ends with tool calls that
+// are all registered with the runtime, the call pauses (the policy decides
+// preserve, swap or discard for its KV), the tools run in parallel, their
+// results are rendered with the template, tokenized and appended
+// (engine.Resume), and generation continues. Tool calls of tools the client
+// declared but did not register end the call with finish reason
+// "tool_calls"; the client's next call of the program resumes it and finds
+// its prefix in the KV prefix cache.
+//
+// The runtime is usable in-process (Chat, Invoke, Programs) and behind the
+// OpenAI-compatible HTTP server of package runtime/api.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/engine/sim"
+	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/models/tokenizer"
+	"github.com/pitstop-llm/pitstop/predictor"
+	"github.com/pitstop-llm/pitstop/tools"
+)
+
+// Defaults of Config.
+const (
+	DefaultPolicy           = "infercept"
+	DefaultProfile          = "a100-80g-llama3-8b"
+	DefaultMaxToolRounds    = 8
+	DefaultMaxContextTokens = 32768
+	DefaultMaxGenerated     = 16384
+	DefaultProgramTTL       = 15 * time.Minute
+)
+
+// Config configures a Runtime. The zero value serves the scripted test
+// model under the default policy and profile, unpaced.
+type Config struct {
+	// Model is the model served (nil: the scripted test model, for tests).
+	Model Model
+	// Policy names the scheduling policy (engine/policy; default
+	// DefaultPolicy). PolicyImpl, when set, is used instead. Either way the
+	// engine's prefix cache is on: client-side tool calls resume through it.
+	Policy     string
+	PolicyImpl engine.Policy
+	// Profile is the simulated device (nil: DefaultProfile).
+	Profile *sim.Profile
+	// KVTokens overrides the profile's device KV capacity in tokens (0:
+	// the profile's), e.g. to test a full KV memory.
+	KVTokens int
+	// HostKVTokens overrides the host tier's capacity in tokens (0: the
+	// profile's; negative: no host tier).
+	HostKVTokens int
+	// Pace scales the simulated iteration time the engine sleeps: 1 serves
+	// at the profiled device's speed, 0.1 ten times faster, 0 does not sleep.
+	Pace float64
+	// Tools is the registry of server-side tools (nil: a registry with the
+	// built-in tools, http_get off).
+	Tools *tools.Registry
+	// ToolExecutor configures the tool executor (its Observer is chained
+	// after the runtime's own).
+	ToolExecutor tools.ExecutorConfig
+	// Durations are the tool-duration statistics (nil: a fresh estimator).
+	// They are updated from every tool run and predict each tool pause's
+	// duration for the engine's handling.
+	Durations *predictor.DurationEstimator
+	// MaxToolRounds caps server-side tool rounds in one call (default
+	// DefaultMaxToolRounds); one more ends the call with an ErrToolLoop.
+	MaxToolRounds int
+	// MaxContextTokens caps a call's prompt (default DefaultMaxContextTokens).
+	MaxContextTokens int
+	// MaxGenerated caps the tokens one call generates (default
+	// DefaultMaxGenerated); reaching it finishes with reason "length".
+	MaxGenerated int
+	// ProgramTTL is how long an idle program stays in the table (default
+	// DefaultProgramTTL).
+	ProgramTTL time.Duration
+	// ClientToolTTL is how long a call's sequence stays paused after its
+	// tool calls went back to the client, for the program's next call to
+	// resume it (default DefaultClientToolTTL; negative: never, the next
+	// call starts afresh and relies on the prefix cache alone).
+	ClientToolTTL time.Duration
+	// Trace, when set, receives one JSONL predictor.TraceRecord per segment
+	// of each finished call, written when the call finishes.
+	Trace io.Writer
+	// Logger (nil: slog.Default()).
+	Logger *slog.Logger
+}
+
+// Runtime serves chat calls on an engine it owns. Its methods are safe for
+// concurrent use.
+type Runtime struct {
+	cfg       Config
+	model     Model
+	tmpl      chat.Template
+	tok       *tokenizer.Tokenizer
+	stop      map[int32]bool
+	eos       int32
+	profile   *sim.Profile
+	clock     *engine.RealClock
+	eng       *engine.Engine
+	reg       *tools.Registry
+	exec      *tools.Executor
+	durations *predictor.DurationEstimator
+	metrics   *Metrics
+	programs  *programTable
+	trace     *traceWriter
+	log       *slog.Logger
+	maxPrompt int // tokens a prompt may have: the context cap or the device, the smaller
+	nextID    atomic.Uint64
+	started   time.Time
+
+	mu     sync.Mutex
+	closed bool
+	calls  map[*Call]struct{} // unfinished calls
+
+	parkMu sync.Mutex
+	parked map[string]*parkEntry // program+thread → sequence parked across client tools
+
+	ctx      context.Context
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the engine goroutine has ended
+	runErr   error
+	janitorD chan struct{}
+
+	// Engine goroutine only.
+	live        map[engine.SeqID]*seqCtl
+	peakWaiting int
+}
+
+// New builds a runtime and starts its engine goroutine. Close stops it.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Pace < 0 {
+		return nil, fmt.Errorf("runtime: negative pace %g", cfg.Pace)
+	}
+	if cfg.KVTokens < 0 {
+		return nil, fmt.Errorf("runtime: negative KV capacity %d", cfg.KVTokens)
+	}
+	if cfg.MaxToolRounds <= 0 {
+		cfg.MaxToolRounds = DefaultMaxToolRounds
+	}
+	if cfg.MaxContextTokens <= 0 {
+		cfg.MaxContextTokens = DefaultMaxContextTokens
+	}
+	if cfg.MaxGenerated <= 0 {
+		cfg.MaxGenerated = DefaultMaxGenerated
+	}
+	if cfg.ProgramTTL <= 0 {
+		cfg.ProgramTTL = DefaultProgramTTL
+	}
+	if cfg.ClientToolTTL == 0 {
+		cfg.ClientToolTTL = DefaultClientToolTTL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	rt := &Runtime{cfg: cfg, log: cfg.Logger, calls: map[*Call]struct{}{}, live: map[engine.SeqID]*seqCtl{}, parked: map[string]*parkEntry{},
+		programs: newProgramTable(), metrics: newMetrics(), started: time.Now()}
+
+	rt.model = cfg.Model
+	if rt.model == nil {
+		m, err := NewScriptedTestModel()
+		if err != nil {
+			return nil, err
+		}
+		rt.model = m
+	}
+	rt.tmpl, rt.tok = rt.model.Template(), rt.model.Tokenizer()
+	rt.stop = map[int32]bool{}
+	for _, s := range rt.tmpl.StopStrings() {
+		if id, ok := rt.tok.TokenID(s); ok {
+			rt.stop[id] = true
+		}
+	}
+	for _, id := range rt.tok.EOSIDs() {
+		rt.stop[id] = true
+	}
+	if id, ok := rt.tok.TokenID(rt.tmpl.EndOfTurn()); ok {
+		rt.eos = id
+		rt.stop[id] = true
+	} else {
+		return nil, fmt.Errorf("runtime: the tokenizer of model %s has no %q token", rt.model.Name(), rt.tmpl.EndOfTurn())
+	}
+
+	rt.profile = cfg.Profile
+	if rt.profile == nil {
+		p, err := sim.LoadProfile(DefaultProfile)
+		if err != nil {
+			return nil, err
+		}
+		rt.profile = p
+	}
+	pol := cfg.PolicyImpl
+	if pol == nil {
+		name := cfg.Policy
+		if name == "" {
+			name = DefaultPolicy
+		}
+		p, err := policy.New(name, policy.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+		pol = p
+	}
+	ecfg := engineConfig(rt.profile, cfg.KVTokens, cfg.HostKVTokens)
+	watermark := int(0.01 * float64(ecfg.NumBlocks))
+	rt.maxPrompt = min(cfg.MaxContextTokens, (ecfg.NumBlocks-watermark)*ecfg.BlockSize-1)
+
+	rt.reg = cfg.Tools
+	if rt.reg == nil {
+		rt.reg = tools.NewRegistry()
+		if err := tools.RegisterBuiltins(rt.reg, tools.BuiltinConfig{}); err != nil {
+			return nil, err
+		}
+	}
+	rt.durations = cfg.Durations
+	if rt.durations == nil {
+		rt.durations = predictor.NewDurationEstimator(predictor.DurationOptions{})
+	}
+	for name, prior := range builtinPriors {
+		if _, known := rt.durations.Stats(name); !known {
+			if _, ok := rt.reg.Get(name); ok {
+				rt.durations.SetPrior(name, prior)
+			}
+		}
+	}
+	xcfg := cfg.ToolExecutor
+	user := xcfg.Observer
+	xcfg.Observer = tools.ObserverFunc(func(name string, d time.Duration, isError, cached bool) {
+		rt.metrics.toolFinished(name, d.Seconds(), isError, cached)
+		if !cached {
+			rt.durations.Observe(name, d.Seconds())
+		}
+		if user != nil {
+			user.ToolFinished(name, d, isError, cached)
+		}
+	})
+	if xcfg.Logger == nil {
+		xcfg.Logger = cfg.Logger
+	}
+	exec, err := tools.NewExecutor(rt.reg, xcfg)
+	if err != nil {
+		return nil, err
+	}
+	rt.exec = exec
+	if cfg.Trace != nil {
+		rt.trace = &traceWriter{w: cfg.Trace, log: rt.log}
+	}
+
+	rt.clock = engine.NewRealClock()
+	eng, err := engine.New(ecfg, rt.clock, &pacedExecutor{sim: sim.NewExecutor(rt.profile), pace: cfg.Pace},
+		withPrefixCache{pol}, engine.Observer(rt))
+	if err != nil {
+		exec.Close()
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	rt.eng = eng
+	rt.metrics.kvBlocks.WithLabelValues("total").Set(float64(ecfg.NumBlocks))
+	rt.metrics.kvBlocks.WithLabelValues("free").Set(float64(ecfg.NumBlocks))
+	rt.metrics.hostBlocks.WithLabelValues("capacity").Set(float64(eng.Host().Capacity()))
+
+	rt.ctx, rt.cancel = context.WithCancel(context.Background())
+	rt.done = make(chan struct{})
+	rt.janitorD = make(chan struct{})
+	go rt.runEngine()
+	go rt.janitor()
+	return rt, nil
+}
+
+// builtinPriors are the expected durations, in seconds, of the built-in
+// tools, until their own statistics take over: the local ones are
+// sub-millisecond; http_get is a network round trip.
+var builtinPriors = map[string]float64{
+	tools.CalculatorTool: 0.001, tools.CurrentTimeTool: 0.001, tools.UnitConvertTool: 0.001, tools.HTTPGetTool: 0.5,
+}
+
+// engineConfig sizes the engine from a profile.
+func engineConfig(p *sim.Profile, kvTokens, hostTokens int) engine.Config {
+	numBlocks := p.NumBlocks()
+	if kvTokens > 0 {
+		numBlocks = max((kvTokens+p.BlockSize-1)/p.BlockSize, 1)
+	}
+	host := p.HostBlocks()
+	switch {
+	case hostTokens > 0:
+		host = (hostTokens + p.BlockSize - 1) / p.BlockSize
+	case hostTokens < 0:
+		host = 0
+	}
+	return engine.Config{
+		NumBlocks:         numBlocks,
+		BlockSize:         p.BlockSize,
+		HostBlocks:        host,
+		MaxBatchedTokens:  p.MaxBatchedTokens,
+		MaxSeqs:           p.MaxSeqs,
+		SwapBlocksPerIter: p.Swap.BlocksPerIter,
+		Cost:              p.HandlingCost(),
+		HostBlockBytes:    p.BlockBytes(),
+	}
+}
+
+func (rt *Runtime) runEngine() {
+	defer close(rt.done)
+	err := rt.eng.Run(rt.ctx)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		rt.log.Error("engine stopped", "err", err)
+		rt.runErr = err
+	}
+	rt.mu.Lock()
+	rt.closed = true
+	calls := make([]*Call, 0, len(rt.calls))
+	for c := range rt.calls {
+		calls = append(calls, c)
+	}
+	rt.mu.Unlock()
+	// The engine goroutine is gone: nothing else touches the calls' engine
+	// state any more.
+	for _, c := range calls {
+		res := c.partialResult()
+		res.Err = errorf(ErrUnavailable, "", "server_shutting_down", "the runtime stopped before the call finished")
+		c.complete(res)
+	}
+}
+
+func (rt *Runtime) janitor() {
+	defer close(rt.janitorD)
+	every := min(max(rt.cfg.ProgramTTL/4, time.Second), time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-rt.ctx.Done():
+			return
+		case <-t.C:
+			rt.expirePrograms()
+		}
+	}
+}
+
+// expirePrograms drops programs idle for longer than the TTL, in the
+// runtime's table and in the engine's.
+func (rt *Runtime) expirePrograms() {
+	rt.programs.expire(time.Now().Add(-rt.cfg.ProgramTTL))
+	rt.metrics.programs.Set(float64(rt.programs.len()))
+	rt.eng.Post(func() {
+		if cut := rt.clock.Now() - rt.cfg.ProgramTTL; cut > 0 {
+			rt.eng.Programs().Expire(cut)
+		}
+	})
+}
+
+// Close stops the engine; unfinished calls fail with ErrUnavailable. It
+// waits for the engine goroutine to end.
+func (rt *Runtime) Close() error {
+	rt.mu.Lock()
+	rt.closed = true
+	rt.mu.Unlock()
+	rt.cancel()
+	<-rt.done
+	<-rt.janitorD
+	rt.exec.Close()
+	return rt.runErr
+}
+
+// Model is the model served.
+func (rt *Runtime) Model() Model { return rt.model }
+
+// Tools is the registry of server-side tools.
+func (rt *Runtime) Tools() *tools.Registry { return rt.reg }
+
+// Durations are the tool-duration statistics.
+func (rt *Runtime) Durations() *predictor.DurationEstimator { return rt.durations }
+
+// Metrics are the runtime's Prometheus metrics.
+func (rt *Runtime) Metrics() *Metrics { return rt.metrics }
+
+// Profile is the simulated device.
+func (rt *Runtime) Profile() *sim.Profile { return rt.profile }
+
+// Started is when the runtime was built.
+func (rt *Runtime) Started() time.Time { return rt.started }
+
+// onEngine runs fn on the engine goroutine and waits for it.
+func (rt *Runtime) onEngine(ctx context.Context, fn func()) error {
+	done := make(chan struct{})
+	rt.eng.Post(func() { fn(); close(done) })
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-rt.done:
+		select {
+		case <-done:
+			return nil
+		default:
+		}
+		return errorf(ErrUnavailable, "", "server_shutting_down", "the runtime is stopped")
+	}
+}
+
+// EngineState is a snapshot of the engine.
+type EngineState struct {
+	Live    int `json:"live"` // unfinished calls in the engine
+	Waiting int `json:"waiting"`
+	Running int `json:"running"`
+	Swapped int `json:"swapped"`
+	Paused  int `json:"paused"`
+	// Parked are the paused calls waiting for a program's next call after
+	// their tool calls went back to the client (included in Live, Paused).
+	Parked int `json:"parked"`
+	// PeakWaiting is the most runnable calls an iteration left out of its
+	// batch since the start (waiting for memory or for the token budget).
+	PeakWaiting int `json:"peak_waiting"`
+	UsedBlocks  int `json:"used_blocks"`
+	FreeBlocks  int `json:"free_blocks"`
+	TotalBlocks int `json:"total_blocks"`
+	HostUsed    int `json:"host_used"`
+	HostBlocks  int `json:"host_blocks"`
+	// Leaked is the number of device blocks and host slots held by no live
+	// call; CheckErr the block manager's invariant check. Both must be
+	// zero/nil at all times.
+	Leaked   int    `json:"leaked"`
+	CheckErr string `json:"check_error,omitempty"`
+	Calls    int    `json:"calls"` // unfinished calls in the runtime
+}
+
+// Engine takes a snapshot of the engine and runs its invariant check
+// (engine.Check and engine.Leaked) on the engine goroutine.
+func (rt *Runtime) Engine(ctx context.Context) (EngineState, error) {
+	var st EngineState
+	err := rt.onEngine(ctx, func() {
+		st.Live = rt.eng.Live()
+		for _, ctl := range rt.live {
+			switch ctl.seq.State() {
+			case engine.Waiting:
+				st.Waiting++
+			case engine.Running:
+				st.Running++
+			case engine.Swapped:
+				st.Swapped++
+			case engine.Paused:
+				st.Paused++
+			}
+		}
+		b := rt.eng.Blocks()
+		st.UsedBlocks, st.FreeBlocks, st.TotalBlocks = b.UsedBlocks(), b.FreeBlocks(), b.NumBlocks()
+		st.HostUsed, st.HostBlocks = rt.eng.Host().Used(), rt.eng.Host().Capacity()
+		st.Leaked = rt.leaked()
+		st.PeakWaiting = rt.peakWaiting
+		rt.parkMu.Lock()
+		st.Parked = len(rt.parked)
+		rt.parkMu.Unlock()
+		if err := rt.eng.Check(); err != nil {
+			st.CheckErr = err.Error()
+		}
+		rt.refreshGauges(&st)
+	})
+	rt.mu.Lock()
+	st.Calls = len(rt.calls)
+	rt.mu.Unlock()
+	return st, err
+}
+
+// Check verifies the engine's block invariants and that no block leaked.
+func (rt *Runtime) Check(ctx context.Context) error {
+	st, err := rt.Engine(ctx)
+	if err != nil {
+		return err
+	}
+	if st.CheckErr != "" {
+		return fmt.Errorf("runtime: engine invariants broken: %s", st.CheckErr)
+	}
+	if st.Leaked != 0 {
+		return fmt.Errorf("runtime: %d KV blocks leaked", st.Leaked)
+	}
+	return nil
+}
+
+// leaked is the number of device blocks and host slots in use that no live
+// call holds (engine goroutine). Unlike engine.Leaked it counts a block
+// shared by several calls (a common prefix) once.
+func (rt *Runtime) leaked() int {
+	held := make(map[int32]struct{})
+	host := 0
+	for _, st := range rt.live {
+		for _, b := range st.seq.Blocks() {
+			held[b] = struct{}{}
+		}
+		host += len(st.seq.HostSlots())
+	}
+	return rt.eng.Blocks().UsedBlocks() - len(held) + rt.eng.Host().Used() - host
+}
+
+// refreshGauges sets the state gauges from a snapshot (engine goroutine).
+func (rt *Runtime) refreshGauges(st *EngineState) {
+	m := rt.metrics
+	m.queue.WithLabelValues("waiting").Set(float64(st.Waiting))
+	m.queue.WithLabelValues("running").Set(float64(st.Running))
+	m.queue.WithLabelValues("swapped").Set(float64(st.Swapped))
+	m.queue.WithLabelValues("paused").Set(float64(st.Paused))
+	m.kvBlocks.WithLabelValues("used").Set(float64(st.UsedBlocks))
+	m.kvBlocks.WithLabelValues("free").Set(float64(st.FreeBlocks))
+	m.kvBlocks.WithLabelValues("total").Set(float64(st.TotalBlocks))
+	m.hostBlocks.WithLabelValues("used").Set(float64(st.HostUsed))
+	m.hostBlocks.WithLabelValues("capacity").Set(float64(st.HostBlocks))
+	m.programs.Set(float64(rt.programs.len()))
+}
+
+// Programs returns the program table, each row with the engine's current
+// service and wait.
+func (rt *Runtime) Programs(ctx context.Context) ([]ProgramInfo, error) {
+	err := rt.onEngine(ctx, func() {
+		rt.eng.Programs().Each(func(p *engine.ProgramStats) {
+			rt.programs.engineStats(p.ID, p.Service, p.Wait, p.CriticalPath())
+		})
+	})
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			return nil, err
+		}
+	}
+	return rt.programs.list(), nil
+}
+
+// Program returns one row of the program table.
+func (rt *Runtime) Program(ctx context.Context, id string) (ProgramInfo, bool) {
+	_ = rt.onEngine(ctx, func() {
+		if p := rt.eng.Programs().Get(id); p != nil {
+			rt.programs.engineStats(p.ID, p.Service, p.Wait, p.CriticalPath())
+		}
+	})
+	return rt.programs.get(id)
+}
+
+// Observe implements engine.Observer (engine goroutine).
+func (rt *Runtime) Observe(ev *engine.Event) {
+	switch ev.Kind {
+	case engine.EvIteration:
+		rt.metrics.iteration(ev.Iter)
+		rt.peakWaiting = max(rt.peakWaiting, ev.Iter.Waiting)
+	case engine.EvPaused:
+		rt.metrics.handling.WithLabelValues(ev.Handling.String(), "paused").Inc()
+		if ctl := rt.live[ev.Seq.ID()]; ctl != nil {
+			ctl.paused(ev)
+		}
+	case engine.EvHandled:
+		rt.metrics.handling.WithLabelValues(ev.Handling.String(), "changed").Inc()
+	case engine.EvFinished:
+		if ctl := rt.live[ev.Seq.ID()]; ctl != nil {
+			delete(rt.live, ev.Seq.ID())
+			ctl.finished(ev)
+		}
+	}
+}
