@@ -14,6 +14,7 @@ import (
 	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/predictor"
 )
 
 // RunConfig is one (workload, policy, rate) run.
@@ -30,6 +31,8 @@ type RunConfig struct {
 	// PredictionError is p of the oracle-with-noise predictor: predictions
 	// are the truth plus N(0, p·truth).
 	PredictionError float64
+	// Predictors, when set, replace the oracle-with-noise source.
+	Predictors *Predictors
 	// Progress, when set, is advanced by one per finished program.
 	Progress *report.Progress
 	// CheckEvery runs the block invariant check every N iterations (0: only at the end).
@@ -57,7 +60,8 @@ type programRun struct {
 	waiting  map[string]int     // unfinished parents per call id
 	left     int
 	tokens   int
-	children map[string][]int // call id → indices of calls that list it as a parent
+	children map[string][]int  // call id → indices of calls that list it as a parent
+	history  predictor.History // finished segments, for the length predictor
 }
 
 // Run replays the workload and returns the run's summary. It fails if the
@@ -245,8 +249,12 @@ func (d *driver) Observe(e *engine.Event) {
 		d.col.AddHandling(e.Handling.String())
 		sc := d.calls[e.Seq.ID()]
 		seg := sc.call.Segments[sc.seg]
+		sc.prog.history = sc.prog.history.Observe(sc.decoded, seg.Tool)
 		id := e.Seq.ID()
 		d.eng.At(e.Time+seconds(seg.ToolTime), func() {
+			if p := d.cfg.Predictors; p != nil {
+				p.learnTool(seg.Tool, seg.ToolTime)
+			}
 			sc.resumed()
 			if err := d.eng.Resume(id, d.freshTokens(nil, seg.ToolReturn)); err != nil {
 				d.eng.Stop(err)
@@ -263,6 +271,7 @@ func (d *driver) Observe(e *engine.Event) {
 			d.col.CallFinished(e.Seq.Name(), t, e.Seq.Generated())
 		}
 		sc.prog.tokens += e.Seq.Generated()
+		sc.prog.history = sc.prog.history.Observe(sc.decoded, "")
 		d.callDone(sc.prog, sc.call, slices.Clip(e.Seq.Tokens()))
 	case engine.EvIteration:
 		it := e.Iter

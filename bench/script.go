@@ -41,7 +41,7 @@ func (c *scriptCall) Next(_ *engine.Sequence, _ int32) engine.Action {
 
 // Forecast gives the truth of the current segment and a prediction drawn as
 // LAMPS evaluates predictors: the true value plus N(0, p·value) noise.
-func (c *scriptCall) Forecast(_ *engine.Sequence) engine.Forecast {
+func (c *scriptCall) Forecast(s *engine.Sequence) engine.Forecast {
 	seg := &c.call.Segments[c.seg]
 	truth := engine.Prediction{Decode: max(seg.Decode, 1) - c.decoded}
 	if c.seg < len(c.call.Segments)-1 {
@@ -53,9 +53,13 @@ func (c *scriptCall) Forecast(_ *engine.Sequence) engine.Forecast {
 		truth.After += max(s.Decode, 1)
 	}
 	pred := truth
-	pred.Decode = max(1, int(math.Round(c.d.noisy(float64(truth.Decode)))))
-	pred.ToolTime = c.d.noisy(truth.ToolTime)
-	pred.After = max(0, int(math.Round(c.d.noisy(float64(truth.After)))))
+	if p := c.d.cfg.Predictors; p != nil {
+		pred = p.forecast(c, s, truth)
+	} else {
+		pred.Decode = max(1, int(math.Round(c.d.noisy(float64(truth.Decode)))))
+		pred.ToolTime = c.d.noisy(truth.ToolTime)
+		pred.After = max(0, int(math.Round(c.d.noisy(float64(truth.After)))))
+	}
 	c.pred = pred
 	return engine.Forecast{Predicted: pred, Truth: truth, HasTruth: true}
 }

@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/predictor"
+)
+
+// Predictors replaces the oracle-with-noise source of a replay's predictions
+// with real predictors, as a server would have them: an output-length model
+// for the tokens a segment generates before its tool call, and per-tool
+// duration statistics learnt online from the tool calls already seen in the
+// run. Policies read both through Sequence.Forecast().Predicted either way.
+//
+// What a trace cannot give a model is marked so: the workloads carry token
+// counts, not text, so the model sees the context length, the tools offered
+// and the program's history but no message text; whether a segment ends in a
+// tool call and how many tokens the tool returns are taken from the trace (a
+// server knows the tool once it is called); tokens after the current
+// segment are not predicted (After is 0).
+type Predictors struct {
+	Length   predictor.LengthPredictor
+	Duration *predictor.DurationEstimator
+}
+
+// forecast fills the predicted view of the call's current segment.
+func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Prediction) engine.Prediction {
+	pred := truth
+	pred.After = 0
+	seg := &c.call.Segments[c.seg]
+	if p.Length != nil {
+		n, _ := p.Length.PredictLength(predictor.Input{
+			PromptTokens: s.NumTokens(),
+			ToolNames:    offeredTools(seg.Tool),
+			History:      c.prog.history,
+		})
+		pred.Decode = max(1, n-c.decoded)
+	}
+	if truth.HasTool && p.Duration != nil {
+		pred.ToolTime = p.Duration.PredictDuration(seg.Tool)
+	}
+	return pred
+}
+
+// learnTool teaches the duration statistics a finished tool call.
+func (p *Predictors) learnTool(tool string, seconds float64) {
+	if p.Duration != nil && tool != "" {
+		p.Duration.Observe(tool, seconds)
+	}
+}
+
+// offeredTools is the tool set a call of an InferCept family is offered, as
+// the predictor's training records name them.
+func offeredTools(tool string) []string {
+	switch tool {
+	case infercept.ToolMath, infercept.ToolQA:
+		return []string{infercept.ToolMath, infercept.ToolQA}
+	case infercept.ToolTTS, infercept.ToolImage:
+		return []string{infercept.ToolTTS, infercept.ToolImage}
+	case infercept.ToolVirtualEnv:
+		return []string{infercept.ToolVirtualEnv}
+	case "":
+		return nil
+	}
+	return []string{tool}
+}

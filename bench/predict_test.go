@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/engine/sim"
+	"github.com/pitstop-llm/pitstop/handling"
+	"github.com/pitstop-llm/pitstop/predictor"
+)
+
+// spyPolicy records the forecasts a policy would see.
+type spyPolicy struct {
+	engine.Policy
+	seen []engine.Forecast
+}
+
+func (p *spyPolicy) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
+	if s.Generated() == 0 && s.State() == engine.Waiting {
+		p.seen = append(p.seen, s.Forecast())
+	}
+	return p.Policy.Priority(v, s)
+}
+
+func (p *spyPolicy) Handle(v *engine.View, s *engine.Sequence) handling.Kind {
+	return p.Policy.Handle(v, s)
+}
+
+func TestPredictorsReplaceTheOracle(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	base, _ := policy.New("fcfs", policy.Options{})
+	spy := &spyPolicy{Policy: base}
+	durations := predictor.NewDurationEstimator(predictor.DurationOptions{Fallback: 7})
+	_, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: spy, Name: "spy", Rate: 1, Duration: 3, Seed: 1,
+		Predictors: &Predictors{Length: predictor.HistoryPredictor{Default: 42}, Duration: durations}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spy.seen) == 0 {
+		t.Fatal("the policy saw no forecast")
+	}
+	first := spy.seen[0]
+	if !first.HasTruth || first.Truth.Decode != 10 {
+		t.Fatalf("truth of the root call's first segment = %+v, want 10 tokens", first.Truth)
+	}
+	if first.Predicted.Decode != 42 {
+		t.Fatalf("predicted decode %d, want the history predictor's default 42", first.Predicted.Decode)
+	}
+	if first.Predicted.ToolTime != 7 {
+		t.Fatalf("predicted tool time %g before any tool ran, want the estimator's fallback 7", first.Predicted.ToolTime)
+	}
+	if got := durations.PredictDuration("t"); got == 7 {
+		t.Fatal("the duration statistics learnt nothing from the run's tool calls")
+	}
+}
