@@ -67,19 +67,26 @@ func (e *Engine) swapIn(s *Sequence) bool {
 	bs := e.cfg.BlockSize
 	hashes := s.blockHashes(bs)
 	fullComputed := min(len(hashes), s.computed/bs)
-	copies, need := 0, 0 // blocks to copy; free blocks consumed (copies + unused cached hits)
-	for j := range s.host {
-		if j >= fullComputed {
-			copies++
-		} else if id, hit := e.blocks.Lookup(hashes[j]); !hit {
-			copies++
-		} else if e.blocks.Unused(id) {
-			need++
+	count := func() (copies, need int) { // blocks to copy; free blocks consumed (copies + unused cached hits)
+		for j := range s.host {
+			if j >= fullComputed {
+				copies++
+			} else if id, hit := e.blocks.Lookup(hashes[j]); !hit {
+				copies++
+			} else if e.blocks.Unused(id) {
+				need++
+			}
 		}
+		return copies, need + copies
 	}
-	need += copies
-	if !e.blocks.CanGrow(need, 0) && !e.evictFor(need, 0, s) {
-		return false
+	copies, need := count()
+	for !e.blocks.CanGrow(need, 0) {
+		if !e.evictFor(need, 0, s) {
+			return false
+		}
+		// Evicting a call that shared a cached hit leaves that block unused
+		// in the cache, where taking it costs a free block: count again.
+		copies, need = count()
 	}
 	if !e.swapBudget.Take(copies) {
 		return false

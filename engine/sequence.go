@@ -175,6 +175,12 @@ func (s *Sequence) Remaining() int            { return len(s.tokens) - s.compute
 func (s *Sequence) MaxTokens() int            { return s.req.MaxTokens }
 func (s *Sequence) Controller() Controller    { return s.req.Controller }
 func (s *Sequence) HostSlots() []int          { return s.host }
+
+// Waited is the wait (runnable but not running) of the call's earlier
+// runnable stretches: its whole wait once it has paused or finished. The
+// current stretch is View.Wait's to add. Read-only, for process tables.
+func (s *Sequence) Waited() time.Duration { return s.waitAccum }
+
 func (s *Sequence) ToolElapsed(now time.Duration) float64 {
 	if s.state != Paused {
 		return 0
