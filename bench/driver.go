@@ -6,6 +6,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -49,6 +50,10 @@ type driver struct {
 	calls  map[engine.SeqID]*scriptCall
 	iters  int
 	failed int
+	// programsLeft counts arrivals not yet finished; on a real clock the
+	// run ends when it reaches zero (a virtual clock ends by going idle).
+	programsLeft int
+	done         context.CancelFunc
 }
 
 // programRun is one arrival of a workload program.
@@ -89,7 +94,14 @@ func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
 		pr := d.newProgramRun(fmt.Sprintf("p%d", i), a.prog, a.at)
 		eng.At(a.at, func() { d.startProgram(pr) })
 	}
-	if err := eng.Run(ctx); err != nil {
+	if len(arrivals) == 0 {
+		return report.Run{}, fmt.Errorf("no program of %s arrives within %g s at rate %g: lengthen the duration", cfg.Workload.Name, cfg.Duration, cfg.Rate)
+	}
+	d.programsLeft = len(arrivals)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d.done = cancel
+	if err := eng.Run(runCtx); err != nil && !(d.programsLeft == 0 && errors.Is(err, context.Canceled) && ctx.Err() == nil) {
 		return report.Run{}, err
 	}
 	if err := eng.Check(); err != nil {
@@ -231,6 +243,9 @@ func (d *driver) callDone(pr *programRun, c *workload.Call, final []int32) {
 			d.cfg.Progress.Add(1)
 		}
 		pr.final = nil
+		if d.programsLeft--; d.programsLeft == 0 && !d.cfg.Clock.Virtual() {
+			d.done()
+		}
 	}
 }
 

@@ -117,3 +117,25 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// On the real clock the run ends when the last program finishes.
+func TestRunOnRealClockEnds(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	pol, _ := policy.New("infercept", policy.Options{})
+	w := dagWorkload()
+	for i := range w.Programs[0].Calls { // keep wall time short: millisecond tools
+		c := &w.Programs[0].Calls[i]
+		c.ThinkTime = 0
+		for j := range c.Segments {
+			c.Segments[j].ToolTime /= 100
+		}
+	}
+	run, err := Run(context.Background(), RunConfig{Workload: w, Engine: cfg, Executor: sim.NewExecutor(prof), Clock: engine.NewRealClock(),
+		Policy: pol, Name: "real", Rate: 20, Duration: 0.2, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Completed != run.Requests || run.Requests == 0 {
+		t.Fatalf("%d of %d completed", run.Completed, run.Requests)
+	}
+}
