@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pitstop-llm/pitstop/bench"
@@ -33,6 +34,7 @@ type benchFlags struct {
 	predErr                            float64
 	parallel, checkEvery               int
 	progress                           bool
+	popts                              policy.Options
 }
 
 func newBenchCmd() *cobra.Command {
@@ -67,7 +69,33 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
 	fl.IntVar(&f.checkEvery, "check-every", 0, "check block invariants every N iterations (0: at the end of each run)")
 	fl.BoolVar(&f.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
+	addPolicyFlags(fl, &f.popts)
 	return cmd
+}
+
+// addPolicyFlags registers the policies' knobs (policy.Options); zero means
+// the policy's default.
+func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
+	fl.Int64Var(&o.StarvationThreshold, "lamps-starvation", 0, "lamps/pitstop: iterations without running before a call goes to the head (0: default 100; <0: off)")
+	fl.Float64Var(&o.StarvationRelative, "starvation-relative", 0, "lamps/pitstop: starving = waited max(threshold, N x the average wait) iterations (0: pitstop 4, lamps off; <0: off)")
+	fl.Int64Var(&o.ScoreRefresh, "score-refresh", 0, "lamps/pitstop: re-score every runnable call every N iterations (0: only when a call changes)")
+	fl.Int64Var(&o.StarvationCheck, "starvation-check", 0, "lamps/pitstop: iterations between looks for starving calls (0: default 8)")
+	fl.IntVar(&o.Queues, "queues", 0, "mlfq/plas/atlas/pitstop: number of queues K (0: default 8)")
+	fl.Float64Var(&o.Quantum, "quantum", 0, "mlfq/plas/atlas/pitstop: first queue's quantum in seconds of service, doubling per queue (0: default 0.5)")
+	fl.Float64Var(&o.Beta, "beta", 0, "mlfq/plas/atlas/pitstop: promote when wait/service >= beta (0: default 8; <0: off)")
+	fl.Int64Var(&o.AgingEvery, "aging-every", 0, "mlfq/plas/atlas/pitstop: iterations between beta checks (0: default 16)")
+	fl.Int64Var(&o.MultiStep, "multi-step", 0, "mlfq/plas/atlas/pitstop: apply demotions every N iterations (0: default 1)")
+	fl.Float64Var(&o.ProgramTTL, "program-ttl", 0, "mlfq/plas/atlas/pitstop: seconds an idle program stays in the process table (0: default 600)")
+	fl.Float64Var(&o.TTFTSLO, "sola-ttft", 0, "sola: TTFT SLO in seconds (0: default 0.4)")
+	fl.Float64Var(&o.TPOTSLO, "sola-tpot", 0, "sola: TPOT SLO in seconds (0: default 0.15)")
+	fl.IntVar(&o.SOLAWindow, "sola-window", 0, "sola: sliding window in iterations for the mode choice (0: default 16)")
+	fl.Float64Var(&o.TTLScale, "continuum-ttl-scale", 0, "continuum: multiplier on the pin TTL (0: default 1)")
+	fl.BoolVar(&o.SRPTServiceOnly, "srpt-service-only", false, "srpt: rank by remaining engine work, without the tool time")
+	fl.BoolVar(&o.SRPTRunningFirst, "srpt-running-first", false, "srpt: calls on the device run first (no preemption to admit)")
+	fl.Float64Var(&o.ProgramIdle, "program-idle", 0, "pitstop: seconds without a call before a program counts as complete (0: default 120)")
+	fl.BoolVar(&o.NoProgramQueues, "pitstop-no-queues", false, "pitstop ablation: one queue (no program-level attained service)")
+	fl.BoolVar(&o.NoMemoryOverTime, "pitstop-no-mot", false, "pitstop ablation: FCFS inside a queue instead of memory-over-time")
+	fl.BoolVar(&o.NoDynamicHandling, "pitstop-no-dynamic", false, "pitstop ablation: keep the handling chosen at the tool call")
 }
 
 // benchPlan is a validated bench invocation.
@@ -84,7 +112,7 @@ func planBench(f benchFlags) (*benchPlan, error) {
 		return nil, usagef("no policies given (valid: %s)", strings.Join(policy.Names(), ", "))
 	}
 	for _, p := range f.policies {
-		if _, err := policy.New(p, policy.Options{}); err != nil {
+		if _, err := policy.New(p, f.popts); err != nil {
 			return nil, usageError{err.Error()}
 		}
 	}
@@ -179,7 +207,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 	g.SetLimit(max(f.parallel, 1))
 	for i, j := range jobs {
 		g.Go(func() error {
-			pol, _ := policy.New(j.policy, policy.Options{})
+			pol, _ := policy.New(j.policy, f.popts)
 			run, err := bench.Run(gctx, bench.RunConfig{
 				Workload: plan.w, Engine: engineConfig(plan.profile), Executor: sim.NewExecutor(plan.profile),
 				Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,

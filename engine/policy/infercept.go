@@ -26,22 +26,5 @@ func (InferCept) Handle(v *engine.View, s *engine.Sequence) handling.Kind {
 // Evict picks swap or recompute for a preempted running call, by the same
 // waste model with no tool time left to wait.
 func (InferCept) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
-	sit := v.Situation(s)
-	sit.ToolRemaining = 0
-	if !hostFits(v, s) {
-		return handling.Discard
-	}
-	k, _ := handling.Choose(sit, v.Cost, handling.Swap, handling.Discard)
-	return k
-}
-
-func allowedKinds(v *engine.View, s *engine.Sequence) []handling.Kind {
-	if hostFits(v, s) {
-		return nil
-	}
-	return []handling.Kind{handling.Preserve, handling.Discard}
-}
-
-func hostFits(v *engine.View, s *engine.Sequence) bool {
-	return v.HostFree >= s.ResidentBlocks()
+	return leastWasteEvict(v, s)
 }

@@ -1,6 +1,10 @@
 // Package policy holds the scheduling policies, one per file. Each orders the
 // runnable calls and chooses preserve, swap or discard at tool calls; the
 // engine's mechanism (batching, blocks, swaps) is the same for all.
+//
+// Policies that use predictions read them only from Forecast().Predicted
+// (oracle-with-noise in benchmarks, a model in serving: the policy cannot
+// tell), except srpt, the clairvoyant reference, which reads Truth.
 package policy
 
 import (
@@ -11,13 +15,156 @@ import (
 	"github.com/pitstop-llm/pitstop/engine"
 )
 
-// Options are the knobs shared by the policies that use them.
-type Options struct{}
+// Options are the knobs of the policies. A zero field takes its default
+// (listed with each field); a negative one, where said, turns the feature
+// off.
+type Options struct {
+	// StarvationThreshold is LAMPS's starvation counter (lamps, pitstop): a
+	// runnable call that has not run for this many iterations goes to the
+	// head of the queue until it finishes. Default 100 (LAMPS §4.4); < 0: off.
+	StarvationThreshold int64
+	// StarvationRelative makes the starvation threshold adapt to the load:
+	// max(StarvationThreshold, StarvationRelative × the 99th percentile of
+	// the iterations calls waited before they ran, recently), so only calls
+	// that wait far longer than nearly all their peers count as starving.
+	// pitstop: default 2; lamps: default off (LAMPS's fixed threshold); < 0:
+	// off.
+	StarvationRelative float64
+	// ScoreRefresh re-scores every runnable call each N iterations (lamps,
+	// pitstop), LAMPS's score-refresh interval. Default 0: a call is scored
+	// when it changes (arrives, runs, is preempted, resumes), which is every
+	// iteration for running calls.
+	ScoreRefresh int64
+	// StarvationCheck is how often, in iterations, lamps and pitstop look
+	// for calls that reached the starvation threshold (each look that finds
+	// one re-ranks every runnable call). Default 8.
+	StarvationCheck int64
+
+	// Queues is K, the number of attained-service queues (mlfq, plas, atlas,
+	// pitstop). Default 8.
+	Queues int
+	// Quantum is the first queue's quantum in seconds of service; queue i
+	// (from 0) has quantum Quantum·2^i and covers program service
+	// [Quantum·(2^i−1), Quantum·(2^(i+1)−1)), the last one up to infinity.
+	// Default 0.5 s.
+	Quantum float64
+	// Beta is Autellix's anti-starvation ratio: a call is promoted to the
+	// first queue when (program wait + call wait) / (program service + call
+	// service) ≥ Beta. Default 8 (as in a public port; the paper gives none);
+	// < 0: off.
+	Beta float64
+	// AgingEvery is how often, in iterations, the β ratio is checked for
+	// calls that are not running (a check re-ranks every runnable call).
+	// Default 16.
+	AgingEvery int64
+	// MultiStep applies demotions only every N iterations (Autellix's
+	// multi-step scheduling: fewer preemptions). Default 1.
+	MultiStep int64
+	// ProgramIdle is how long, in seconds, a program must have had no call in
+	// the engine before pitstop counts it as complete and learns from its
+	// total service. Default 120 (longer than any think time between calls
+	// in the workloads).
+	ProgramIdle float64
+	// ProgramTTL is how long, in seconds, a program with no active call stays
+	// in the process table. Default 600.
+	ProgramTTL float64
+
+	// TTFTSLO and TPOTSLO are SOLA's latency targets in seconds. Defaults
+	// 0.4 and 0.15 (SOLA's 10x single-request latency for Llama3-8B).
+	TTFTSLO, TPOTSLO float64
+	// SOLAWindow is the sliding window, in iterations, over which SOLA
+	// compares how far TTFT and TPOT are from their SLOs. Default 16.
+	SOLAWindow int
+
+	// TTLScale multiplies Continuum's pin TTL (reload cost plus expected
+	// queueing). Default 1.
+	TTLScale float64
+
+	// SRPTServiceOnly ranks srpt by remaining engine work without the tool
+	// time; SRPTRunningFirst makes it keep calls on the device running first
+	// (no preemption to admit). Both off: the reference as DESIGN.md §5
+	// specifies it.
+	SRPTServiceOnly, SRPTRunningFirst bool
+
+	// Ablations of pitstop: no program-level queues (one queue: memory over
+	// time and anti-starvation only), no memory-over-time ordering inside a
+	// queue (FCFS as ATLAS), no dynamic handling (the handling predicted at
+	// the tool call is kept while the call waits).
+	NoProgramQueues, NoMemoryOverTime, NoDynamicHandling bool
+}
+
+// Defaults returns o with every zero field set to its default.
+func (o Options) Defaults() Options {
+	def := func(x *int64, d int64) {
+		if *x == 0 {
+			*x = d
+		}
+	}
+	deff := func(x *float64, d float64) {
+		if *x == 0 {
+			*x = d
+		}
+	}
+	def(&o.StarvationThreshold, 100)
+	def(&o.StarvationCheck, 8)
+	def(&o.AgingEvery, 16)
+	def(&o.MultiStep, 1)
+	if o.Queues == 0 {
+		o.Queues = 8
+	}
+	deff(&o.Quantum, 0.5)
+	deff(&o.Beta, 8)
+	deff(&o.ProgramTTL, 600)
+	deff(&o.ProgramIdle, 120)
+	deff(&o.TTFTSLO, 0.4)
+	deff(&o.TPOTSLO, 0.15)
+	if o.SOLAWindow == 0 {
+		o.SOLAWindow = 16
+	}
+	deff(&o.TTLScale, 1)
+	return o
+}
+
+// Validate reports the first nonsensical knob.
+func (o Options) Validate() error {
+	o = o.Defaults()
+	switch {
+	case o.Queues < 1:
+		return fmt.Errorf("queues must be at least 1, got %d", o.Queues)
+	case o.Quantum < 0:
+		return fmt.Errorf("quantum must be positive seconds, got %g", o.Quantum)
+	case o.ScoreRefresh < 0:
+		return fmt.Errorf("score refresh interval must not be negative, got %d", o.ScoreRefresh)
+	case o.StarvationCheck < 1 || o.AgingEvery < 1 || o.MultiStep < 1:
+		return fmt.Errorf("check intervals must be at least 1 iteration")
+	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
+		return fmt.Errorf("SLOs must be positive seconds")
+	case o.SOLAWindow < 1:
+		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
+	case o.TTLScale < 0:
+		return fmt.Errorf("TTL scale must not be negative, got %g", o.TTLScale)
+	case o.ProgramTTL < 0:
+		return fmt.Errorf("program TTL must not be negative, got %g", o.ProgramTTL)
+	}
+	return nil
+}
 
 var constructors = map[string]func(Options) engine.Policy{
 	"fcfs":      func(Options) engine.Policy { return FCFS{} },
 	"vllm-opt":  func(Options) engine.Policy { return VLLMOpt{} },
 	"infercept": func(Options) engine.Policy { return InferCept{} },
+	"lamps":     func(o Options) engine.Policy { return NewLAMPS(o) },
+	"mlfq":      func(o Options) engine.Policy { return NewMLFQ(o) },
+	"plas":      func(o Options) engine.Policy { return NewPLAS(o) },
+	"atlas":     func(o Options) engine.Policy { return NewATLAS(o) },
+	"sola":      func(o Options) engine.Policy { return NewSOLA(o) },
+	"continuum": func(o Options) engine.Policy { return NewContinuum(o) },
+	"srpt":      func(o Options) engine.Policy { return NewSRPT(o) },
+	"pitstop":   func(o Options) engine.Policy { return NewPitstop(o) },
+	// Ablations of pitstop, by name so that one bench run compares them.
+	"pitstop-noqueues": func(o Options) engine.Policy { o.NoProgramQueues = true; return NewPitstop(o) },
+	"pitstop-nomot":    func(o Options) engine.Policy { o.NoMemoryOverTime = true; return NewPitstop(o) },
+	"pitstop-nodyn":    func(o Options) engine.Policy { o.NoDynamicHandling = true; return NewPitstop(o) },
 }
 
 // Names lists the valid policy names.
@@ -30,11 +177,15 @@ func Names() []string {
 	return names
 }
 
-// New builds a policy by name.
+// New builds a policy by name. Each call returns a fresh policy: those with
+// state (process tables, counters) must not be shared between engines.
 func New(name string, o Options) (engine.Policy, error) {
 	c, ok := constructors[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown policy %q (valid: %s)", name, strings.Join(Names(), ", "))
 	}
-	return c(o), nil
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, err)
+	}
+	return c(o.Defaults()), nil
 }

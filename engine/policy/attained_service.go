@@ -1,0 +1,223 @@
+package policy
+
+import (
+	"math"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// serviceMode is how a program's attained service is measured.
+type serviceMode uint8
+
+const (
+	callService  serviceMode = iota // MLFQ: the call's own service; every call starts in the first queue
+	programSum                      // PLAS: sum of the program's completed calls' service
+	criticalPath                    // ATLAS: longest critical path over the program's threads
+)
+
+// progRow is one program in the process table (Autellix §4.2.1).
+type progRow struct {
+	service     time.Duration // PLAS: completed calls' service summed; ATLAS: longest critical path seen
+	wait        time.Duration // completed calls' wait (runnable, not running)
+	active      int           // calls in the engine (threads)
+	lastArrival time.Duration
+	lastFinish  time.Duration
+}
+
+// processTable is Autellix's process table, kept from engine events. A
+// call's segment (the stretch up to a tool call, or to the end) counts as one
+// LLM call: a tool's return is the program's next call, as in Autellix,
+// where every LLM call is a request of its own.
+type processTable struct {
+	mode      serviceMode
+	rows      map[string]*progRow
+	ttl       time.Duration
+	lastSweep time.Duration
+}
+
+func newProcessTable(mode serviceMode, ttl float64) processTable {
+	return processTable{mode: mode, rows: map[string]*progRow{}, ttl: time.Duration(ttl * float64(time.Second))}
+}
+
+// begin starts a call (or a resumed segment): it inherits the program's
+// service as its priority p(c).
+func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duration, arrival bool) {
+	if st.row == nil && t.mode == callService {
+		st.row = &progRow{} // MLFQ knows no programs: each call is its own row
+	}
+	if st.row == nil {
+		r := t.rows[s.Program()]
+		if r == nil {
+			r = &progRow{}
+			t.rows[s.Program()] = r
+		}
+		st.row = r
+	}
+	if arrival {
+		st.row.active++
+		st.row.lastArrival = now
+	}
+	if t.mode != callService {
+		st.inherit = st.row.service
+	}
+	st.waitBase, st.segWait = s.Waited(), s.Waited()
+	st.svcBase, st.segSvc = s.Service(), s.Service()
+}
+
+// end books a finished segment (paused at a tool or finished) into the
+// program's row: PLAS adds its service, ATLAS keeps the longest critical
+// path (the service it inherited plus its own), Autellix Algorithm 1 line 4.
+func (t *processTable) end(s *engine.Sequence, st *callState, now time.Duration, finished bool) {
+	r := st.row
+	if r == nil {
+		return
+	}
+	svc := s.Service() - st.segSvc
+	switch t.mode {
+	case programSum:
+		r.service += svc
+	case criticalPath:
+		r.service = max(r.service, st.inherit+svc)
+	}
+	r.wait += s.Waited() - st.segWait
+	if finished {
+		r.active--
+		r.lastFinish = now
+	}
+}
+
+// sweep drops programs idle for longer than the TTL, at most once per TTL/4.
+func (t *processTable) sweep(now time.Duration) {
+	if now-t.lastSweep < t.ttl/4 {
+		return
+	}
+	t.lastSweep = now
+	for id, r := range t.rows {
+		if r.active <= 0 && now-r.lastFinish > t.ttl {
+			delete(t.rows, id)
+		}
+	}
+}
+
+// queueSet is the K attained-service queues: queue i covers service
+// [q0·(2^i−1), q0·(2^(i+1)−1)) and has quantum q0·2^i; the last queue is
+// unbounded.
+type queueSet struct {
+	lo     []time.Duration
+	quanta []time.Duration
+}
+
+func newQueueSet(k int, q0 float64) queueSet {
+	qs := queueSet{lo: make([]time.Duration, k), quanta: make([]time.Duration, k)}
+	for i := range k {
+		qs.lo[i] = time.Duration(q0 * (math.Exp2(float64(i)) - 1) * float64(time.Second))
+		qs.quanta[i] = time.Duration(q0 * math.Exp2(float64(i)) * float64(time.Second))
+	}
+	qs.quanta[k-1] = math.MaxInt64
+	return qs
+}
+
+// index is the queue whose range holds service p.
+func (q *queueSet) index(p time.Duration) int {
+	i := 0
+	for i+1 < len(q.lo) && p >= q.lo[i+1] {
+		i++
+	}
+	return i
+}
+
+// attained is the machinery shared by mlfq, plas, atlas and pitstop: the
+// process table, the queues, demotion on an exhausted quantum and promotion
+// when a program has waited β times its service (Autellix Algorithm 1).
+type attained struct {
+	wholeCalls bool // a call's segments are one call: its tool returns do not end it
+	noDemote   bool
+	table      processTable
+	queues     queueSet
+	beta       float64
+	multiStep  int64
+	agingEvery int64
+	lastAging  int64
+}
+
+func newAttained(mode serviceMode, o Options) attained {
+	return attained{
+		table:      newProcessTable(mode, o.ProgramTTL),
+		queues:     newQueueSet(o.Queues, o.Quantum),
+		beta:       o.Beta,
+		multiStep:  o.MultiStep,
+		agingEvery: o.AgingEvery,
+	}
+}
+
+// observe keeps the process table and places calls in their queues.
+func (a *attained) observe(e *engine.Event) {
+	switch e.Kind {
+	case engine.EvArrived, engine.EvResumed:
+		st := stateOf(e.Seq)
+		if e.Kind == engine.EvResumed {
+			st.newSegment(e.Seq)
+			if a.wholeCalls {
+				return
+			}
+		}
+		a.table.begin(e.Seq, st, e.Time, e.Kind == engine.EvArrived)
+		st.queue = a.queues.index(st.inherit)
+		st.entered = e.Time.Seconds()
+		st.qService = e.Seq.Service()
+	case engine.EvPaused:
+		if !a.wholeCalls {
+			a.table.end(e.Seq, stateOf(e.Seq), e.Time, false)
+		}
+	case engine.EvFinished:
+		a.table.end(e.Seq, stateOf(e.Seq), e.Time, true)
+	case engine.EvIteration:
+		a.table.sweep(e.Time)
+	}
+}
+
+// queueOf updates the call's queue (demotion, promotion) and returns it.
+func (a *attained) queueOf(v *engine.View, s *engine.Sequence, st *callState) int {
+	if st.row == nil { // not seen arriving (a policy used without its events)
+		a.table.begin(s, st, v.Now, true)
+		st.queue = a.queues.index(st.inherit)
+		st.entered = s.Arrival().Seconds()
+		st.qService = s.Service()
+	}
+	if !a.noDemote && (a.multiStep <= 1 || v.Iteration%a.multiStep == 0) {
+		for st.queue+1 < len(a.queues.quanta) && s.Service()-st.qService >= a.queues.quanta[st.queue] {
+			st.queue++ // quantum exhausted: demote, to the tail of the next queue
+			st.qService = s.Service()
+			st.entered = v.Now.Seconds()
+		}
+	}
+	if a.beta > 0 && st.queue > 0 {
+		wait := st.row.wait + v.Wait(s) - st.waitBase
+		svc := st.row.service + s.Service() - st.svcBase
+		if svc > 0 && float64(wait) >= a.beta*float64(svc) {
+			st.queue = 0 // starving program: promote to the first queue
+			st.qService = s.Service()
+			st.entered = v.Now.Seconds()
+			st.waitBase = v.Wait(s)
+			st.svcBase = s.Service()
+		}
+	}
+	return st.queue
+}
+
+// betweenSteps reports whether this iteration lies between two scheduling
+// points of multi-step scheduling (MultiStep > 1).
+func (a *attained) betweenSteps(v *engine.View) bool {
+	return a.multiStep > 1 && v.Iteration%a.multiStep != 0
+}
+
+// refresh asks for a re-rank every agingEvery iterations, so waiting calls
+// whose program crossed β get promoted.
+func (a *attained) refresh(v *engine.View) bool {
+	if a.beta <= 0 || v.Iteration-a.lastAging < a.agingEvery {
+		return false
+	}
+	a.lastAging = v.Iteration
+	return true
+}

@@ -1,0 +1,191 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// endless decodes 512 tokens and finishes; its forecast says so, with a tool
+// predicted for every other call so that the handling model has work to do.
+type endless struct{ tool bool }
+
+func (endless) Next(s *engine.Sequence, _ int32) engine.Action {
+	if s.Generated() >= 511 {
+		return engine.Action{Token: 1, Kind: engine.Finish}
+	}
+	return engine.Action{Token: 1}
+}
+
+func (c endless) Forecast(s *engine.Sequence) engine.Forecast {
+	p := engine.Prediction{Decode: 512 - s.Generated()}
+	if c.tool {
+		p.HasTool, p.ToolTime, p.ToolReturn, p.After = true, 1.5, 40, 100
+	}
+	return engine.Forecast{Predicted: p, Truth: p, HasTruth: true}
+}
+
+// rankingStepper drives a whole engine iteration per benchmark op: 256
+// running calls and 10,000 waiting ones in 1,000 programs; every finished
+// call is replaced by a new waiting one. The engine's own work (batch
+// building, postprocessing) is in every op too: compare with fcfs, whose
+// ordering is O(changed calls).
+type rankingStepper struct {
+	b     *testing.B
+	e     *engine.Engine
+	n     int
+	iters int
+	warm  bool
+	stop  context.CancelFunc
+	next  int
+}
+
+func (r *rankingStepper) submit() {
+	r.next++
+	prompt := make([]int32, 64)
+	for i := range prompt {
+		prompt[i] = int32(r.next*64 + i + 1)
+	}
+	_, err := r.e.SubmitNow(engine.Request{
+		Prompt: prompt, Program: fmt.Sprint("p", r.next%1000), Thread: "main",
+		Controller: endless{tool: r.next%2 == 0},
+	})
+	if err != nil {
+		r.b.Fatal(err)
+	}
+}
+
+func (r *rankingStepper) Observe(ev *engine.Event) {
+	switch ev.Kind {
+	case engine.EvFinished:
+		r.e.At(ev.Time, r.submit)
+	case engine.EvIteration:
+		if !r.warm {
+			r.iters++
+			if r.iters >= 300 { // the first calls finish and are replaced
+				r.warm, r.iters = true, 0
+				r.b.ResetTimer()
+			}
+			return
+		}
+		r.iters++
+		if r.iters >= r.n {
+			r.b.StopTimer()
+			r.stop()
+		}
+	}
+}
+
+type zeroExec struct{}
+
+func (zeroExec) Step(b *engine.Batch) (time.Duration, error) { return time.Millisecond, nil }
+
+// BenchmarkRanking10k is one engine iteration per op with 10,000 waiting
+// calls, for each policy (DESIGN/issue 3: the ordering step stays far below
+// 100 µs amortized).
+func BenchmarkRanking10k(b *testing.B) {
+	for _, name := range Names() {
+		b.Run(name, func(b *testing.B) {
+			pol, err := New(name, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := engine.Config{NumBlocks: 1 << 17, BlockSize: 16, HostBlocks: 1 << 16, MaxBatchedTokens: 512, MaxSeqs: 256, Cost: testCost()}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := &rankingStepper{b: b, n: b.N, stop: cancel}
+			e, err := engine.New(cfg, engine.NewVirtualClock(), zeroExec{}, pol, r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.e = e
+			for range 256 + 10000 {
+				r.submit()
+			}
+			if err := e.Run(ctx); err != nil && ctx.Err() == nil {
+				b.Fatal(err)
+			}
+			if r.iters < b.N {
+				b.Fatalf("ran %d of %d iterations", r.iters, b.N)
+			}
+		})
+	}
+}
+
+// BenchmarkOrdering10k isolates the policy's part of the ordering step: per
+// op (one iteration) it asks Refresh, and then either re-ranks all 10,000
+// waiting calls and sorts them (what the engine's run queue does on a
+// refresh) or ranks the 256 calls that changed (the running batch) and sorts
+// those. The engine's batch building and postprocessing are not in it.
+func BenchmarkOrdering10k(b *testing.B) {
+	type entry struct {
+		p  engine.Priority
+		id engine.SeqID
+	}
+	cmpE := func(a, b entry) int {
+		switch {
+		case a.p.Class != b.p.Class:
+			if a.p.Class < b.p.Class {
+				return -1
+			}
+			return 1
+		case a.p.Key != b.p.Key:
+			if a.p.Key < b.p.Key {
+				return -1
+			}
+			return 1
+		}
+		return int(a.id) - int(b.id)
+	}
+	for _, name := range Names() {
+		b.Run(name, func(b *testing.B) {
+			pol, err := New(name, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := engine.Config{NumBlocks: 1 << 17, BlockSize: 16, HostBlocks: 1 << 16, MaxBatchedTokens: 512, MaxSeqs: 256, Cost: testCost()}
+			e, err := engine.New(cfg, engine.NewVirtualClock(), zeroExec{}, pol)
+			if err != nil {
+				b.Fatal(err)
+			}
+			seqs := make([]*engine.Sequence, 0, 10256)
+			prompt := make([]int32, 64)
+			for i := range 10256 {
+				s, err := e.SubmitNow(engine.Request{Prompt: prompt, Program: fmt.Sprint("p", i%1000), Thread: "main", Controller: endless{tool: i%2 == 0}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				seqs = append(seqs, s)
+			}
+			v := &engine.View{BlockSize: 16, TotalBlocks: cfg.NumBlocks, FreeBlocks: cfg.NumBlocks, HostBlocks: cfg.HostBlocks,
+				HostFree: cfg.HostBlocks, Running: 256, RunningCtx: 256 * 300, Cost: cfg.Cost, Programs: e.Programs()}
+			all := make([]entry, len(seqs))
+			changed := make([]entry, 256)
+			refresher, _ := pol.(engine.Refresher)
+			reranks := 0
+			b.ResetTimer()
+			for i := range b.N {
+				v.Iteration++
+				v.Now += 20 * time.Millisecond
+				if refresher != nil && refresher.Refresh(v) {
+					reranks++
+					for j, s := range seqs {
+						all[j] = entry{pol.Priority(v, s), s.ID()}
+					}
+					slices.SortFunc(all, cmpE)
+					continue
+				}
+				for j := range changed {
+					s := seqs[(i*256+j)%len(seqs)]
+					changed[j] = entry{pol.Priority(v, s), s.ID()}
+				}
+				slices.SortFunc(changed, cmpE)
+			}
+			b.ReportMetric(float64(reranks)/float64(b.N), "reranks/op")
+		})
+	}
+}

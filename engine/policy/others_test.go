@@ -1,0 +1,234 @@
+package policy
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/handling"
+)
+
+// TestSOLAMode: the mode follows whichever of TTFT and TPOT is further from
+// its SLO over the window, and the phases swap classes with it.
+func TestSOLAMode(t *testing.T) {
+	p := NewSOLA(Options{TTFTSLO: 0.1, TPOTSLO: 0.05, SOLAWindow: 4})
+	h := newHarness(t, p, testConfig())
+	dec := h.submit("dec", "a", "main", 8, []seg{{decode: 100}}, nil)
+	h.run(untilIteration(5)) // dec is decoding at 10 ms per token: TPOT 0.2 of its SLO
+	pre := h.submit("pre", "b", "main", 8, []seg{{decode: 3}}, nil)
+	now := h.e.Now()
+	// Fresh prefill: TTFT ratio ~0 < TPOT ratio 0.2: TPOT mode, decodes first.
+	for range 4 {
+		p.update(now)
+	}
+	if p.TTFTMode() {
+		t.Fatal("TTFT mode while no call waits for its first token long")
+	}
+	v := h.view(now, 6)
+	if got := order(p, v, pre, dec); !slices.Equal(got, []string{"dec", "pre"}) {
+		t.Fatalf("TPOT mode order %v", got)
+	}
+	// The prefill has now waited 1 s: TTFT ratio 10 ≫ TPOT ratio.
+	later := now + time.Second
+	for range 4 {
+		p.update(later)
+	}
+	if !p.TTFTMode() {
+		t.Fatal("not in TTFT mode although a prefill waited 10x its SLO")
+	}
+	if !p.Refresh(v) {
+		t.Fatal("a mode change must re-rank")
+	}
+	v.Now = later
+	if got := order(p, v, pre, dec); !slices.Equal(got, []string{"pre", "dec"}) {
+		t.Fatalf("TTFT mode order %v", got)
+	}
+}
+
+// TestSOLAOrdersBySLOPrediction: prefills by descending predicted TTFT
+// (older first at equal cost), decodes by descending predicted TPOT.
+func TestSOLAOrdersBySLOPrediction(t *testing.T) {
+	p := NewSOLA(Options{})
+	h := newHarness(t, p, testConfig())
+	a := h.submit("a", "a", "main", 16, []seg{{decode: 3}}, nil)
+	h.run(untilIteration(1))
+	b := h.submit("b", "b", "main", 16, []seg{{decode: 3}}, nil)
+	if got := order(p, h.view(h.e.Now(), 2), b, a); got[0] != "a" && a.Generated() == 0 {
+		t.Fatalf("older prefill should lead: %v", got)
+	}
+}
+
+// TestContinuumTTL: a tool call's KV is pinned for the TTL (reload plus
+// queueing) and dropped after; a tool predicted to outlast it is not pinned.
+func TestContinuumTTL(t *testing.T) {
+	cases := []struct {
+		name     string
+		predTool float64
+		pinned   bool
+	}{
+		{"short tool pinned", 0.001, true},
+		{"long tool not pinned", 100, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewContinuum(Options{})
+			h := newHarness(t, p, testConfig())
+			s := h.submit("c", "p", "main", 40, []seg{{decode: 4, tool: 100, ret: 2}, {decode: 2}},
+				[]seg{{decode: 4, tool: tc.predTool, ret: 2}, {decode: 2}})
+			h.run(func(ev *engine.Event) bool { return ev.Kind == engine.EvPaused })
+			if got := h.paused["c"][0] == handling.Preserve; got != tc.pinned {
+				t.Fatalf("pinned at the tool call: %v, want %v", got, tc.pinned)
+			}
+			if !tc.pinned {
+				return
+			}
+			v := h.view(h.e.Now(), 10)
+			ttl := p.TTL(v, s)
+			if ttl <= 0 {
+				t.Fatalf("TTL %v", ttl)
+			}
+			v.Now = s.PausedAt() + time.Duration(ttl*0.5*float64(time.Second))
+			if k := p.Handle(v, s); k != handling.Preserve {
+				t.Fatalf("half-way through the TTL: %v", k)
+			}
+			v.Now = s.PausedAt() + time.Duration(ttl*1.01*float64(time.Second))
+			if k := p.Handle(v, s); k != handling.Discard {
+				t.Fatalf("after the TTL: %v", k)
+			}
+		})
+	}
+}
+
+// TestContinuumProgramFCFS: a later call of an older program goes ahead of a
+// newer program's call.
+func TestContinuumProgramFCFS(t *testing.T) {
+	p := NewContinuum(Options{})
+	h := newHarness(t, p, testConfig())
+	h.submit("old-1", "old", "main", 8, []seg{{decode: 2}}, nil)
+	h.run(nil)
+	young := h.submit("young-1", "young", "main", 8, []seg{{decode: 2}}, nil)
+	h.e.At(h.e.Now()+time.Second, func() {})
+	h.run(nil)
+	h.submit("young-2", "young", "main", 8, []seg{{decode: 2}}, nil)
+	_ = young
+	old2 := h.submit("old-2", "old", "main", 8, []seg{{decode: 2}}, nil)
+	y2 := h.seqs["young-2"]
+	if got := order(p, h.view(h.e.Now(), 50), y2, old2); !slices.Equal(got, []string{"old-2", "young-2"}) {
+		t.Fatalf("order %v", got)
+	}
+}
+
+// TestSRPTHandlesWithTruth: srpt's least waste uses the true tool time.
+func TestSRPTHandlesWithTruth(t *testing.T) {
+	p := NewSRPT(Options{})
+	h := newHarness(t, p, testConfig())
+	h.submit("c", "p", "main", 40, []seg{{decode: 8, tool: 30, ret: 4}, {decode: 4}}, []seg{{decode: 8, tool: 0.001, ret: 4}, {decode: 4}})
+	h.run(nil)
+	if k := h.paused["c"][0]; k == handling.Preserve {
+		t.Fatal("srpt preserved a call whose true tool time is 30 s")
+	}
+}
+
+// TestPitstopOrdering: calls on the device first; the others by
+// memory-over-time plus their program's expected remaining work; a
+// β-promoted (or starving) call ahead of the rest.
+func TestPitstopOrdering(t *testing.T) {
+	p := NewPitstop(Options{})
+	h := newHarness(t, p, testConfig())
+	running := h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
+	h.run(untilIteration(2))
+	long := h.submit("long", "n1", "main", 8, []seg{{decode: 80}}, nil)
+	short := h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
+	v := h.view(h.e.Now(), 3)
+	if got, want := order(p, v, long, running, short), []string{"running", "short", "long"}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	if p.Traits().Preemptive {
+		t.Fatal("pitstop does not preempt to admit")
+	}
+	// β: a call whose program waited 8x its service goes ahead.
+	st := stateOf(long)
+	st.row.service = 100 * time.Millisecond
+	v.Now += 10 * time.Second
+	if pr := p.Priority(v, long); pr.Class != 1 {
+		t.Fatalf("β-promoted call in class %v, want 1", pr.Class)
+	}
+}
+
+// TestProgramModel: the program term follows the learned distribution of
+// programs' service: with programs of one size an advanced program is nearly
+// done and ranks ahead of a fresh one; with heavy-tailed sizes a program
+// that outlived the short ones is likely long and ranks behind (ATLAS).
+func TestProgramModel(t *testing.T) {
+	cases := []struct {
+		name    string
+		samples func(i int) float64
+		older   bool // the advanced program's call ranks first
+	}{
+		{"homogeneous", func(int) float64 { return 10 }, true},
+		{"heavy tail", func(i int) float64 {
+			if i%10 == 0 {
+				return 100
+			}
+			return 1
+		}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewPitstop(Options{Beta: -1})
+			for i := range 200 {
+				p.model.add(tc.samples(i))
+			}
+			p.model.rebuild()
+			p.model.ctxSvc, p.model.svc = 100, 1
+			h := newHarness(t, p, testConfig())
+			fresh := h.submit("fresh", "new", "main", 8, []seg{{decode: 5}}, nil)
+			adv := h.submit("advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
+			stateOf(adv).inherit = 5 * time.Second
+			got := order(p, h.view(h.e.Now(), 1), fresh, adv)
+			if (got[0] == "advanced") != tc.older {
+				t.Fatalf("order %v (residual at 0: %.3g s, at 5 s: %.3g s)", got, p.model.residual(0), p.model.residual(5))
+			}
+			if noQ := NewPitstop(Options{Beta: -1, NoProgramQueues: true}); noQ.model.remaining(5*time.Second) != 0 {
+				t.Fatal("the ablation has a program term")
+			}
+		})
+	}
+}
+
+// TestPitstopHandling: the handling predicted at the tool call stands while
+// the tool keeps to its prediction and is re-checked once it overruns.
+func TestPitstopHandling(t *testing.T) {
+	cases := []struct {
+		name      string
+		opts      Options
+		truth     float64
+		pred      float64
+		first     handling.Kind
+		revisedTo bool // expects a later change away from preserve
+	}{
+		{name: "on time, kept", truth: 0.005, pred: 0.005, first: handling.Preserve},
+		{name: "long tool released at once", truth: 20, pred: 20, first: handling.Discard},
+		{name: "overrun, released", truth: 5, pred: 0.005, first: handling.Preserve, revisedTo: true},
+		{name: "overrun, static ablation", opts: Options{NoDynamicHandling: true}, truth: 5, pred: 0.005, first: handling.Preserve},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewPitstop(tc.opts)
+			h := newHarness(t, p, testConfig())
+			h.submit("c", "p", "main", 40, []seg{{decode: 8, tool: tc.truth, ret: 4}, {decode: 4}},
+				[]seg{{decode: 8, tool: tc.pred, ret: 4}, {decode: 4}})
+			// Keep the engine busy so that the paused call is re-checked.
+			h.submit("busy", "q", "main", 8, []seg{{decode: 1000}}, nil)
+			h.run(nil)
+			if got := h.paused["c"][0]; got != tc.first {
+				t.Fatalf("handling at the tool call %v, want %v", got, tc.first)
+			}
+			changed := len(h.later["c"]) > 0
+			if changed != tc.revisedTo {
+				t.Fatalf("revised while paused: %v (%v), want %v", changed, h.later["c"], tc.revisedTo)
+			}
+		})
+	}
+}

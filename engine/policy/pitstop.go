@@ -1,0 +1,200 @@
+package policy
+
+import (
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/handling"
+)
+
+// Pitstop is our policy. It ranks a waiting call by the memory-over-time its
+// whole program still needs, and keeps what is on the device running:
+//
+//   - Calls on the device run first, in arrival order, and are never
+//     preempted to admit a waiting call: a call that holds KV and does not
+//     run wastes exactly the memory the ranking economises.
+//   - Memory-over-time of the call (LAMPS): the area under the memory curve
+//     of its current segment under its predicted handling (handling.RankAt
+//     from Forecast().Predicted).
+//   - Plus its program's expected remaining work (Autellix's process table):
+//     each program's critical-path service (ATLAS) is kept from engine
+//     events; a call inherits its program's service when it arrives, and the
+//     program's expected remaining service given that attained service is
+//     learned from the programs that completed (programModel). With
+//     heavy-tailed programs this ranks the least-served programs first, as
+//     ATLAS does; with programs of similar size it finishes programs in a
+//     steady order instead of sharing the engine between all of them.
+//     A call's own segments are one call: its tool returns do not change its
+//     program's attained service.
+//   - Predicted handling at the tool call: the least waste (InferCept's
+//     model) with the predicted tool time; re-checked every iteration once
+//     the tool overruns its prediction, with the remaining time taken as the
+//     time already spent, so a mispredicted long tool stops holding memory.
+//   - Anti-starvation from both papers: Autellix's β (a call whose program
+//     has waited β times its service goes ahead of the other waiting calls)
+//     and LAMPS's counter, with a threshold that follows the load (a call
+//     that has not run for max(StarvationThreshold, StarvationRelative × the
+//     99th percentile of waits) iterations goes ahead until it finishes).
+//   - Eviction of a running call (when a running call needs a block) by swap
+//     or recompute, whichever the waste model says costs less.
+//
+// NoProgramQueues (no program term), NoMemoryOverTime (FCFS by the time the
+// call became ready instead of memory-over-time) and NoDynamicHandling (the
+// handling chosen at the tool call stands) switch the parts off for
+// ablations.
+type Pitstop struct {
+	a            attained
+	model        programModel
+	starve       starvation
+	beta         float64
+	scoreRefresh int64
+	lastRefresh  int64
+	noQueues     bool
+	noMOT        bool
+	noDynamic    bool
+	rescoring    bool // this iteration's re-rank is a ScoreRefresh
+}
+
+// NewPitstop builds the policy.
+func NewPitstop(o Options) *Pitstop {
+	o = o.Defaults()
+	a := newAttained(criticalPath, o)
+	a.wholeCalls, a.noDemote = true, true
+	starve := newStarvation(o)
+	switch {
+	case o.StarvationRelative == 0:
+		starve.relative = 2
+	case o.StarvationRelative > 0:
+		starve.relative = o.StarvationRelative
+	}
+	return &Pitstop{
+		a:            a,
+		model:        newProgramModel(o.ProgramIdle),
+		starve:       starve,
+		beta:         o.Beta,
+		scoreRefresh: o.ScoreRefresh,
+		noQueues:     o.NoProgramQueues,
+		noMOT:        o.NoMemoryOverTime,
+		noDynamic:    o.NoDynamicHandling,
+	}
+}
+
+// Priority: calls on the device first (class 0, arrival order); then
+// starving and β-promoted calls (class 1), then the others (class 2), each by
+// their key: memory-over-time plus the program's expected remaining work.
+func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
+	st := stateOf(s)
+	starved := p.starve.ranked(v, s, st)
+	if st.row == nil {
+		p.a.queueOf(v, s, st) // a call seen before its arrival event: join the table
+	}
+	if s.State() == engine.Running {
+		return engine.Priority{Class: 0, Key: s.Arrival().Seconds()}
+	}
+	var key float64
+	if p.noMOT {
+		key = s.ReadyAt().Seconds()
+	} else {
+		key = p.score(v, s, st)
+		if !p.noQueues {
+			key += p.model.remaining(st.inherit)
+		}
+	}
+	if starved || p.promoted(v, s, st) {
+		return engine.Priority{Class: 1, Key: key}
+	}
+	return engine.Priority{Class: 2, Key: key}
+}
+
+// promoted is Autellix's anti-starvation: the call's program (with the call)
+// has waited β times the service it got. Sticky until the call's segment
+// ends.
+func (p *Pitstop) promoted(v *engine.View, s *engine.Sequence, st *callState) bool {
+	if st.queue < 0 {
+		return true
+	}
+	if p.beta <= 0 || st.row == nil {
+		return false
+	}
+	wait := st.row.wait + v.Wait(s) - st.waitBase
+	svc := st.row.service + s.Service() - st.svcBase
+	if svc > 0 && float64(wait) >= p.beta*float64(svc) {
+		st.queue = -1
+		return true
+	}
+	return false
+}
+
+// score is the memory-over-time of the call's current segment under the
+// least-waste handling predicted for it. A call that has not changed since it
+// was scored keeps its score (unless ScoreRefresh asks for fresh ones).
+func (p *Pitstop) score(v *engine.View, s *engine.Sequence, st *callState) float64 {
+	k := keyOf(s)
+	if st.scoreFor == k && !p.rescoring {
+		return st.score
+	}
+	st.score, _ = handling.RankAt(segmentOf(s.Forecast().Predicted, s, st), v.Cost, loadOf(v), allowedKinds(v, s)...)
+	st.scoreFor = k
+	return st.score
+}
+
+// Handle is the least waste with the predicted remaining tool time, chosen
+// at the tool call. While the call waits the choice stands until the tool
+// overruns its prediction; from then on (unless NoDynamicHandling) it is
+// re-checked every iteration with the remaining time estimated as the time
+// already spent (a tool known to be late is expected to take as long again).
+func (p *Pitstop) Handle(v *engine.View, s *engine.Sequence) handling.Kind {
+	st := stateOf(s)
+	elapsed := s.ToolElapsed(v.Now)
+	overdue := elapsed > s.Tool().Expected
+	if st.kindSet && (p.noDynamic || !overdue) {
+		if st.kind == handling.Swap && !hostFits(v, s) {
+			return handling.Discard
+		}
+		return st.kind
+	}
+	sit := v.Situation(s)
+	if overdue {
+		sit.ToolRemaining = elapsed
+	}
+	k, _ := handling.Choose(sit, v.Cost, allowedKinds(v, s)...)
+	st.kind, st.kindSet = k, true
+	return k
+}
+
+func (p *Pitstop) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
+	return leastWasteEvict(v, s)
+}
+
+func (p *Pitstop) Traits() engine.Traits { return engine.Traits{PrefixCache: true} }
+
+// Refresh re-ranks every runnable call when a call starved, every AgingEvery
+// iterations for β (and the program model's news), or every ScoreRefresh
+// iterations when set.
+func (p *Pitstop) Refresh(v *engine.View) bool {
+	due := p.starve.refresh(v)
+	if v.Iteration-p.a.lastAging >= p.a.agingEvery && (p.beta > 0 || !p.noQueues) {
+		p.a.lastAging = v.Iteration
+		due = true
+	}
+	p.rescoring = p.scoreRefresh > 0 && v.Iteration-p.lastRefresh >= p.scoreRefresh
+	if p.rescoring {
+		due = true
+		p.lastRefresh = v.Iteration
+	}
+	return due
+}
+
+func (p *Pitstop) Observe(e *engine.Event) {
+	p.a.observe(e)
+	switch e.Kind {
+	case engine.EvPaused:
+		if st := stateOf(e.Seq); st.queue < 0 {
+			st.queue = 0 // a β promotion lasts to the end of the segment
+		}
+	case engine.EvFinished:
+		p.model.finished(e.Seq)
+	case engine.EvIteration:
+		if !p.noQueues {
+			p.model.sweep(&p.a.table, e.Time)
+		}
+	}
+}

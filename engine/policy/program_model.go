@@ -1,0 +1,116 @@
+package policy
+
+import (
+	"slices"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// programModel learns, from the programs that completed, how much work a
+// program still has given the service it has attained: the mean residual
+// E[S − a | S > a] of the distribution of programs' total critical-path
+// service S (ATLAS's measure), times the average context a second of service
+// holds, so it is in the memory-over-time unit (token·seconds).
+//
+// It generalises ATLAS's least-attained-service order, which assumes that a
+// program that has run long will run longer (true when program sizes are
+// heavy-tailed, as chat sessions are): with homogeneous programs (tree
+// searches of similar size) the residual shrinks as a program advances, and
+// ranking by it finishes programs in a steady order instead of sharing the
+// engine between all of them. A program counts as complete once it has had
+// no call in the engine for `idle` (longer than any think time between its
+// calls); its row is then dropped and its service becomes a sample.
+type programModel struct {
+	idle      time.Duration
+	minN      int
+	samples   []float64 // ring of completed programs' service, seconds
+	next      int
+	fresh     int       // samples since the last rebuild
+	sorted    []float64 // samples, ascending
+	suffix    []float64 // suffix[i] = Σ sorted[i:]
+	ctxSvc    float64   // Σ service × mean context of finished calls
+	svc       float64   // Σ service of finished calls
+	lastSweep time.Duration
+}
+
+const programSamples = 4096
+
+func newProgramModel(idle float64) programModel {
+	return programModel{idle: time.Duration(idle * float64(time.Second)), minN: 20}
+}
+
+// finished books a finished call: a second of its service held its mean
+// context.
+func (m *programModel) finished(s *engine.Sequence) {
+	svc := s.Service().Seconds()
+	m.ctxSvc += svc * float64(s.PromptLen()+s.NumTokens()) / 2
+	m.svc += svc
+}
+
+// sweep turns programs idle for longer than m.idle into samples and drops
+// their rows, at most once per idle/8.
+func (m *programModel) sweep(t *processTable, now time.Duration) {
+	if now-m.lastSweep < m.idle/8 {
+		return
+	}
+	m.lastSweep = now
+	for id, r := range t.rows {
+		if r.active <= 0 && now-r.lastFinish > m.idle {
+			m.add(r.service.Seconds())
+			delete(t.rows, id)
+		}
+	}
+	if m.fresh >= 32 || (m.fresh > 0 && len(m.sorted) < 4*m.minN) {
+		m.rebuild()
+	}
+}
+
+func (m *programModel) add(x float64) {
+	if len(m.samples) < programSamples {
+		m.samples = append(m.samples, x)
+	} else {
+		m.samples[m.next] = x
+		m.next = (m.next + 1) % programSamples
+	}
+	m.fresh++
+}
+
+func (m *programModel) rebuild() {
+	m.sorted = append(m.sorted[:0], m.samples...)
+	slices.Sort(m.sorted)
+	m.suffix = slices.Grow(m.suffix[:0], len(m.sorted)+1)[:len(m.sorted)+1]
+	m.suffix[len(m.sorted)] = 0
+	for i := len(m.sorted) - 1; i >= 0; i-- {
+		m.suffix[i] = m.suffix[i+1] + m.sorted[i]
+	}
+	m.fresh = 0
+}
+
+// ready reports whether enough programs completed to trust the model.
+func (m *programModel) ready() bool { return len(m.sorted) >= m.minN }
+
+// residual is E[S − a | S > a] in seconds of service for a program that has
+// attained a seconds. A program longer than every sample is expected to need
+// as much again as it has had (the tail beyond the samples is unknown; this
+// keeps the residual finite and growing).
+func (m *programModel) residual(a float64) float64 {
+	n := len(m.sorted)
+	i, _ := slices.BinarySearch(m.sorted, a)
+	for i < n && m.sorted[i] <= a {
+		i++
+	}
+	if i == n {
+		return a
+	}
+	return m.suffix[i]/float64(n-i) - a
+}
+
+// remaining is the program's expected remaining work in token·seconds, 0
+// until the model is ready.
+func (m *programModel) remaining(a time.Duration) float64 {
+	if !m.ready() || m.svc <= 0 {
+		return 0
+	}
+	return m.residual(a.Seconds()) * m.ctxSvc / m.svc
+}
