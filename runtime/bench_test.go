@@ -23,7 +23,7 @@ func BenchmarkPrompt(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		encodeSpans(m.Tokenizer(), p, []string{msgs[0].Content, msgs[1].Content})
+		m.Tokenizer().EncodeSpans(p, []string{msgs[0].Content, msgs[1].Content})
 	}
 }
 

@@ -190,7 +190,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	for _, m := range req.Messages {
 		untrusted = append(untrusted, m.Content)
 	}
-	toks := encodeSpans(rt.tok, prompt, untrusted)
+	toks := rt.tok.EncodeSpans(prompt, untrusted)
 	if len(toks) > rt.maxPrompt {
 		return nil, errorf(ErrContextLength, "messages", "context_length_exceeded",
 			"This model's maximum context length is %d tokens; your messages resulted in %d tokens.", rt.maxPrompt, len(toks))

@@ -35,7 +35,7 @@ func (rt *Runtime) runRound(s *seqCtl, p *pendingRound, round Round) {
 		rt.log.Error("rendering tool results", "call", c.id, "err", err)
 		text = err.Error()
 	}
-	toks := encodeSpans(rt.tok, text, contents)
+	toks := rt.tok.EncodeSpans(text, contents)
 	prepared := time.Now()
 
 	rt.metrics.toolRounds.Inc()

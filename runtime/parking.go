@@ -106,7 +106,7 @@ func (rt *Runtime) parkedFor(program, thread, prompt string, msgs []chat.Message
 	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != chat.RoleAssistant; i-- {
 		untrusted = append([]string{msgs[i].Content}, untrusted...)
 	}
-	return e, encodeSpans(rt.tok, prompt[len(e.text):], untrusted), nil
+	return e, rt.tok.EncodeSpans(prompt[len(e.text):], untrusted), nil
 }
 
 // resumeParked hands a parked sequence to the new call st and appends the

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 
 	"github.com/pitstop-llm/pitstop/models/tokenizer"
@@ -93,33 +92,9 @@ func (d *Data) PrefixTokens(v int) ([]int32, error) {
 	if Variants[v].System != "" {
 		untrusted = []string{Variants[v].System}
 	}
-	p := EncodeSpans(d.Tok, text[:n], untrusted)
+	p := d.Tok.EncodeSpans(text[:n], untrusted)
 	d.prefixes[v] = p
 	return p, nil
-}
-
-// EncodeSpans tokenizes rendered text the way the server does (runtime's
-// encodeSpans): the template's markup with special tokens recognised, and
-// the untrusted texts it contains (message contents and tool results),
-// found in order, as plain text. Training and evaluation encode with it so
-// that the model sees exactly the tokens the server will feed it.
-func EncodeSpans(tok *tokenizer.Tokenizer, text string, untrusted []string) []int32 {
-	out := make([]int32, 0, len(text)/3+8)
-	cur := 0
-	for _, u := range untrusted {
-		if u == "" {
-			continue
-		}
-		i := strings.Index(text[cur:], u)
-		if i < 0 {
-			continue
-		}
-		i += cur
-		out = append(out, tok.Encode(text[cur:i], true)...)
-		out = append(out, tok.Encode(u, false)...)
-		cur = i + len(u)
-	}
-	return append(out, tok.Encode(text[cur:], true)...)
 }
 
 // untrusted lists the message contents of e the server encodes as plain
@@ -157,7 +132,7 @@ func (d *Data) Encode(e Example) (Encoded, error) {
 	if err != nil {
 		return Encoded{}, err
 	}
-	all := EncodeSpans(d.Tok, text, e.untrusted(false))
+	all := d.Tok.EncodeSpans(text, e.untrusted(false))
 	if len(all) <= len(prefix) {
 		return Encoded{}, fmt.Errorf("tinytools: dialogue shorter than its prefix")
 	}

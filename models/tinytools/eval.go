@@ -201,7 +201,7 @@ func (lm *LoadedModel) Run(e Example, maxNew int) (Transcript, error) {
 	if err != nil {
 		return tr, err
 	}
-	ids := EncodeSpans(lm.Tok, prompt, e.untrusted(true))
+	ids := lm.Tok.EncodeSpans(prompt, e.untrusted(true))
 	tr.tokens = append(tr.tokens, ids...)
 	tr.generated = make([]bool, len(ids))
 	record := func(toks []int32, gen bool) {
@@ -278,7 +278,7 @@ func (lm *LoadedModel) Run(e Example, maxNew int) (Transcript, error) {
 	for _, m := range msgs {
 		contents = append(contents, m.Content)
 	}
-	resumeIDs := EncodeSpans(lm.Tok, text, contents)
+	resumeIDs := lm.Tok.EncodeSpans(text, contents)
 	record(resumeIDs, false)
 	logits, err = s.Feed(resumeIDs, false)
 	if err != nil {

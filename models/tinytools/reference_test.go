@@ -111,7 +111,7 @@ func TestShippedModelMatchesLlamaReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks := EncodeSpans(lm.Tok, prompt, e.untrusted(true))
+	toks := lm.Tok.EncodeSpans(prompt, e.untrusted(true))
 	toks = toks[:min(len(toks), 256)] // the float64 reference is slow
 	want, err := ref.Reference(toks)
 	if err != nil {
