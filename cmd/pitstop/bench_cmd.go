@@ -20,6 +20,7 @@ import (
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/engine/sim"
+	"github.com/pitstop-llm/pitstop/predictor"
 )
 
 func init() { subcommands = append(subcommands, newBenchCmd) }
@@ -32,6 +33,7 @@ type benchFlags struct {
 	seed                               int64
 	jsonPath, csvPath, outDir          string
 	predErr                            float64
+	predictor                          string
 	parallel, checkEvery               int
 	progress                           bool
 	popts                              policy.Options
@@ -66,6 +68,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.StringVar(&f.csvPath, "csv", "", "write a CSV report here")
 	fl.StringVar(&f.outDir, "out", "", "write PNG plots into this directory")
 	fl.Float64Var(&f.predErr, "prediction-error", 0, "oracle-with-noise predictor error p: prediction = truth + N(0, p·truth)")
+	fl.StringVar(&f.predictor, "predictor", "oracle", "where policies' predictions come from: oracle (truth + --prediction-error noise), onnx (the default length model + online tool-duration statistics), history (the program's mean so far + online tool-duration statistics)")
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
 	fl.IntVar(&f.checkEvery, "check-every", 0, "check block invariants every N iterations (0: at the end of each run)")
 	fl.BoolVar(&f.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
@@ -129,6 +132,11 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	}
 	if f.predErr < 0 {
 		return nil, usagef("invalid prediction error %g: must be >= 0", f.predErr)
+	}
+	switch f.predictor {
+	case "oracle", "onnx", "history":
+	default:
+		return nil, usagef("unknown predictor %q (valid: oracle, onnx, history)", f.predictor)
 	}
 	prof, err := sim.LoadProfile(f.profile)
 	if err != nil {
@@ -203,6 +211,10 @@ func runBench(ctx context.Context, f benchFlags) error {
 	prog := report.NewProgress(expected, "bench", os.Stderr, opts...)
 	runs := make([]report.Run, len(jobs))
 	var mu sync.Mutex
+	lengthModel, err := lengthPredictor(f.predictor)
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(f.parallel, 1))
 	for i, j := range jobs {
@@ -211,7 +223,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 			run, err := bench.Run(gctx, bench.RunConfig{
 				Workload: plan.w, Engine: engineConfig(plan.profile), Executor: sim.NewExecutor(plan.profile),
 				Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,
-				PredictionError: f.predErr, Progress: prog, CheckEvery: f.checkEvery,
+				PredictionError: f.predErr, Predictors: newPredictors(lengthModel), Progress: prog, CheckEvery: f.checkEvery,
 			})
 			if err != nil {
 				return fmt.Errorf("%s at rate %g: %w", j.policy, j.rate, err)
@@ -266,4 +278,29 @@ func runBench(ctx context.Context, f benchFlags) error {
 		return fmt.Errorf("%d KV blocks leaked across runs", leaks)
 	}
 	return nil
+}
+
+// lengthPredictor loads the output-length predictor a bench run asks for; nil
+// means oracle-with-noise predictions.
+func lengthPredictor(name string) (predictor.LengthPredictor, error) {
+	switch name {
+	case "onnx":
+		m, err := predictor.LoadDefault()
+		if err != nil {
+			return nil, fmt.Errorf("--predictor onnx: %w", err)
+		}
+		return m, nil
+	case "history":
+		return predictor.HistoryPredictor{Default: 50}, nil
+	}
+	return nil, nil
+}
+
+// newPredictors gives one run its predictors: the shared length model and
+// its own tool-duration statistics, learnt online during the run.
+func newPredictors(length predictor.LengthPredictor) *bench.Predictors {
+	if length == nil {
+		return nil
+	}
+	return &bench.Predictors{Length: length, Duration: predictor.NewDurationEstimator(predictor.DurationOptions{})}
 }

@@ -58,6 +58,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"missing trace", []string{"--trace", filepath.Join(dir, "none.json")}, []string{"none.json"}},
 		{"unknown executor", []string{"--executor", "tpu"}, []string{`unknown executor "tpu"`}},
 		{"zero duration", []string{"--duration", "0"}, []string{"invalid duration"}},
+		{"unknown predictor", []string{"--predictor", "crystal-ball"}, []string{`unknown predictor "crystal-ball"`, "onnx"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
