@@ -181,6 +181,10 @@ func (s *Sequence) HostSlots() []int          { return s.host }
 // current stretch is View.Wait's to add. Read-only, for process tables.
 func (s *Sequence) Waited() time.Duration { return s.waitAccum }
 
+// ProgramStats is the engine's row of the call's program (live service,
+// wait and per-thread service); read it only on the engine goroutine.
+func (s *Sequence) ProgramStats() *ProgramStats { return s.prog }
+
 func (s *Sequence) ToolElapsed(now time.Duration) float64 {
 	if s.state != Paused {
 		return 0

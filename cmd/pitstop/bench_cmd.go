@@ -80,7 +80,6 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 // the policy's default.
 func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.Int64Var(&o.StarvationThreshold, "lamps-starvation", 0, "lamps/pitstop: iterations without running before a call goes to the head (0: default 100; <0: off)")
-	fl.Float64Var(&o.StarvationRelative, "starvation-relative", 0, "lamps/pitstop: starving = waited max(threshold, N x the average wait) iterations (0: pitstop 4, lamps off; <0: off)")
 	fl.Int64Var(&o.ScoreRefresh, "score-refresh", 0, "lamps/pitstop: re-score every runnable call every N iterations (0: only when a call changes)")
 	fl.Int64Var(&o.StarvationCheck, "starvation-check", 0, "lamps/pitstop: iterations between looks for starving calls (0: default 8)")
 	fl.IntVar(&o.Queues, "queues", 0, "mlfq/plas/atlas/pitstop: number of queues K (0: default 8)")
@@ -95,6 +94,11 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.Float64Var(&o.TTLScale, "continuum-ttl-scale", 0, "continuum: multiplier on the pin TTL (0: default 1)")
 	fl.BoolVar(&o.SRPTServiceOnly, "srpt-service-only", false, "srpt: rank by remaining engine work, without the tool time")
 	fl.BoolVar(&o.SRPTRunningFirst, "srpt-running-first", false, "srpt: calls on the device run first (no preemption to admit)")
+	fl.Int64Var(&o.PitstopStarvation, "pitstop-starvation", 0, "pitstop: LAMPS starvation counter threshold in iterations (0: off)")
+	fl.Float64Var(&o.PitstopBeta, "pitstop-beta", 0, "pitstop: Autellix anti-starvation ratio beta (0: off)")
+	fl.Float64Var(&o.ProgramWeight, "program-weight", 0, "pitstop: weight of the program's expected remaining work against the call's memory-over-time (0: default 1)")
+	fl.Float64Var(&o.ProgramCVLow, "program-cv-low", 0, "pitstop: below this CV of program service, programs finish in arrival order (0: default 0.5)")
+	fl.Float64Var(&o.ProgramCVHigh, "program-cv-high", 0, "pitstop: above this CV of program service, least-served programs first (0: default 1)")
 	fl.Float64Var(&o.ProgramIdle, "program-idle", 0, "pitstop: seconds without a call before a program counts as complete (0: default 120)")
 	fl.BoolVar(&o.NoProgramQueues, "pitstop-no-queues", false, "pitstop ablation: one queue (no program-level attained service)")
 	fl.BoolVar(&o.NoMemoryOverTime, "pitstop-no-mot", false, "pitstop ablation: FCFS inside a queue instead of memory-over-time")

@@ -23,6 +23,9 @@ type progRow struct {
 	active      int           // calls in the engine (threads)
 	lastArrival time.Duration
 	lastFinish  time.Duration
+	eng         *engine.ProgramStats // the engine's live row of the program
+	first       time.Duration        // its first call's arrival
+	threaded    bool                 // it has had two calls in the engine at once (a DAG program)
 }
 
 // processTable is Autellix's process table, kept from engine events. A
@@ -30,10 +33,11 @@ type progRow struct {
 // LLM call: a tool's return is the program's next call, as in Autellix,
 // where every LLM call is a request of its own.
 type processTable struct {
-	mode      serviceMode
-	rows      map[string]*progRow
-	ttl       time.Duration
-	lastSweep time.Duration
+	mode        serviceMode
+	rows        map[string]*progRow
+	ttl         time.Duration
+	lastSweep   time.Duration
+	anyThreaded bool
 }
 
 func newProcessTable(mode serviceMode, ttl float64) processTable {
@@ -49,7 +53,7 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 	if st.row == nil {
 		r := t.rows[s.Program()]
 		if r == nil {
-			r = &progRow{}
+			r = &progRow{eng: s.ProgramStats(), first: now}
 			t.rows[s.Program()] = r
 		}
 		st.row = r
@@ -57,6 +61,10 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 	if arrival {
 		st.row.active++
 		st.row.lastArrival = now
+		if st.row.active > 1 {
+			st.row.threaded = true
+			t.anyThreaded = true
+		}
 	}
 	if t.mode != callService {
 		st.inherit = st.row.service

@@ -27,9 +27,7 @@ type LAMPS struct {
 // NewLAMPS builds the policy.
 func NewLAMPS(o Options) *LAMPS {
 	o = o.Defaults()
-	starve := newStarvation(o)
-	starve.relative = max(o.StarvationRelative, 0)
-	return &LAMPS{starve: starve, scoreRefresh: o.ScoreRefresh}
+	return &LAMPS{starve: newStarvation(o), scoreRefresh: o.ScoreRefresh}
 }
 
 // Priority classes: starving running calls, running calls (FCFS), starving

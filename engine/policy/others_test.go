@@ -134,7 +134,7 @@ func TestSRPTHandlesWithTruth(t *testing.T) {
 // memory-over-time plus their program's expected remaining work; a
 // β-promoted (or starving) call ahead of the rest.
 func TestPitstopOrdering(t *testing.T) {
-	p := NewPitstop(Options{})
+	p := NewPitstop(Options{PitstopBeta: 8})
 	h := newHarness(t, p, testConfig())
 	running := h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
 	h.run(untilIteration(2))
@@ -154,19 +154,31 @@ func TestPitstopOrdering(t *testing.T) {
 	if pr := p.Priority(v, long); pr.Class != 1 {
 		t.Fatalf("β-promoted call in class %v, want 1", pr.Class)
 	}
+	// Off by default: the same call stays in the common class.
+	q := NewPitstop(Options{})
+	if pr := q.Priority(v, short); pr.Class != 2 {
+		t.Fatalf("default pitstop promoted a call (class %v)", pr.Class)
+	}
+	// LAMPS's counter when asked for: 150 iterations without running.
+	c := NewPitstop(Options{PitstopStarvation: 100})
+	v.Iteration += 150
+	if pr := c.Priority(v, short); pr.Class != 1 {
+		t.Fatalf("starving call in class %v, want 1", pr.Class)
+	}
 }
 
-// TestProgramModel: the program term follows the learned distribution of
-// programs' service: with programs of one size an advanced program is nearly
-// done and ranks ahead of a fresh one; with heavy-tailed sizes a program
-// that outlived the short ones is likely long and ranks behind (ATLAS).
+// TestProgramModel: the program-level order follows the learned
+// distribution of programs' service. With programs of one size (CV below
+// ProgramCVLow) programs finish in arrival order; with heavy-tailed sizes
+// (CV above ProgramCVHigh) a program that outlived the short ones is likely
+// long and its calls rank behind a fresh program's (ATLAS).
 func TestProgramModel(t *testing.T) {
 	cases := []struct {
 		name    string
 		samples func(i int) float64
 		older   bool // the advanced program's call ranks first
 	}{
-		{"homogeneous", func(int) float64 { return 10 }, true},
+		{"homogeneous", func(i int) float64 { return 10 + float64(i%3) }, true},
 		{"heavy tail", func(i int) float64 {
 			if i%10 == 0 {
 				return 100
@@ -176,24 +188,25 @@ func TestProgramModel(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := NewPitstop(Options{Beta: -1})
+			p := NewPitstop(Options{})
 			for i := range 200 {
 				p.model.add(tc.samples(i))
 			}
 			p.model.rebuild()
 			p.model.ctxSvc, p.model.svc = 100, 1
 			h := newHarness(t, p, testConfig())
-			fresh := h.submit("fresh", "new", "main", 8, []seg{{decode: 5}}, nil)
 			adv := h.submit("advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
-			stateOf(adv).inherit = 5 * time.Second
+			fresh := h.submit("fresh", "new", "main", 8, []seg{{decode: 5}}, nil)
+			stateOf(fresh).row.first = time.Second // arrived a second after the old program
+			stateOf(adv).row.service = 5 * time.Second
 			got := order(p, h.view(h.e.Now(), 1), fresh, adv)
 			if (got[0] == "advanced") != tc.older {
-				t.Fatalf("order %v (residual at 0: %.3g s, at 5 s: %.3g s)", got, p.model.residual(0), p.model.residual(5))
-			}
-			if noQ := NewPitstop(Options{Beta: -1, NoProgramQueues: true}); noQ.model.remaining(5*time.Second) != 0 {
-				t.Fatal("the ablation has a program term")
+				t.Fatalf("order %v (cv %.2f, residual at 0: %.3g s, at 5 s: %.3g s)", got, p.model.cv, p.model.residual(0), p.model.residual(5))
 			}
 		})
+	}
+	if noQ := NewPitstop(Options{NoProgramQueues: true}); noQ.noQueues != true {
+		t.Fatal("ablation not set")
 	}
 }
 
@@ -230,5 +243,23 @@ func TestPitstopHandling(t *testing.T) {
 				t.Fatalf("revised while paused: %v (%v), want %v", changed, h.later["c"], tc.revisedTo)
 			}
 		})
+	}
+}
+
+// TestPitstopDAGPrograms: before enough programs completed, once a DAG
+// program (two calls at once) is seen, programs go in arrival order.
+func TestPitstopDAGPrograms(t *testing.T) {
+	p := NewPitstop(Options{})
+	h := newHarness(t, p, testConfig())
+	a1 := h.submit("a1", "a", "t1", 8, []seg{{decode: 90}}, nil)
+	v := h.view(h.e.Now(), 1)
+	b := h.submit("b", "b", "main", 8, []seg{{decode: 2}}, nil)
+	stateOf(b).row.first = time.Second
+	if got := order(p, v, a1, b); got[0] != "b" {
+		t.Fatalf("without DAG programs the shorter call leads: %v", got)
+	}
+	h.submit("a2", "a", "t2", 8, []seg{{decode: 90}}, nil)
+	if got := order(p, v, a1, b); got[0] != "a1" {
+		t.Fatalf("with a DAG program seen, the older program leads: %v", got)
 	}
 }

@@ -5,46 +5,55 @@ import (
 	"github.com/pitstop-llm/pitstop/handling"
 )
 
-// Pitstop is our policy. It ranks a waiting call by the memory-over-time its
-// whole program still needs, and keeps what is on the device running:
+// Pitstop is our policy. Calls on the device run first and are never
+// preempted to admit others; the calls that wait are ranked by what they will
+// cost the engine, at the call level by memory-over-time and at the program
+// level by an order learned from the programs that completed:
 //
 //   - Calls on the device run first, in arrival order, and are never
 //     preempted to admit a waiting call: a call that holds KV and does not
 //     run wastes exactly the memory the ranking economises.
 //   - Memory-over-time of the call (LAMPS): the area under the memory curve
 //     of its current segment under its predicted handling (handling.RankAt
-//     from Forecast().Predicted).
-//   - Plus its program's expected remaining work (Autellix's process table):
-//     each program's critical-path service (ATLAS) is kept from engine
-//     events; a call inherits its program's service when it arrives, and the
-//     program's expected remaining service given that attained service is
-//     learned from the programs that completed (programModel). With
-//     heavy-tailed programs this ranks the least-served programs first, as
-//     ATLAS does; with programs of similar size it finishes programs in a
-//     steady order instead of sharing the engine between all of them.
-//     A call's own segments are one call: its tool returns do not change its
-//     program's attained service.
+//     from Forecast().Predicted), lowest first.
+//   - A program-level order (Autellix's process table, ATLAS's critical-path
+//     service, kept from engine events; programModel learns the
+//     distribution of programs' total service from the programs that
+//     completed). With heavy-tailed programs (CV of their service above
+//     ProgramCVHigh) the program's expected remaining work, given the service
+//     it attained, is added to the key: the least-served programs go first,
+//     as in ATLAS. With programs of one size (CV below ProgramCVLow)
+//     programs are finished in arrival order, as in Continuum: sharing the
+//     engine between equal programs only delays all of them. In between, the
+//     call's own memory-over-time decides. Until enough programs completed,
+//     programs are finished in arrival order once DAG programs (two calls of a
+//     program in the engine at once) have been seen, and the call's
+//     memory-over-time decides otherwise. A call's own segments are one call:
+//     its tool returns do not move it.
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
 //     the tool overruns its prediction, with the remaining time taken as the
 //     time already spent, so a mispredicted long tool stops holding memory.
-//   - Anti-starvation from both papers: Autellix's β (a call whose program
-//     has waited β times its service goes ahead of the other waiting calls)
-//     and LAMPS's counter, with a threshold that follows the load (a call
-//     that has not run for max(StarvationThreshold, StarvationRelative × the
-//     99th percentile of waits) iterations goes ahead until it finishes).
+//   - Anti-starvation from both papers, off by default (their cost to the
+//     mean is measured in results-policies.md): Autellix's β (PitstopBeta: a
+//     call whose program has waited β times its service goes ahead of the
+//     other waiting calls) and LAMPS's counter (PitstopStarvation: a call that
+//     has not run for that many iterations goes ahead until it finishes).
 //   - Eviction of a running call (when a running call needs a block) by swap
 //     or recompute, whichever the waste model says costs less.
 //
-// NoProgramQueues (no program term), NoMemoryOverTime (FCFS by the time the
-// call became ready instead of memory-over-time) and NoDynamicHandling (the
-// handling chosen at the tool call stands) switch the parts off for
+// NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
+// the call became ready instead of memory-over-time) and NoDynamicHandling
+// (the handling chosen at the tool call stands) switch the parts off for
 // ablations.
 type Pitstop struct {
 	a            attained
 	model        programModel
 	starve       starvation
 	beta         float64
+	weight       float64
+	cvLow        float64
+	cvHigh       float64
 	scoreRefresh int64
 	lastRefresh  int64
 	noQueues     bool
@@ -59,17 +68,18 @@ func NewPitstop(o Options) *Pitstop {
 	a := newAttained(criticalPath, o)
 	a.wholeCalls, a.noDemote = true, true
 	starve := newStarvation(o)
-	switch {
-	case o.StarvationRelative == 0:
-		starve.relative = 2
-	case o.StarvationRelative > 0:
-		starve.relative = o.StarvationRelative
+	starve.threshold = -1
+	if o.PitstopStarvation > 0 {
+		starve.threshold = o.PitstopStarvation
 	}
 	return &Pitstop{
 		a:            a,
 		model:        newProgramModel(o.ProgramIdle),
 		starve:       starve,
-		beta:         o.Beta,
+		beta:         max(o.PitstopBeta, 0),
+		weight:       o.ProgramWeight,
+		cvLow:        o.ProgramCVLow,
+		cvHigh:       o.ProgramCVHigh,
 		scoreRefresh: o.ScoreRefresh,
 		noQueues:     o.NoProgramQueues,
 		noMOT:        o.NoMemoryOverTime,
@@ -77,16 +87,48 @@ func NewPitstop(o Options) *Pitstop {
 	}
 }
 
-// Priority: calls on the device first (class 0, arrival order); then
-// starving and β-promoted calls (class 1), then the others (class 2), each by
-// their key: memory-over-time plus the program's expected remaining work.
+// programOrder is how programs are ordered now.
+type programOrder uint8
+
+const (
+	byCall      programOrder = iota // the call's memory-over-time alone
+	byRemaining                     // plus the program's expected remaining work
+	byArrival                       // programs in arrival order
+)
+
+func (p *Pitstop) order() programOrder {
+	switch {
+	case p.noQueues:
+		return byCall
+	case p.model.ready():
+		switch cv := p.model.cv; {
+		case cv > p.cvHigh:
+			return byRemaining
+		case cv < p.cvLow:
+			return byArrival
+		}
+		return byCall
+	case p.a.table.anyThreaded:
+		return byArrival
+	}
+	return byCall
+}
+
+// Priority: calls on the device first (class 0); then starving and
+// β-promoted calls (class 1); then the others (class 2, or 2 + the program's
+// arrival·1e-6 when programs go in arrival order), by memory-over-time (plus
+// the program's expected remaining work when programs are heavy-tailed).
 func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	st := stateOf(s)
 	starved := p.starve.ranked(v, s, st)
 	if st.row == nil {
 		p.a.queueOf(v, s, st) // a call seen before its arrival event: join the table
 	}
+	ord := p.order()
 	if s.State() == engine.Running {
+		if ord == byArrival {
+			return engine.Priority{Class: 0, Key: st.row.first.Seconds()}
+		}
 		return engine.Priority{Class: 0, Key: s.Arrival().Seconds()}
 	}
 	var key float64
@@ -94,19 +136,23 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		key = s.ReadyAt().Seconds()
 	} else {
 		key = p.score(v, s, st)
-		if !p.noQueues {
-			key += p.model.remaining(st.inherit)
-		}
+	}
+	class := 2.0
+	switch ord {
+	case byRemaining:
+		key += p.weight * p.model.remaining(st.row.attained())
+	case byArrival:
+		class += st.row.first.Seconds() * 1e-6
 	}
 	if starved || p.promoted(v, s, st) {
-		return engine.Priority{Class: 1, Key: key}
+		class = 1
 	}
-	return engine.Priority{Class: 2, Key: key}
+	return engine.Priority{Class: class, Key: key}
 }
 
 // promoted is Autellix's anti-starvation: the call's program (with the call)
-// has waited β times the service it got. Sticky until the call's segment
-// ends.
+// has waited β times the service it got. It lasts to the end of the call's
+// segment.
 func (p *Pitstop) promoted(v *engine.View, s *engine.Sequence, st *callState) bool {
 	if st.queue < 0 {
 		return true
@@ -166,9 +212,9 @@ func (p *Pitstop) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
 
 func (p *Pitstop) Traits() engine.Traits { return engine.Traits{PrefixCache: true} }
 
-// Refresh re-ranks every runnable call when a call starved, every AgingEvery
-// iterations for β (and the program model's news), or every ScoreRefresh
-// iterations when set.
+// Refresh re-ranks every runnable call every AgingEvery iterations (the
+// program order and β drift with time), when a call starved, and every
+// ScoreRefresh iterations when set.
 func (p *Pitstop) Refresh(v *engine.View) bool {
 	due := p.starve.refresh(v)
 	if v.Iteration-p.a.lastAging >= p.a.agingEvery && (p.beta > 0 || !p.noQueues) {

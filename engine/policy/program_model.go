@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -29,6 +30,7 @@ type programModel struct {
 	fresh     int       // samples since the last rebuild
 	sorted    []float64 // samples, ascending
 	suffix    []float64 // suffix[i] = Σ sorted[i:]
+	cv        float64   // coefficient of variation of the samples
 	ctxSvc    float64   // Σ service × mean context of finished calls
 	svc       float64   // Σ service of finished calls
 	lastSweep time.Duration
@@ -37,7 +39,7 @@ type programModel struct {
 const programSamples = 4096
 
 func newProgramModel(idle float64) programModel {
-	return programModel{idle: time.Duration(idle * float64(time.Second)), minN: 20}
+	return programModel{idle: time.Duration(idle * float64(time.Second)), minN: 10}
 }
 
 // finished books a finished call: a second of its service held its mean
@@ -57,13 +59,24 @@ func (m *programModel) sweep(t *processTable, now time.Duration) {
 	m.lastSweep = now
 	for id, r := range t.rows {
 		if r.active <= 0 && now-r.lastFinish > m.idle {
-			m.add(r.service.Seconds())
+			m.add(r.attained().Seconds())
 			delete(t.rows, id)
 		}
 	}
 	if m.fresh >= 32 || (m.fresh > 0 && len(m.sorted) < 4*m.minN) {
 		m.rebuild()
 	}
+}
+
+// attained is the program's critical-path service so far, counting calls
+// still running: the longest per-thread service of the engine's live row
+// (ATLAS's measure without waiting for calls to complete), or the process
+// table's when the engine's row is unknown.
+func (r *progRow) attained() time.Duration {
+	if r.eng != nil {
+		return max(r.eng.CriticalPath(), r.service)
+	}
+	return r.service
 }
 
 func (m *programModel) add(x float64) {
@@ -83,6 +96,14 @@ func (m *programModel) rebuild() {
 	m.suffix[len(m.sorted)] = 0
 	for i := len(m.sorted) - 1; i >= 0; i-- {
 		m.suffix[i] = m.suffix[i+1] + m.sorted[i]
+	}
+	m.cv = 0
+	if n := float64(len(m.sorted)); n > 0 && m.suffix[0] > 0 {
+		mean, v := m.suffix[0]/n, 0.0
+		for _, x := range m.sorted {
+			v += (x - mean) * (x - mean)
+		}
+		m.cv = math.Sqrt(v/n) / mean
 	}
 	m.fresh = 0
 }

@@ -23,13 +23,6 @@ type Options struct {
 	// runnable call that has not run for this many iterations goes to the
 	// head of the queue until it finishes. Default 100 (LAMPS §4.4); < 0: off.
 	StarvationThreshold int64
-	// StarvationRelative makes the starvation threshold adapt to the load:
-	// max(StarvationThreshold, StarvationRelative × the 99th percentile of
-	// the iterations calls waited before they ran, recently), so only calls
-	// that wait far longer than nearly all their peers count as starving.
-	// pitstop: default 2; lamps: default off (LAMPS's fixed threshold); < 0:
-	// off.
-	StarvationRelative float64
 	// ScoreRefresh re-scores every runnable call each N iterations (lamps,
 	// pitstop), LAMPS's score-refresh interval. Default 0: a call is scored
 	// when it changes (arrives, runs, is preempted, resumes), which is every
@@ -60,6 +53,25 @@ type Options struct {
 	// MultiStep applies demotions only every N iterations (Autellix's
 	// multi-step scheduling: fewer preemptions). Default 1.
 	MultiStep int64
+	// PitstopStarvation and PitstopBeta are pitstop's anti-starvation (LAMPS's
+	// counter in iterations, Autellix's β). Default 0: off (their cost to the
+	// mean latency is measured in docs/results-policies.md); lamps and the
+	// Autellix policies use StarvationThreshold and Beta.
+	PitstopStarvation int64
+	PitstopBeta       float64
+	// ProgramWeight weighs pitstop's program term (the program's expected
+	// remaining memory-over-time) against the call's own memory-over-time.
+	// Default 1.
+	ProgramWeight float64
+	// ProgramCVLow and ProgramCVHigh pick pitstop's program-level order
+	// from the coefficient of variation of completed programs' service:
+	// above ProgramCVHigh (heavy tail) the program's expected remaining
+	// work is added to the key (least-served first, as ATLAS); below
+	// ProgramCVLow (programs of similar size) programs are finished in
+	// arrival order (as Continuum); in between the call's own
+	// memory-over-time decides. Defaults 0.7 and 1 (1: the exponential,
+	// where the attained service says nothing about the rest).
+	ProgramCVLow, ProgramCVHigh float64
 	// ProgramIdle is how long, in seconds, a program must have had no call in
 	// the engine before pitstop counts it as complete and learns from its
 	// total service. Default 120 (longer than any think time between calls
@@ -116,6 +128,9 @@ func (o Options) Defaults() Options {
 	deff(&o.Beta, 8)
 	deff(&o.ProgramTTL, 600)
 	deff(&o.ProgramIdle, 120)
+	deff(&o.ProgramWeight, 1)
+	deff(&o.ProgramCVLow, 0.7)
+	deff(&o.ProgramCVHigh, 1)
 	deff(&o.TTFTSLO, 0.4)
 	deff(&o.TPOTSLO, 0.15)
 	if o.SOLAWindow == 0 {
