@@ -19,11 +19,13 @@ func BenchmarkPrompt(b *testing.B) {
 	msgs := []chat.Message{{Role: "system", Content: "You are a helpful assistant."}, {Role: "user", Content: "What is (17+25)*3?"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := m.Template().Render(msgs, reg, true)
+		p, err := m.Template().RenderSpans(msgs, reg, true)
 		if err != nil {
 			b.Fatal(err)
 		}
-		m.Tokenizer().EncodeSpans(p, []string{msgs[0].Content, msgs[1].Content})
+		if _, err := p.Encode(m.Tokenizer()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

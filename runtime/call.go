@@ -182,15 +182,16 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		return nil, errorf(ErrInvalid, "tool_choice", "invalid_value", "unknown tool_choice %q (valid: none, auto, required, or a function)", choice.Mode)
 	}
 
-	prompt, err := rt.tmpl.Render(req.Messages, offered, true)
+	rendered, err := rt.tmpl.RenderSpans(req.Messages, offered, true)
 	if err != nil {
 		return nil, errorf(ErrInvalid, "messages", "invalid_value", "%v", err)
 	}
-	untrusted := make([]string, 0, len(req.Messages))
-	for _, m := range req.Messages {
-		untrusted = append(untrusted, m.Content)
+	// The conversation's text is tokenized without special tokens, at the
+	// places the template reports (a user's "<|im_start|>" stays text).
+	toks, err := rendered.Encode(rt.tok)
+	if err != nil {
+		return nil, errorf(ErrInternal, "", "internal_error", "tokenizing the prompt: %v", err)
 	}
-	toks := rt.tok.EncodeSpans(prompt, untrusted)
 	if len(toks) > rt.maxPrompt {
 		return nil, errorf(ErrContextLength, "messages", "context_length_exceeded",
 			"This model's maximum context length is %d tokens; your messages resulted in %d tokens.", rt.maxPrompt, len(toks))
@@ -240,7 +241,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	var park, stale *parkEntry
 	var rest []int32
 	if !anonymous && rt.cfg.ClientToolTTL > 0 {
-		park, rest, stale = rt.parkedFor(c.program, req.Thread, prompt, req.Messages)
+		park, rest, stale = rt.parkedFor(c.program, req.Thread, rendered)
 	}
 	ref := &seqRef{cur: st}
 	st.ref = ref

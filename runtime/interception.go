@@ -23,19 +23,23 @@ func (rt *Runtime) runRound(s *seqCtl, p *pendingRound, round Round) {
 	round.Duration = end.Sub(start)
 	round.Calls = make([]ToolRun, len(results))
 	msgs := make([]chat.Message, len(results))
-	contents := make([]string, len(results))
 	for i, r := range results {
 		round.Calls[i] = ToolRun{ID: r.CallID, Name: p.calls[i].Name, Arguments: p.calls[i].Arguments,
 			Content: r.Content, IsError: r.IsError, Truncated: r.Truncated, Cached: r.Cached, Duration: r.Duration()}
 		msgs[i] = chat.Message{Role: chat.RoleTool, Content: r.Content, ToolCallID: r.CallID, Name: p.calls[i].Name}
-		contents[i] = r.Content
 	}
-	text, err := rt.tmpl.RenderToolResults(msgs, true)
+	// The results are tokenized as plain text (a tool's "<|im_end|>" stays
+	// text), at the places the template reports.
+	text, err := rt.tmpl.RenderToolResultsSpans(msgs, true)
 	if err != nil { // cannot happen with role "tool" messages; keep the call alive anyway
 		rt.log.Error("rendering tool results", "call", c.id, "err", err)
-		text = err.Error()
+		text = chat.Rendered{Text: err.Error(), Spans: []chat.Span{{End: len(err.Error()), Kind: chat.SpanContent, Role: chat.RoleTool}}}
 	}
-	toks := rt.tok.EncodeSpans(text, contents)
+	toks, err := text.Encode(rt.tok)
+	if err != nil { // spans from the template are in order and in bounds
+		rt.log.Error("tokenizing tool results", "call", c.id, "err", err)
+		toks = rt.tok.Encode(text.Text, false)
+	}
 	prepared := time.Now()
 
 	rt.metrics.toolRounds.Inc()

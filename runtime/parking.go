@@ -90,23 +90,23 @@ func (rt *Runtime) dropParked(e *parkEntry, why string) {
 // parkedFor finds the parked sequence of a program's thread and, when the
 // new prompt extends its text, tokenizes the extension (the caller's
 // goroutine). It returns the entry that no longer matches, to be dropped.
-func (rt *Runtime) parkedFor(program, thread, prompt string, msgs []chat.Message) (match *parkEntry, rest []int32, stale *parkEntry) {
+func (rt *Runtime) parkedFor(program, thread string, prompt chat.Rendered) (match *parkEntry, rest []int32, stale *parkEntry) {
 	rt.parkMu.Lock()
 	e := rt.parked[parkKey(program, thread)]
 	rt.parkMu.Unlock()
 	if e == nil {
 		return nil, nil, nil
 	}
-	if len(prompt) <= len(e.text) || !strings.HasPrefix(prompt, e.text) {
+	if len(prompt.Text) <= len(e.text) || !strings.HasPrefix(prompt.Text, e.text) {
 		return nil, nil, e
 	}
-	// The untrusted texts of the extension: the messages after the last
-	// assistant turn (the tool results and anything the client added).
-	var untrusted []string
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != chat.RoleAssistant; i-- {
-		untrusted = append([]string{msgs[i].Content}, untrusted...)
+	// The extension (the tool results and anything the client added),
+	// with the template's spans of conversation text in it.
+	rest, err := prompt.Slice(len(e.text), len(prompt.Text)).Encode(rt.tok)
+	if err != nil { // spans from the template are in order and in bounds
+		return nil, nil, e
 	}
-	return e, rt.tok.EncodeSpans(prompt[len(e.text):], untrusted), nil
+	return e, rest, nil
 }
 
 // resumeParked hands a parked sequence to the new call st and appends the

@@ -1,9 +1,6 @@
 package chat
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Llama31Options are the template variables of Llama 3.1's template.
 type Llama31Options struct {
@@ -42,21 +39,33 @@ const llamaFormatLine = `Respond in the format {"name": function name, "paramete
 // written as the calls separated by "; " (what NewLlamaParser reads), and
 // tools with no message to carry them is an error.
 func (l *Llama31) Render(msgs []Message, tools []Tool, addGenerationPrompt bool) (string, error) {
-	var b strings.Builder
+	r, err := l.RenderSpans(msgs, tools, addGenerationPrompt)
+	return r.Text, err
+}
+
+func (l *Llama31) RenderSpans(msgs []Message, tools []Tool, addGenerationPrompt bool) (Rendered, error) {
+	var b spanWriter
 	b.WriteString("<|begin_of_text|>")
-	system := ""
+	first := 0 // index in the caller's msgs of msgs[0]
+	system, hasSystem := "", false
 	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
-		system = pyStrip(msgs[0].Content)
+		system, hasSystem = pyStrip(msgs[0].Content), true
 		msgs = msgs[1:]
+		first = 1
 	}
-	var toolText strings.Builder
-	for _, t := range tools {
+	toolDefs := make([]string, len(tools))
+	for i, t := range tools {
 		v, err := toolValue(t)
 		if err != nil {
-			return "", err
+			return Rendered{}, err
 		}
-		toolText.WriteString(pyDumps(v, 4))
-		toolText.WriteString("\n\n")
+		toolDefs[i] = pyDumps(v, 4)
+	}
+	writeTools := func() {
+		for i, d := range toolDefs {
+			b.span(d, SpanToolDef, i, "")
+			b.WriteString("\n\n")
+		}
 	}
 	b.WriteString(header("system"))
 	if len(tools) > 0 {
@@ -66,67 +75,82 @@ func (l *Llama31) Render(msgs []Message, tools []Tool, addGenerationPrompt bool)
 	if len(tools) > 0 && l.opts.ToolsInSystem {
 		b.WriteString("You have access to the following functions. To call a function, please respond with JSON for a function call.")
 		b.WriteString(llamaFormatLine)
-		b.WriteString(toolText.String())
+		writeTools()
 	}
-	b.WriteString(system + "<|eot_id|>")
+	if hasSystem {
+		b.span(system, SpanContent, 0, RoleSystem)
+	}
+	b.WriteString("<|eot_id|>")
 	if len(tools) > 0 && !l.opts.ToolsInSystem {
 		if len(msgs) == 0 {
-			return "", fmt.Errorf("chat: llama3.1: cannot put tools in the first user message when there's no first user message")
+			return Rendered{}, fmt.Errorf("chat: llama3.1: cannot put tools in the first user message when there's no first user message")
 		}
-		first := pyStrip(msgs[0].Content)
-		msgs = msgs[1:]
 		b.WriteString(header("user"))
 		b.WriteString("Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\n")
 		b.WriteString(llamaFormatLine)
-		b.WriteString(toolText.String())
-		b.WriteString(first + "<|eot_id|>")
+		writeTools()
+		b.span(pyStrip(msgs[0].Content), SpanContent, first, msgs[0].Role)
+		b.WriteString("<|eot_id|>")
+		msgs = msgs[1:]
+		first++
 	}
-	for i, m := range msgs {
+	for j, m := range msgs {
+		i := first + j
 		switch {
 		case m.Role == RoleTool || m.Role == "ipython":
-			b.WriteString(l.toolResult(m))
+			l.toolResult(&b, m, i)
 		case len(m.ToolCalls) > 0:
 			b.WriteString(header("assistant"))
-			for j, tc := range m.ToolCalls {
+			for k, tc := range m.ToolCalls {
 				args, err := argsJSON(tc)
 				if err != nil {
-					return "", err
+					return Rendered{}, err
 				}
-				if j > 0 {
+				if k > 0 {
 					b.WriteString("; ")
 				}
-				b.WriteString(`{"name": "` + tc.Name + `", "parameters": ` + args + "}")
+				b.span(`{"name": "`+tc.Name+`", "parameters": `+args+"}", SpanToolCall, i, m.Role)
 			}
 			b.WriteString("<|eot_id|>")
 		case m.Role == RoleSystem || m.Role == RoleUser || m.Role == RoleAssistant:
-			b.WriteString(header(m.Role) + pyStrip(m.Content) + "<|eot_id|>")
+			b.WriteString(header(m.Role))
+			b.span(pyStrip(m.Content), SpanContent, i, m.Role)
+			b.WriteString("<|eot_id|>")
 		default:
-			return "", fmt.Errorf("chat: llama3.1: message %d has unknown role %q (want system, user, assistant, tool or ipython)", i, m.Role)
+			return Rendered{}, fmt.Errorf("chat: llama3.1: message %d has unknown role %q (want system, user, assistant, tool or ipython)", j, m.Role)
 		}
 	}
 	if addGenerationPrompt {
 		b.WriteString(header("assistant"))
 	}
-	return b.String(), nil
+	return b.rendered(), nil
 }
 
 // toolResult writes an ipython turn. The official template tests `content
 // is iterable`, which a string is, so the result goes through tojson: it
-// appears as a JSON string literal.
-func (l *Llama31) toolResult(m Message) string {
-	return header("ipython") + pyQuote(m.Content) + "<|eot_id|>"
+// appears as a JSON string literal, whose inside is the span.
+func (l *Llama31) toolResult(b *spanWriter, m Message, i int) {
+	b.WriteString(header("ipython") + `"`)
+	q := pyQuote(m.Content)
+	b.span(q[1:len(q)-1], SpanContent, i, m.Role)
+	b.WriteString(`"<|eot_id|>`)
 }
 
 func (l *Llama31) RenderToolResults(results []Message, addGenerationPrompt bool) (string, error) {
+	r, err := l.RenderToolResultsSpans(results, addGenerationPrompt)
+	return r.Text, err
+}
+
+func (l *Llama31) RenderToolResultsSpans(results []Message, addGenerationPrompt bool) (Rendered, error) {
 	if err := checkToolResults("llama3.1", results); err != nil {
-		return "", err
+		return Rendered{}, err
 	}
-	var b strings.Builder
-	for _, m := range results {
-		b.WriteString(l.toolResult(m))
+	var b spanWriter
+	for i, m := range results {
+		l.toolResult(&b, m, i)
 	}
 	if addGenerationPrompt {
 		b.WriteString(header("assistant"))
 	}
-	return b.String(), nil
+	return b.rendered(), nil
 }

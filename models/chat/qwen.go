@@ -1,9 +1,6 @@
 package chat
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // QwenDefaultSystem is the system prompt the Qwen2.5 template writes when the
 // conversation has none.
@@ -36,81 +33,105 @@ func (c *ChatML) StopStrings() []string { return []string{"<|im_end|>", "<|endof
 func (c *ChatML) NewParser(opts ...ParserOption) ToolCallParser { return NewHermesParser(opts...) }
 
 func (c *ChatML) Render(msgs []Message, tools []Tool, addGenerationPrompt bool) (string, error) {
-	var b strings.Builder
+	r, err := c.RenderSpans(msgs, tools, addGenerationPrompt)
+	return r.Text, err
+}
+
+func (c *ChatML) RenderSpans(msgs []Message, tools []Tool, addGenerationPrompt bool) (Rendered, error) {
+	var b spanWriter
 	hasSystem := len(msgs) > 0 && msgs[0].Role == RoleSystem
-	system := c.defaultSystem
-	if hasSystem {
-		system = msgs[0].Content
+	system := func() {
+		if hasSystem {
+			b.span(msgs[0].Content, SpanContent, 0, RoleSystem)
+		} else {
+			b.WriteString(c.defaultSystem)
+		}
 	}
 	if len(tools) > 0 {
 		b.WriteString("<|im_start|>system\n")
-		if system != "" || hasSystem {
-			b.WriteString(system)
+		if c.defaultSystem != "" || hasSystem {
+			system()
 			b.WriteString("\n\n")
 		}
 		b.WriteString(hermesToolsHead)
-		for _, t := range tools {
+		for i, t := range tools {
 			v, err := toolValue(t)
 			if err != nil {
-				return "", err
+				return Rendered{}, err
 			}
 			b.WriteString("\n")
-			b.WriteString(pyDumps(v, 0))
+			b.span(pyDumps(v, 0), SpanToolDef, i, "")
 		}
 		b.WriteString(hermesToolsTail)
-	} else if hasSystem || system != "" {
-		b.WriteString("<|im_start|>system\n" + system + "<|im_end|>\n")
+	} else if hasSystem || c.defaultSystem != "" {
+		b.WriteString("<|im_start|>system\n")
+		system()
+		b.WriteString("<|im_end|>\n")
 	}
 	for i, m := range msgs {
 		switch {
 		case m.Role == RoleUser || (m.Role == RoleSystem && i > 0) || (m.Role == RoleAssistant && len(m.ToolCalls) == 0):
-			b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")
+			b.WriteString("<|im_start|>" + m.Role + "\n")
+			b.span(m.Content, SpanContent, i, m.Role)
+			b.WriteString("<|im_end|>\n")
 		case m.Role == RoleAssistant:
 			b.WriteString("<|im_start|>assistant")
 			if m.Content != "" {
-				b.WriteString("\n" + m.Content)
+				b.WriteString("\n")
+				b.span(m.Content, SpanContent, i, m.Role)
 			}
 			for _, tc := range m.ToolCalls {
 				args, err := argsJSON(tc)
 				if err != nil {
-					return "", err
+					return Rendered{}, err
 				}
-				b.WriteString("\n<tool_call>\n{\"name\": \"" + tc.Name + "\", \"arguments\": " + args + "}\n</tool_call>")
+				b.WriteString("\n<tool_call>\n")
+				b.span("{\"name\": \""+tc.Name+"\", \"arguments\": "+args+"}", SpanToolCall, i, m.Role)
+				b.WriteString("\n</tool_call>")
 			}
 			b.WriteString("<|im_end|>\n")
 		case m.Role == RoleTool:
 			if i == 0 || msgs[i-1].Role != RoleTool {
 				b.WriteString("<|im_start|>user")
 			}
-			b.WriteString("\n<tool_response>\n" + m.Content + "\n</tool_response>")
+			b.WriteString("\n<tool_response>\n")
+			b.span(m.Content, SpanContent, i, m.Role)
+			b.WriteString("\n</tool_response>")
 			if i == len(msgs)-1 || msgs[i+1].Role != RoleTool {
 				b.WriteString("<|im_end|>\n")
 			}
 		case m.Role == RoleSystem: // the first message, already written
 		default:
-			return "", fmt.Errorf("chat: %s: message %d has unknown role %q (want system, user, assistant or tool)", c.name, i, m.Role)
+			return Rendered{}, fmt.Errorf("chat: %s: message %d has unknown role %q (want system, user, assistant or tool)", c.name, i, m.Role)
 		}
 	}
 	if addGenerationPrompt {
 		b.WriteString("<|im_start|>assistant\n")
 	}
-	return b.String(), nil
+	return b.rendered(), nil
 }
 
 func (c *ChatML) RenderToolResults(results []Message, addGenerationPrompt bool) (string, error) {
+	r, err := c.RenderToolResultsSpans(results, addGenerationPrompt)
+	return r.Text, err
+}
+
+func (c *ChatML) RenderToolResultsSpans(results []Message, addGenerationPrompt bool) (Rendered, error) {
 	if err := checkToolResults(c.name, results); err != nil {
-		return "", err
+		return Rendered{}, err
 	}
-	var b strings.Builder
+	var b spanWriter
 	b.WriteString("\n<|im_start|>user")
-	for _, m := range results {
-		b.WriteString("\n<tool_response>\n" + m.Content + "\n</tool_response>")
+	for i, m := range results {
+		b.WriteString("\n<tool_response>\n")
+		b.span(m.Content, SpanContent, i, m.Role)
+		b.WriteString("\n</tool_response>")
 	}
 	b.WriteString("<|im_end|>\n")
 	if addGenerationPrompt {
 		b.WriteString("<|im_start|>assistant\n")
 	}
-	return b.String(), nil
+	return b.rendered(), nil
 }
 
 func checkToolResults(name string, results []Message) error {

@@ -22,6 +22,13 @@ type Template interface {
 	// message with role "tool". Render of the whole conversation equals the
 	// earlier prompt, the generated turn, its end token and this text.
 	RenderToolResults(results []Message, addGenerationPrompt bool) (string, error)
+	// RenderSpans is Render that also reports where the conversation's
+	// text (message contents, tool calls, tool definitions) lies in the
+	// prompt, for tokenizing it without special tokens (Rendered.Encode).
+	RenderSpans(msgs []Message, tools []Tool, addGenerationPrompt bool) (Rendered, error)
+	// RenderToolResultsSpans is RenderToolResults with the spans of the
+	// results' contents (Span.Msg indexes results).
+	RenderToolResultsSpans(results []Message, addGenerationPrompt bool) (Rendered, error)
 	// EndOfTurn is the token text that closes an assistant turn in a
 	// rendered conversation.
 	EndOfTurn() string

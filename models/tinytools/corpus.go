@@ -201,16 +201,23 @@ type Span struct{ Start, End int }
 // variant (system turn and tools), and the assistant spans: what the model
 // writes, each ending with the end-of-turn token.
 func (e *Example) Render(ts *Toolset) (text string, prefixLen int, spans []Span, err error) {
+	r, prefixLen, spans, err := e.render(ts)
+	return r.Text, prefixLen, spans, err
+}
+
+// render is Render with the template's spans of conversation text.
+func (e *Example) render(ts *Toolset) (r chat.Rendered, prefixLen int, spans []Span, err error) {
 	v := Variants[e.Variant]
 	tpl := v.template()
 	msgs := e.Messages(false)
-	text, err = tpl.Render(msgs, v.tools(ts), false)
+	r, err = tpl.RenderSpans(msgs, v.tools(ts), false)
 	if err != nil {
-		return "", 0, nil, err
+		return chat.Rendered{}, 0, nil, err
 	}
+	text := r.Text
 	prefixLen, err = PrefixLen(e.Variant, ts)
 	if err != nil {
-		return "", 0, nil, err
+		return chat.Rendered{}, 0, nil, err
 	}
 	// Locate each assistant turn: after "<|im_start|>assistant\n" up to and
 	// including its "<|im_end|>".
@@ -228,19 +235,26 @@ func (e *Example) Render(ts *Toolset) (text string, prefixLen int, spans []Span,
 		}
 		j := strings.Index(text[start:], end)
 		if j < 0 {
-			return "", 0, nil, fmt.Errorf("tinytools: assistant turn without %s", end)
+			return chat.Rendered{}, 0, nil, fmt.Errorf("tinytools: assistant turn without %s", end)
 		}
 		spans = append(spans, Span{start, start + j + len(end)})
 		pos = start + j + len(end)
 	}
-	return text, prefixLen, spans, nil
+	return r, prefixLen, spans, nil
 }
 
 // Prompt renders the prompt the server would build for e: everything up to
 // and including the assistant header of the first turn.
 func (e *Example) Prompt(ts *Toolset) (string, error) {
+	r, err := e.PromptSpans(ts)
+	return r.Text, err
+}
+
+// PromptSpans is Prompt with the template's spans of conversation text, as
+// the server tokenizes it (chat.Rendered.Encode).
+func (e *Example) PromptSpans(ts *Toolset) (chat.Rendered, error) {
 	v := Variants[e.Variant]
-	return v.template().Render(e.Messages(true), v.tools(ts), true)
+	return v.template().RenderSpans(e.Messages(true), v.tools(ts), true)
 }
 
 var prefixCache sync.Map // variant -> int

@@ -84,32 +84,16 @@ func (d *Data) PrefixTokens(v int) ([]int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, _, _, err := e.Render(d.TS)
+	r, _, _, err := e.render(d.TS)
 	if err != nil {
 		return nil, err
 	}
-	var untrusted []string
-	if Variants[v].System != "" {
-		untrusted = []string{Variants[v].System}
+	p, err := r.Slice(0, n).Encode(d.Tok)
+	if err != nil {
+		return nil, err
 	}
-	p := d.Tok.EncodeSpans(text[:n], untrusted)
 	d.prefixes[v] = p
 	return p, nil
-}
-
-// untrusted lists the message contents of e the server encodes as plain
-// text, in prompt order: the system message, the question and (for the
-// whole dialogue) the tool results.
-func (e *Example) untrusted(promptOnly bool) []string {
-	var out []string
-	if s := Variants[e.Variant].System; s != "" {
-		out = append(out, s)
-	}
-	out = append(out, e.User)
-	if !promptOnly {
-		out = append(out, e.Results...)
-	}
-	return out
 }
 
 var errPrefixMismatch = errors.New("tinytools: dialogue does not start with its variant's prefix tokens")
@@ -124,15 +108,22 @@ type Encoded struct {
 
 // Encode tokenizes a dialogue and marks the assistant tokens.
 func (d *Data) Encode(e Example) (Encoded, error) {
-	text, pl, spans, err := e.Render(d.TS)
+	r, pl, spans, err := e.render(d.TS)
 	if err != nil {
 		return Encoded{}, err
 	}
+	text := r.Text
 	prefix, err := d.PrefixTokens(e.Variant)
 	if err != nil {
 		return Encoded{}, err
 	}
-	all := d.Tok.EncodeSpans(text, e.untrusted(false))
+	// The server's tokenization: markup with special tokens, the system
+	// prompt, the question and the tool results on their own as plain
+	// text, the model's own turns with the markup (chat.Span.Isolated).
+	all, err := r.Encode(d.Tok)
+	if err != nil {
+		return Encoded{}, err
+	}
 	if len(all) <= len(prefix) {
 		return Encoded{}, fmt.Errorf("tinytools: dialogue shorter than its prefix")
 	}

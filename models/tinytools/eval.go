@@ -197,11 +197,14 @@ func (lm *LoadedModel) Run(e Example, maxNew int) (Transcript, error) {
 	}
 	v := Variants[e.Variant]
 	tpl := v.template()
-	prompt, err := e.Prompt(lm.Data.TS)
+	prompt, err := e.PromptSpans(lm.Data.TS)
 	if err != nil {
 		return tr, err
 	}
-	ids := lm.Tok.EncodeSpans(prompt, e.untrusted(true))
+	ids, err := prompt.Encode(lm.Tok)
+	if err != nil {
+		return tr, err
+	}
 	tr.tokens = append(tr.tokens, ids...)
 	tr.generated = make([]bool, len(ids))
 	record := func(toks []int32, gen bool) {
@@ -270,15 +273,14 @@ func (lm *LoadedModel) Run(e Example, maxNew int) (Transcript, error) {
 	if len(out) == 0 || !lm.stop[out[len(out)-1]] {
 		return tr, nil // no end of turn: the server would not resume either
 	}
-	text, err := tpl.RenderToolResults(msgs, true)
+	text, err := tpl.RenderToolResultsSpans(msgs, true)
 	if err != nil {
 		return tr, err
 	}
-	var contents []string
-	for _, m := range msgs {
-		contents = append(contents, m.Content)
+	resumeIDs, err := text.Encode(lm.Tok)
+	if err != nil {
+		return tr, err
 	}
-	resumeIDs := lm.Tok.EncodeSpans(text, contents)
 	record(resumeIDs, false)
 	logits, err = s.Feed(resumeIDs, false)
 	if err != nil {

@@ -107,11 +107,14 @@ func TestShippedModelMatchesLlamaReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt, err := e.Prompt(lm.Data.TS)
+	prompt, err := e.PromptSpans(lm.Data.TS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks := lm.Tok.EncodeSpans(prompt, e.untrusted(true))
+	toks, err := prompt.Encode(lm.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
 	toks = toks[:min(len(toks), 256)] // the float64 reference is slow
 	want, err := ref.Reference(toks)
 	if err != nil {

@@ -55,7 +55,11 @@ func (m *addedMatcher) empty() bool { return len(m.toks) == 0 }
 // split cuts text into plain runs and added tokens. lstrip/rstrip tokens
 // swallow the whitespace beside them; single_word tokens match only between
 // whitespace (or the text's ends).
-func (m *addedMatcher) split(text string) []segment {
+func (m *addedMatcher) split(text string) []segment { return m.splitReject(text, nil) }
+
+// splitReject is split where reject, when not nil, may refuse a match at
+// text[start:end] (candidates are tried at increasing starts).
+func (m *addedMatcher) splitReject(text string, reject func(start, end int, t *AddedToken) bool) []segment {
 	if m.empty() {
 		return []segment{{text, -1}}
 	}
@@ -70,6 +74,9 @@ func (m *addedMatcher) split(text string) []segment {
 				continue
 			}
 			if t.SingleWord && !singleWordOK(text, i, i+len(t.Content)) {
+				continue
+			}
+			if reject != nil && reject(i, i+len(t.Content), t) {
 				continue
 			}
 			found = c

@@ -1,34 +1,93 @@
 package tokenizer
 
-import "strings"
+import "fmt"
+
+// Span is a byte range [Start, End) of a text given to EncodeSpans whose
+// special-token strings are ordinary text: conversation text inside a
+// rendered chat prompt, as the chat template reports it.
+type Span struct {
+	Start, End int
+	// Cut tokenizes the span on its own, apart from the text around it, so
+	// that no token crosses its ends (the content of a system, user or tool
+	// message). Without it the span only switches special tokens off: the
+	// text inside and around it is tokenized as one run, exactly as Encode
+	// with special tokens would when the span holds no special-token string
+	// (the model's own text, tool definitions).
+	Cut bool
+}
 
 // EncodeSpans tokenizes a rendered chat prompt. The template's own markup is
 // encoded with special tokens recognised ("<|im_start|>" is one token); the
-// untrusted texts the prompt contains (message contents, tool results),
-// found in order, are encoded as plain text, so a user who writes
-// "<|im_end|>" cannot close a turn. A text the template changed and that is
-// not found verbatim is encoded with the markup around it.
-//
-// Known weakness: texts are found by searching from the previous match, so a
-// short text that also occurs in earlier markup (a tool name in the tools
-// block) is matched there. Templates reporting their content spans would fix
-// it; the server and the tiny model's training share this one function so
-// that both see the same tokens.
-func (t *Tokenizer) EncodeSpans(text string, untrusted []string) []int32 {
+// spans, which the template reports as it renders, are encoded as plain
+// text, so a user who writes "<|im_end|>" cannot close a turn. Non-special
+// added tokens are matched everywhere, as Encode does without special
+// tokens. Spans must be in order, must not overlap and must lie within
+// text; empty spans are ignored.
+func (t *Tokenizer) EncodeSpans(text string, spans []Span) ([]int32, error) {
+	prev := 0
+	for i, s := range spans {
+		if s.Start < prev || s.End < s.Start || s.End > len(text) {
+			return nil, fmt.Errorf("tokenizer: span %d [%d,%d) is out of order, overlaps the one before or lies outside the text (%d bytes)", i, s.Start, s.End, len(text))
+		}
+		prev = s.End
+	}
 	out := make([]int32, 0, len(text)/3+8)
 	cur := 0
-	for _, u := range untrusted {
-		if u == "" {
+	var guards []Span
+	for _, s := range spans {
+		if s.Start == s.End {
 			continue
 		}
-		i := strings.Index(text[cur:], u)
-		if i < 0 {
+		if !s.Cut {
+			guards = append(guards, s)
 			continue
 		}
-		i += cur
-		out = append(out, t.Encode(text[cur:i], true)...)
-		out = append(out, t.Encode(u, false)...)
-		cur = i + len(u)
+		out = t.encodeGuarded(text, cur, s.Start, guards, out)
+		guards = guards[:0]
+		out = t.appendEncode(text[s.Start:s.End], t.plainSpecial, out)
+		cur = s.End
 	}
-	return append(out, t.Encode(text[cur:], true)...)
+	return t.encodeGuarded(text, cur, len(text), guards, out), nil
+}
+
+// encodeGuarded encodes text[from:to] with special tokens, except those
+// that overlap a guard span (absolute offsets, in order).
+func (t *Tokenizer) encodeGuarded(text string, from, to int, guards []Span, out []int32) []int32 {
+	if from >= to {
+		return out
+	}
+	if len(guards) == 0 {
+		return t.appendEncode(text[from:to], t.withSpecial, out)
+	}
+	gi := 0
+	reject := func(start, end int, tok *AddedToken) bool {
+		if !tok.Special {
+			return false
+		}
+		start, end = start+from, end+from
+		for gi < len(guards) && guards[gi].End <= start {
+			gi++
+		}
+		return gi < len(guards) && guards[gi].Start < end
+	}
+	for _, seg := range t.withSpecial.splitReject(text[from:to], reject) {
+		if seg.id >= 0 {
+			out = append(out, seg.id)
+			continue
+		}
+		out = t.encodePlain(seg.text, out)
+	}
+	return out
+}
+
+// appendEncode is Encode with the matcher m, appending to out.
+func (t *Tokenizer) appendEncode(text string, m *addedMatcher, out []int32) []int32 {
+	for _, seg := range m.split(text) {
+		if seg.id >= 0 {
+			out = append(out, seg.id)
+			continue
+		}
+		out = t.encodePlain(seg.text, out)
+	}
+	return out
 }

@@ -126,15 +126,7 @@ func (t *Tokenizer) Encode(text string, allowSpecial bool) []int32 {
 	if allowSpecial {
 		m = t.withSpecial
 	}
-	out := make([]int32, 0, len(text)/3+1)
-	for _, seg := range m.split(text) {
-		if seg.id >= 0 {
-			out = append(out, seg.id)
-			continue
-		}
-		out = t.encodePlain(seg.text, out)
-	}
-	return out
+	return t.appendEncode(text, m, make([]int32, 0, len(text)/3+1))
 }
 
 func (t *Tokenizer) encodePlain(text string, out []int32) []int32 {
