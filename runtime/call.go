@@ -221,6 +221,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	st.timing.Received = received
 	st.lastMessage, st.systemPrompt = lastMessage(req.Messages), systemPrompt(req.Messages)
 	st.history = rt.programs.history(c.program)
+	st.predictLength()
 	st.startTurn() // the first turn's script, on this goroutine
 
 	rt.mu.Lock()

@@ -68,6 +68,7 @@ type seqCtl struct {
 	lastMessage  string
 	systemPrompt string
 	history      predictor.History
+	predTokens   int // the length predictor's output length of the current segment
 	segments     []predictor.TraceRecord
 }
 
@@ -119,19 +120,23 @@ func (s *seqCtl) startTurn() {
 	s.segGenStart = s.generated
 }
 
-// Forecast implements engine.Controller: a scripted model knows how many
-// tokens its turn has; otherwise nothing is predicted yet.
+// Forecast implements engine.Controller. The predicted output length is
+// the length predictor's (Config.Length), whatever the model. A scripted
+// model knows its turn: its length, and whether the turn ends in
+// server-side tools and how long they take, are the forecast's truth (for
+// oracle policies), and the tool part of the prediction.
 func (s *seqCtl) Forecast(*engine.Sequence) engine.Forecast {
-	var p engine.Prediction
+	var f engine.Forecast
 	if s.script != nil {
-		p.Decode = max(len(s.script)-s.pos, 1)
+		f.Truth.Decode = max(len(s.script)-s.pos, 1)
 		if s.scriptTool >= 0 {
-			p.HasTool, p.ToolTime, p.ToolReturn = true, s.scriptTool, 32
+			f.Truth.HasTool, f.Truth.ToolTime, f.Truth.ToolReturn = true, s.scriptTool, 32
 		}
-	} else {
-		p.Decode = 128
+		f.HasTruth = true
+		f.Predicted = f.Truth
 	}
-	return engine.Forecast{Predicted: p}
+	f.Predicted.Decode = max(s.predTokens-(s.generated-s.segGenStart), 1)
+	return f
 }
 
 // Next implements engine.Controller.
@@ -296,6 +301,7 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 	s.endSegment(p.calls[0].Name, &dur, resultTokens)
 	s.lastMessage = clip(results[len(results)-1].Content, 2000)
 	s.segPrompt = s.seq.NumTokens() + resultTokens
+	s.predictLength()
 	s.startTurn()
 	s.call.push(Delta{Kind: DeltaToolRound, Round: &s.rounds[len(s.rounds)-1]})
 }
@@ -321,6 +327,7 @@ func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int)
 		ToolDurationS:       toolSeconds,
 		ToolReturnTokens:    returnTokens,
 	})
+	s.rt.length.observe(s.predTokens, out)
 	s.history = s.history.Observe(out, tool)
 }
 

@@ -80,6 +80,14 @@ type Config struct {
 	// They are updated from every tool run and predict each tool pause's
 	// duration for the engine's handling.
 	Durations *predictor.DurationEstimator
+	// Length predicts each call segment's output length (tokens before its
+	// tool call, or to its end) from what the runtime knows before it runs:
+	// the prompt's text, the tools offered, the program's history. It is
+	// engine.Forecast.Predicted.Decode, what the policy ranks and handles
+	// by. LoadLength gives the ONNX model or the history-based estimate
+	// (with the reason when ONNX Runtime could not be loaded); nil: the
+	// history-based estimate.
+	Length predictor.LengthPredictor
 	// MaxToolRounds caps server-side tool rounds in one call (default
 	// DefaultMaxToolRounds); one more ends the call with an ErrToolLoop.
 	MaxToolRounds int
@@ -118,6 +126,7 @@ type Runtime struct {
 	reg       *tools.Registry
 	exec      *tools.Executor
 	durations *predictor.DurationEstimator
+	length    *lengthState
 	metrics   *Metrics
 	programs  *programTable
 	trace     *traceWriter
@@ -229,6 +238,7 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	rt.length = newLengthState(cfg.Length, rt.metrics, rt.log)
 	rt.durations = cfg.Durations
 	if rt.durations == nil {
 		rt.durations = predictor.NewDurationEstimator(predictor.DurationOptions{})

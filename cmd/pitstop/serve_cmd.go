@@ -56,6 +56,7 @@ type serveFlags struct {
 	tracePath, durationsPath      string
 	logLevel                      string
 	shutdownTimeout, saveInterval time.Duration
+	lengthPredictor               string
 }
 
 func newServeCmd() *cobra.Command {
@@ -111,6 +112,7 @@ Profiles: ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.StringVar(&f.durationsPath, "durations", "", "tool-duration statistics file: loaded at start when it exists, saved periodically and at exit")
 	fl.DurationVar(&f.saveInterval, "durations-save-every", time.Minute, "how often to save --durations")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.StringVar(&f.lengthPredictor, "predictor", runtime.LengthONNX, "output-length predictor of each call segment: onnx (the default model in predictor/data, through ONNX Runtime: $PITSTOP_ORT_LIB or scripts/fetch_ort.sh's cache; without it, history, said in the log and /metrics) or history (the program's mean so far)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to let calls in flight finish on SIGINT/SIGTERM")
 	return cmd
 }
@@ -172,7 +174,13 @@ func runServe(f serveFlags) error {
 		trace = tf
 	}
 
+	length, err := runtime.LoadLength(f.lengthPredictor)
+	if err != nil {
+		return usagef("--predictor: %v", err)
+	}
+	defer length.Close()
 	rt, err := runtime.New(runtime.Config{
+		Length: length,
 		Policy: f.policy, Profile: prof, KVTokens: f.kvTokens, Pace: f.pace, Tools: reg,
 		ToolExecutor: tools.ExecutorConfig{DefaultTimeout: f.toolTimeout, Logger: log},
 		Durations:    durations, MaxToolRounds: f.maxToolRounds, ProgramTTL: f.programTTL,

@@ -1,0 +1,169 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pitstop-llm/pitstop/predictor"
+)
+
+// Sources of the output-length prediction (Config.Length, LoadLength).
+const (
+	// LengthONNX is the default ONNX length classifier shipped in the repo
+	// (predictor.LoadDefault), run by ONNX Runtime.
+	LengthONNX = "onnx"
+	// LengthHistory is the program's mean pre-tool output length so far
+	// (predictor.HistoryPredictor), DefaultPredictedTokens for a program's
+	// first segment.
+	LengthHistory = "history"
+)
+
+// DefaultPredictedTokens is the history-based estimate of a program's first
+// segment, before anything of the program was observed.
+const DefaultPredictedTokens = 128
+
+// Length is an output-length predictor with where it comes from: what
+// LoadLength returns and Config.Length takes. When the predictor asked for
+// could not be loaded, Length holds the history-based fallback and says why.
+type Length struct {
+	predictor.LengthPredictor
+	// Source is what predicts: LengthONNX, LengthHistory or another name.
+	Source string
+	// Requested is what was asked for (Source unless it fell back).
+	Requested string
+	// Fallback says why Requested is not in use ("" when it is).
+	Fallback string
+	model    *predictor.Model
+}
+
+// LoadLength loads the length predictor called source: LengthONNX (also
+// "") or LengthHistory. When ONNX Runtime or the model cannot be loaded (no
+// library at PITSTOP_ORT_LIB or the cache, a library that fails to load),
+// it returns the history-based predictor with Fallback set: a server keeps
+// serving, with the reason in its logs and /metrics. Only an unknown source
+// is an error. Close releases the model.
+func LoadLength(source string) (*Length, error) {
+	switch source {
+	case "", LengthONNX:
+		m, err := predictor.LoadDefault()
+		if err != nil {
+			return &Length{LengthPredictor: predictor.HistoryPredictor{Default: DefaultPredictedTokens},
+				Source: LengthHistory, Requested: LengthONNX, Fallback: err.Error()}, nil
+		}
+		return &Length{LengthPredictor: m, Source: LengthONNX, Requested: LengthONNX, model: m}, nil
+	case LengthHistory:
+		return &Length{LengthPredictor: predictor.HistoryPredictor{Default: DefaultPredictedTokens},
+			Source: LengthHistory, Requested: LengthHistory}, nil
+	}
+	return nil, fmt.Errorf("unknown length predictor %q (valid: %s, %s)", source, LengthONNX, LengthHistory)
+}
+
+// Close releases the ONNX model, if any. The predictor must not be used
+// after.
+func (l *Length) Close() error {
+	if l == nil || l.model == nil {
+		return nil
+	}
+	return l.model.Close()
+}
+
+// lengthState is the runtime's length predictor and its metrics.
+type lengthState struct {
+	p       predictor.LengthPredictor
+	history predictor.HistoryPredictor // when p gives no prediction
+	source  string
+	abs     prometheus.Observer
+	rel     prometheus.Observer
+}
+
+// newLengthState sets up the predictor of Config.Length (nil: history),
+// says once in the log and in /metrics which one predicts, and why it is not
+// the one requested when it fell back.
+func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *lengthState {
+	st := &lengthState{p: l, history: predictor.HistoryPredictor{Default: DefaultPredictedTokens}}
+	requested, fallback := "", ""
+	switch v := l.(type) {
+	case nil:
+		st.p, st.source = st.history, LengthHistory
+	case *Length:
+		if v == nil {
+			st.p, st.source = st.history, LengthHistory
+			break
+		}
+		st.p, st.source, requested, fallback = v.LengthPredictor, v.Source, v.Requested, v.Fallback
+	case *predictor.Model:
+		st.source = LengthONNX
+	case predictor.HistoryPredictor, *predictor.HistoryPredictor:
+		st.source = LengthHistory
+	case predictor.GoClassifier, *predictor.GoClassifier:
+		st.source = "go"
+	default:
+		st.source = fmt.Sprintf("%T", l)
+	}
+	if requested == "" {
+		requested = st.source
+	}
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pitstop_predictor_info",
+		Help: "The output-length predictor in use (source: onnx, history, ...), the one requested, and why it fell back when it did (value 1).",
+	}, []string{"source", "requested", "fallback"})
+	info.WithLabelValues(st.source, requested, fallback).Set(1)
+	abs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "pitstop_predictor_length_error_tokens",
+		Help:    "Absolute error of the predicted output length of a call segment (tokens before its tool call, or to its end) against the tokens it generated, by predictor source.",
+		Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000},
+	}, []string{"source"})
+	rel := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "pitstop_predictor_length_relative_error",
+		Help:    "|predicted - generated| / generated output tokens of call segments, by predictor source.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10},
+	}, []string{"source"})
+	m.Registry.MustRegister(info, abs, rel)
+	st.abs, st.rel = abs.WithLabelValues(st.source), rel.WithLabelValues(st.source)
+	if fallback != "" {
+		log.Warn("length predictor: "+requested+" unavailable, using history-based estimates", "source", st.source, "requested", requested, "reason", fallback)
+	} else {
+		log.Info("length predictor", "source", st.source)
+	}
+	return st
+}
+
+// predict is a segment's predicted output length in tokens (≥ 1).
+func (l *lengthState) predict(in predictor.Input) int {
+	n, _ := l.p.PredictLength(in)
+	if n < 0 {
+		n, _ = l.history.PredictLength(in)
+	}
+	return max(n, 1)
+}
+
+// observe books a finished segment's prediction error.
+func (l *lengthState) observe(predicted, generated int) {
+	if predicted <= 0 {
+		return
+	}
+	d := math.Abs(float64(predicted - generated))
+	l.abs.Observe(d)
+	if generated > 0 {
+		l.rel.Observe(d / float64(generated))
+	}
+}
+
+// segmentInput is what the length predictor knows of the segment about to
+// be generated: the prompt's system prompt and last message, the tools
+// offered, the context length and the program's history.
+func (s *seqCtl) segmentInput() predictor.Input {
+	names := make([]string, 0, len(s.turn.Tools))
+	for _, t := range s.turn.Tools {
+		names = append(names, t.Name)
+	}
+	return predictor.Input{SystemPrompt: s.systemPrompt, LastMessage: s.lastMessage, ToolNames: names,
+		PromptTokens: s.segPrompt, History: s.history}
+}
+
+// predictLength predicts the output length of the segment about to start
+// (the call's first, or the next after a tool round).
+func (s *seqCtl) predictLength() { s.predTokens = s.rt.length.predict(s.segmentInput()) }
