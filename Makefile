@@ -1,10 +1,15 @@
 # pitstop: two commands on a fresh machine.
-#   make run   — the main job: the policy comparison on infercept-multi (simulated A100)
+#   make run   — the whole loop: pitstop serve with the built-in tiny tool-calling model on the
+#                CPU, the example agent against it (tool calls, KV handling and why, results)
 #   make test  — every test (installs the ONNX Runtime library on first use)
+#   make bench-policies — the policy comparison on infercept-multi (simulated A100)
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/pitstop
+AGENT := bin/agent
 OUT ?= out
+# make run's local port.
+PORT ?= 18080
 # The ONNX Runtime library the predictor loads; fetched once from npm into a cache.
 ORT_LIB = $(shell scripts/fetch_ort.sh)
 # Packages whose goroutines meet run under the race detector.
@@ -14,7 +19,7 @@ RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/
 HAVE_OPENBLAS = $(shell printf 'int main(void){return 0;}' | $${CC:-cc} -x c - -lopenblas -o /dev/null 2>/dev/null && echo openblas)
 TAGS = $(if $(HAVE_OPENBLAS),-tags openblas)
 
-.PHONY: run test build vet bench-go clean ort blas
+.PHONY: run bench-policies test build agent vet bench-go clean ort blas
 
 build: blas
 	$(GO) build $(TAGS) -o $(BIN) ./cmd/pitstop
@@ -30,7 +35,13 @@ blas:
 		echo "libopenblas-dev not installed: using pure-Go GEMMs"; \
 	fi
 
-run: build
+agent:
+	$(GO) build $(TAGS) -o $(AGENT) ./examples/agent
+
+run: build agent
+	@scripts/run_demo.sh $(BIN) $(AGENT) $(PORT) $(OUT)/serve.log
+
+bench-policies: build
 	@mkdir -p $(OUT)
 	$(BIN) bench --workload infercept-multi --executor sim --profile a100-40g-gptj-6b \
 		--policies fcfs,vllm-opt,infercept --rates 1,3,5 --duration 1800 \

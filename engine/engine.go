@@ -133,6 +133,11 @@ func (e *Engine) Host() *kvswap.HostTier { return e.host }
 // Now is the engine clock's time.
 func (e *Engine) Now() time.Duration { return e.clock.Now() }
 
+// View is a copy of the state the policy decides on, as it stands (engine
+// goroutine only): an observer explaining a decision at an EvPaused event
+// sees what the policy saw.
+func (e *Engine) View() View { return e.view }
+
 // Programs is the program table; read it only on the engine goroutine (from
 // an Observer or a Post callback).
 func (e *Engine) Programs() *ProgramTable { return e.programs }

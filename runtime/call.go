@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/models/cpu"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
@@ -155,6 +156,12 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	if req.MaxTokens < 0 {
 		return nil, errorf(ErrInvalid, "max_tokens", "invalid_value", "max_tokens must not be negative, got %d", req.MaxTokens)
 	}
+	if t := req.Temperature; t != nil && (*t < 0 || *t > 2 || *t != *t) {
+		return nil, errorf(ErrInvalid, "temperature", "invalid_value", "temperature must be between 0 and 2, got %g", *t)
+	}
+	if p := req.TopP; p != nil && (*p < 0 || *p > 1 || *p != *p) {
+		return nil, errorf(ErrInvalid, "top_p", "invalid_value", "top_p must be between 0 and 1, got %g", *p)
+	}
 	offered, server, err := rt.resolveTools(req.Tools)
 	if err != nil {
 		return nil, err
@@ -217,6 +224,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		maxTok = min(maxTok, req.MaxTokens)
 	}
 	st := newSeqCtl(rt, c, turn, server, maxTok, len(toks))
+	st.sampling = samplingOf(req, id)
 	st.thread, st.anonymous = req.Thread, anonymous
 	st.timing.Received = received
 	st.lastMessage, st.systemPrompt = lastMessage(req.Messages), systemPrompt(req.Messages)
@@ -278,6 +286,27 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		}
 	})
 	return c, nil
+}
+
+// samplingOf is a request's sampling: greedy without a temperature; the
+// request's seed, else one of the call's own (its sequence number, mixed).
+func samplingOf(req ChatRequest, callNum uint64) cpu.SamplingParams {
+	var p cpu.SamplingParams
+	if req.Temperature != nil {
+		p.Temperature = *req.Temperature
+	}
+	if req.TopP != nil {
+		p.TopP = *req.TopP
+		if p.TopP == 0 { // the nucleus of mass 0 is the most likely token
+			p.Temperature = 0
+		}
+	}
+	if req.Seed != nil {
+		p.Seed = uint64(*req.Seed)
+	} else {
+		p.Seed = callNum*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	}
+	return p
 }
 
 // clientToolKey is the duration-statistics key of a tool run by the client.

@@ -1,11 +1,13 @@
 package runtime
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/models/cpu"
 	"github.com/pitstop-llm/pitstop/models/tokenizer"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
@@ -61,6 +63,12 @@ type seqCtl struct {
 	// set by the executor at the call's first prefill
 	prefilled     bool
 	cachedAtStart int
+
+	// sampling of a real model's tokens (RequestSampling)
+	sampling cpu.SamplingParams
+	// handling changes of the current tool pause (EvHandled)
+	pausedAt      time.Time
+	handlingLater []string
 
 	// trace segments
 	segGenStart  int
@@ -154,10 +162,15 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 	if s.rt.stop[tok] {
 		return s.endTurn(tok)
 	}
-	if txt := s.dec.Add(tok); txt != "" {
+	if s.rt.markup[tok] {
+		// Tool-call markup the tokenizer flags special: the parser needs it.
+		s.events(s.parser.Feed(s.dec.Flush() + string(s.rt.tok.TokenBytes(tok))))
+	} else if txt := s.dec.Add(tok); txt != "" {
 		s.events(s.parser.Feed(txt))
 	}
-	if s.generated >= s.maxTokens {
+	if s.generated >= s.maxTokens || (s.rt.ctxCap > 0 && s.seq != nil && s.seq.NumTokens()+2 > s.rt.ctxCap) {
+		// The token budget is spent, or the model's context is full after
+		// this token (no position for the next one).
 		s.closeTurn()
 		s.finish = "length"
 		return engine.Action{Token: tok, Kind: engine.Finish}
@@ -285,8 +298,19 @@ func (s *seqCtl) paused(ev *engine.Event) {
 		return
 	}
 	s.pending = nil
-	round := Round{Index: len(s.rounds), Predicted: p.predicted, Handling: ev.Handling.String()}
+	round := Round{Index: len(s.rounds), Predicted: p.predicted, Handling: ev.Handling.String(),
+		HandlingReason: s.rt.explainHandling(ev.Seq, ev.Handling)}
+	s.pausedAt, s.handlingLater = time.Now(), nil
 	go s.rt.runRound(s, p, round)
+}
+
+// handled notes a change of the handling while the call's tools run
+// (engine goroutine, from the EvHandled event).
+func (s *seqCtl) handled(ev *engine.Event) {
+	if s.pausedAt.IsZero() {
+		return
+	}
+	s.handlingLater = append(s.handlingLater, fmt.Sprintf("%s after %v", ev.Handling, time.Since(s.pausedAt).Round(10*time.Microsecond)))
 }
 
 // resumed appends a finished round to the conversation and starts the next

@@ -58,6 +58,13 @@ func (rt *Runtime) runRound(s *seqCtl, p *pendingRound, round Round) {
 		}
 		s.timing.Tools += round.Duration
 		s.timing.Outside += prepared.Sub(end)
+		round.HandlingLater, s.handlingLater, s.pausedAt = s.handlingLater, nil, time.Time{}
+		if n := s.seq.NumTokens() + len(toks) + 1; rt.ctxCap > 0 && n > rt.ctxCap {
+			s.failure = errorf(ErrContextLength, "", "context_length_exceeded",
+				"the tool results of round %d do not fit the model's context: %d tokens with them, the maximum is %d", round.Index+1, n, rt.ctxCap)
+			rt.eng.Cancel(s.seq.ID())
+			return
+		}
 		s.resumed(p, round, msgs, len(toks))
 		if err := rt.eng.Resume(s.seq.ID(), toks); err != nil {
 			rt.log.Error("resuming after tools", "call", c.id, "err", err)

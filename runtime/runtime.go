@@ -59,6 +59,16 @@ type Config struct {
 	// engine's prefix cache is on: client-side tool calls resume through it.
 	Policy     string
 	PolicyImpl engine.Policy
+	// Executor, when set, runs the engine's iterations: a real executor
+	// such as models/cpu's (see NewCPUBackend), whose sampled tokens are
+	// the output of a model whose Script is nil. Engine must then be set
+	// too; Profile only describes the device (its handling cost model is
+	// Engine.Cost), and KVTokens, HostKVTokens and Pace are not used.
+	// Without it the engine runs the simulated executor of Profile, paced
+	// on the real clock.
+	Executor engine.Executor
+	// Engine is the engine configuration that goes with Executor.
+	Engine *engine.Config
 	// Profile is the simulated device (nil: DefaultProfile).
 	Profile *sim.Profile
 	// KVTokens overrides the profile's device KV capacity in tokens (0:
@@ -91,7 +101,11 @@ type Config struct {
 	// MaxToolRounds caps server-side tool rounds in one call (default
 	// DefaultMaxToolRounds); one more ends the call with an ErrToolLoop.
 	MaxToolRounds int
-	// MaxContextTokens caps a call's prompt (default DefaultMaxContextTokens).
+	// MaxContextTokens caps a call's prompt (default: the model's
+	// MaxContext when it has one, else DefaultMaxContextTokens). A model
+	// with a MaxContext (its position limit) also caps the whole context:
+	// a call reaching it finishes with reason "length", tool results that
+	// would overflow it fail the call with a context-length error.
 	MaxContextTokens int
 	// MaxGenerated caps the tokens one call generates (default
 	// DefaultMaxGenerated); reaching it finishes with reason "length".
@@ -114,26 +128,31 @@ type Config struct {
 // Runtime serves chat calls on an engine it owns. Its methods are safe for
 // concurrent use.
 type Runtime struct {
-	cfg       Config
-	model     Model
-	tmpl      chat.Template
-	tok       *tokenizer.Tokenizer
-	stop      map[int32]bool
-	eos       int32
-	profile   *sim.Profile
-	clock     *engine.RealClock
-	eng       *engine.Engine
-	reg       *tools.Registry
-	exec      *tools.Executor
-	durations *predictor.DurationEstimator
-	length    *lengthState
-	metrics   *Metrics
-	programs  *programTable
-	trace     *traceWriter
-	log       *slog.Logger
-	maxPrompt int // tokens a prompt may have: the context cap or the device, the smaller
-	nextID    atomic.Uint64
-	started   time.Time
+	cfg     Config
+	model   Model
+	tmpl    chat.Template
+	tok     *tokenizer.Tokenizer
+	stop    map[int32]bool
+	markup  map[int32]bool // special tokens the tool-call parser reads
+	eos     int32
+	profile *sim.Profile
+	ecfg    engine.Config
+	// policyName names the policy in handling explanations.
+	policyName string
+	clock      *engine.RealClock
+	eng        *engine.Engine
+	reg        *tools.Registry
+	exec       *tools.Executor
+	durations  *predictor.DurationEstimator
+	length     *lengthState
+	metrics    *Metrics
+	programs   *programTable
+	trace      *traceWriter
+	log        *slog.Logger
+	maxPrompt  int // tokens a prompt may have: the context cap or the device, the smaller
+	ctxCap     int // tokens a sequence may hold: the model's position limit (0: none)
+	nextID     atomic.Uint64
+	started    time.Time
 
 	mu     sync.Mutex
 	closed bool
@@ -164,8 +183,8 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.MaxToolRounds <= 0 {
 		cfg.MaxToolRounds = DefaultMaxToolRounds
 	}
-	if cfg.MaxContextTokens <= 0 {
-		cfg.MaxContextTokens = DefaultMaxContextTokens
+	if cfg.Executor != nil && cfg.Engine == nil {
+		return nil, errors.New("runtime: Config.Executor needs Config.Engine")
 	}
 	if cfg.MaxGenerated <= 0 {
 		cfg.MaxGenerated = DefaultMaxGenerated
@@ -190,6 +209,16 @@ func New(cfg Config) (*Runtime, error) {
 		}
 		rt.model = m
 	}
+	if mc, ok := rt.model.(interface{ MaxContext() int }); ok && mc.MaxContext() > 0 {
+		rt.ctxCap = mc.MaxContext()
+	}
+	if cfg.MaxContextTokens <= 0 {
+		cfg.MaxContextTokens = DefaultMaxContextTokens
+		if rt.ctxCap > 0 {
+			cfg.MaxContextTokens = rt.ctxCap
+		}
+		rt.cfg.MaxContextTokens = cfg.MaxContextTokens
+	}
 	rt.tmpl, rt.tok = rt.model.Template(), rt.model.Tokenizer()
 	rt.stop = map[int32]bool{}
 	for _, s := range rt.tmpl.StopStrings() {
@@ -199,6 +228,19 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	for _, id := range rt.tok.EOSIDs() {
 		rt.stop[id] = true
+	}
+	// Special tokens that are tool-call markup reach the parser; other
+	// special tokens are dropped from the output.
+	rt.markup = map[int32]bool{}
+	for _, m := range toolCallMarkup() {
+		if id, ok := rt.tok.TokenID(m); ok && rt.tok.IsSpecial(id) && !rt.stop[id] {
+			rt.markup[id] = true
+		}
+	}
+	if st, ok := rt.model.(interface{ StopTokens() []int32 }); ok {
+		for _, id := range st.StopTokens() {
+			rt.stop[id] = true
+		}
 	}
 	if id, ok := rt.tok.TokenID(rt.tmpl.EndOfTurn()); ok {
 		rt.eos = id
@@ -227,7 +269,15 @@ func New(cfg Config) (*Runtime, error) {
 		}
 		pol = p
 	}
-	ecfg := engineConfig(rt.profile, cfg.KVTokens, cfg.HostKVTokens)
+	var ecfg engine.Config
+	var exe engine.Executor
+	if cfg.Executor != nil {
+		ecfg, exe = *cfg.Engine, realExecutor{cfg.Executor}
+	} else {
+		ecfg = engineConfig(rt.profile, cfg.KVTokens, cfg.HostKVTokens)
+		exe = &pacedExecutor{sim: sim.NewExecutor(rt.profile), pace: cfg.Pace}
+	}
+	rt.ecfg = ecfg
 	watermark := int(0.01 * float64(ecfg.NumBlocks))
 	rt.maxPrompt = min(cfg.MaxContextTokens, (ecfg.NumBlocks-watermark)*ecfg.BlockSize-1)
 
@@ -274,8 +324,14 @@ func New(cfg Config) (*Runtime, error) {
 	}
 
 	rt.clock = engine.NewRealClock()
-	eng, err := engine.New(ecfg, rt.clock, &pacedExecutor{sim: sim.NewExecutor(rt.profile), pace: cfg.Pace},
-		withPrefixCache{pol}, engine.Observer(rt))
+	rt.policyName = cfg.Policy
+	if cfg.PolicyImpl != nil || rt.policyName == "" {
+		rt.policyName = DefaultPolicy
+		if cfg.PolicyImpl != nil {
+			rt.policyName = fmt.Sprintf("%T", cfg.PolicyImpl)
+		}
+	}
+	eng, err := engine.New(ecfg, rt.clock, exe, withPrefixCache{pol}, engine.Observer(rt))
 	if err != nil {
 		exec.Close()
 		return nil, fmt.Errorf("runtime: %w", err)
@@ -291,6 +347,14 @@ func New(cfg Config) (*Runtime, error) {
 	go rt.runEngine()
 	go rt.janitor()
 	return rt, nil
+}
+
+// toolCallMarkup are the texts of the tool-call formats' markup
+// (models/chat's parsers: Hermes <tool_call> tags, Llama 3.1's python tag).
+// A tokenizer may flag them special; the runtime decodes them anyway, for
+// the parser to see.
+func toolCallMarkup() []string {
+	return []string{"<tool_call>", "</tool_call>", "<|python_tag|>"}
 }
 
 // builtinPriors are the expected durations, in seconds, of the built-in
@@ -573,6 +637,9 @@ func (rt *Runtime) Observe(ev *engine.Event) {
 		}
 	case engine.EvHandled:
 		rt.metrics.handling.WithLabelValues(ev.Handling.String(), "changed").Inc()
+		if ctl := rt.live[ev.Seq.ID()]; ctl != nil {
+			ctl.handled(ev)
+		}
 	case engine.EvFinished:
 		if ctl := rt.live[ev.Seq.ID()]; ctl != nil {
 			delete(rt.live, ev.Seq.ID())

@@ -41,9 +41,8 @@ func loopbackAddr(addr string) bool {
 }
 
 type serveFlags struct {
-	addr, policy, profile         string
-	pace                          float64
-	kvTokens                      int
+	serveModelFlags
+	addr, policy                  string
 	apiKeys                       []string
 	apiKeysFile                   string
 	httpAllow                     []string
@@ -63,20 +62,30 @@ func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the OpenAI-compatible API; runs the tools the model calls itself (model: a SCRIPTED TEST MODEL for now)",
+		Short: "Serve a model with the OpenAI-compatible API, running the tools it calls itself (default: the built-in tiny tool-calling model on the CPU)",
 		Long: `serve runs pitstop's OpenAI-compatible server: POST /v1/chat/completions (stream and
-non-stream, tools, tool_choice, parallel tool calls), GET /v1/models, GET/POST /v1/tools,
-POST /v1/tools/{name}/invoke, GET /v1/programs, GET /healthz, GET /metrics (Prometheus).
-A go-openai client works by changing only its base URL to http://ADDR/v1.
+non-stream, tools, tool_choice, parallel tool calls, temperature/top_p/seed), GET /v1/models,
+GET/POST /v1/tools, POST /v1/tools/{name}/invoke, GET /v1/programs, GET /healthz, GET /metrics
+(Prometheus). A go-openai client works by changing only its base URL to http://ADDR/v1.
 
-THE MODEL SERVED IS A SCRIPTED TEST MODEL ("` + testmodel.Name + `"), FOR TESTS ONLY. It is not a
-language model: it answers by fixed rules (an arithmetic question becomes a calculator call,
-"/call NAME {json}" lines become tool calls, tool results are quoted back; see
-runtime/testmodel). Its tokens still go through the real path: the engine schedules them,
-the streaming detokenizer and the Hermes tool-call parser read them, tool calls pause the
-call, registered tools run server-side and generation resumes. The engine runs the
-simulated executor paced on the real clock (--pace 1: each iteration takes the time the
---profile GPU would). Real weights come with the CPU executor.
+WHAT IS SERVED. By default (--model builtin:tiny-tools) a real model: pitstop's built-in
+1M-parameter Llama-architecture tool-calling model, trained by pitstop on generated
+dialogues over the built-in tools (calculator, current_time, unit_convert). It runs on the
+CPU executor (models/cpu): a real batched forward pass over the engine's paged KV cache,
+greedy decoding unless a request sets temperature, and real swaps of KV blocks to a
+host-memory tier. It is a demonstration model: it knows its three tools, 48 cities and its
+corpus's phrasings, nothing else. --model DIR serves a Hugging Face Llama, Qwen2 or Mistral
+directory the same way (float32 on the CPU: small models only; --load-format dummy for
+random weights). --model ` + scriptedModelFlag + ` serves the SCRIPTED TEST MODEL ("` + testmodel.Name + `"),
+which answers by fixed rules on the simulated executor paced on the real clock (--profile,
+--pace): for tests, not for answers.
+
+Whatever the model, its tokens go through the same path: the engine schedules them, the
+streaming detokenizer and the chat template's tool-call parser read them, a tool call
+pauses the call, the policy decides whether its KV is preserved, swapped to host memory or
+discarded while the tool runs, registered tools run server-side and generation resumes.
+Each server-side tool round, with that decision and why, is in the response's "pitstop"
+field (non-stream) and in a "pitstop" chunk of the stream.
 
 Tools: calculator, current_time and unit_convert are built in; http_get is enabled by
 --tools-http-allow; webhook tools can be registered at run time (POST /v1/tools). A tool
@@ -88,16 +97,16 @@ API keys (Bearer) come from --api-key, --api-keys-file and $` + api.EnvAPIKeys +
 separated); with none configured the server is open.
 
 Policies: ` + strings.Join(policy.Names(), ", ") + ` (the prefix cache is always on)
-Profiles: ` + strings.Join(sim.ProfileNames(), ", "),
+Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", "),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(f, cmd.Flags().Changed)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address")
 	fl.StringVar(&f.policy, "policy", runtime.DefaultPolicy, "scheduling policy")
-	fl.StringVar(&f.profile, "profile", runtime.DefaultProfile, "simulated GPU cost profile, or a path to a profile .json")
-	fl.Float64Var(&f.pace, "pace", 1, "scale of the simulated iteration time slept on the real clock (1: the profiled GPU's speed, 0: no sleeping)")
-	fl.IntVar(&f.kvTokens, "kv-tokens", 0, "device KV capacity in tokens (0: the profile's)")
+	addServeModelFlags(fl, &f.serveModelFlags)
 	fl.StringSliceVar(&f.apiKeys, "api-key", nil, "accepted API key (repeatable, or comma-separated)")
 	fl.StringVar(&f.apiKeysFile, "api-keys-file", "", "file of accepted API keys, one a line")
 	fl.StringSliceVar(&f.httpAllow, "tools-http-allow", nil, "enable the http_get tool for these hosts (e.g. example.com,*.wikipedia.org)")
@@ -117,7 +126,7 @@ Profiles: ` + strings.Join(sim.ProfileNames(), ", "),
 	return cmd
 }
 
-func runServe(f serveFlags) error {
+func runServe(f serveFlags, changed func(string) bool) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return usagef("invalid --log-level %q (valid: debug, info, warn, error)", f.logLevel)
@@ -126,15 +135,7 @@ func runServe(f serveFlags) error {
 	if _, err := policy.New(f.policy, policy.Options{}); err != nil {
 		return usageError{err.Error()}
 	}
-	prof, err := sim.LoadProfile(f.profile)
-	if err != nil {
-		return usageError{err.Error()}
-	}
 	switch {
-	case f.pace < 0:
-		return usagef("invalid --pace %g: must be >= 0", f.pace)
-	case f.kvTokens < 0:
-		return usagef("invalid --kv-tokens %d: must be >= 0", f.kvTokens)
 	case f.maxToolRounds < 1:
 		return usagef("invalid --max-tool-rounds %d: must be >= 1", f.maxToolRounds)
 	case f.toolTimeout <= 0 || f.programTTL <= 0 || f.maxBody <= 0:
@@ -174,18 +175,23 @@ func runServe(f serveFlags) error {
 		trace = tf
 	}
 
+	rcfg := runtime.Config{
+		Policy: f.policy, Tools: reg,
+		ToolExecutor: tools.ExecutorConfig{DefaultTimeout: f.toolTimeout, Logger: log},
+		Durations:    durations, MaxToolRounds: f.maxToolRounds, ProgramTTL: f.programTTL,
+		Trace: trace, Logger: log,
+	}
+	served, err := f.serveModelFlags.apply(&rcfg, changed)
+	if err != nil {
+		return err
+	}
 	length, err := runtime.LoadLength(f.lengthPredictor)
 	if err != nil {
 		return usagef("--predictor: %v", err)
 	}
 	defer length.Close()
-	rt, err := runtime.New(runtime.Config{
-		Length: length,
-		Policy: f.policy, Profile: prof, KVTokens: f.kvTokens, Pace: f.pace, Tools: reg,
-		ToolExecutor: tools.ExecutorConfig{DefaultTimeout: f.toolTimeout, Logger: log},
-		Durations:    durations, MaxToolRounds: f.maxToolRounds, ProgramTTL: f.programTTL,
-		Trace: trace, Logger: log,
-	})
+	rcfg.Length = length
+	rt, err := runtime.New(rcfg)
 	if err != nil {
 		return err
 	}
@@ -236,7 +242,7 @@ func runServe(f serveFlags) error {
 		}()
 	}
 	log.Info("pitstop serving", "addr", "http://"+ln.Addr().String()+"/v1", "model", rt.Model().Name(),
-		"note", "SCRIPTED TEST MODEL, for tests only", "policy", f.policy, "profile", prof.Name, "pace", f.pace,
+		"executor", served.executor, "served", served.description, "policy", f.policy,
 		"tools", strings.Join(reg.Names(), ","), "auth", len(keys) > 0)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -77,6 +77,15 @@ type chunk struct {
 	SystemFingerprint string        `json:"system_fingerprint"`
 	Choices           []chunkChoice `json:"choices"`
 	Usage             *usage        `json:"usage,omitempty"`
+	Pitstop           *pitstopChunk `json:"pitstop,omitempty"`
+}
+
+// pitstopChunk is pitstop's extension of the stream: a chunk with no
+// choices that reports one server-side tool round as it finishes (the
+// calls the model made, their results, the handling decision of the KV and
+// why). OpenAI clients skip it as they skip the usage chunk.
+type pitstopChunk struct {
+	ToolRound *runtime.Round `json:"tool_round"`
 }
 
 type chunkChoice struct {
@@ -185,6 +194,7 @@ type sseWriter struct {
 	created   int64
 	committed bool
 	failed    bool
+	rounds    []*runtime.Round // tool rounds not yet written
 }
 
 func (w *sseWriter) commit() {
@@ -200,6 +210,15 @@ func (w *sseWriter) commit() {
 	w.c.Response().WriteHeader(http.StatusOK)
 	role := ""
 	w.event(chunk{Choices: []chunkChoice{{Delta: delta{Role: chat.RoleAssistant, Content: &role}}}})
+}
+
+// commitRounds commits the stream and writes the held tool-round chunks.
+func (w *sseWriter) commitRounds() {
+	w.commit()
+	for _, r := range w.rounds {
+		w.event(chunk{Choices: []chunkChoice{}, Pitstop: &pitstopChunk{ToolRound: r}})
+	}
+	w.rounds = nil
 }
 
 func (w *sseWriter) event(ch chunk) {
@@ -244,7 +263,7 @@ func (w *sseWriter) deltas(ds []runtime.Delta) {
 				text += ds[i].Text
 				i++
 			}
-			w.commit()
+			w.commitRounds()
 			w.event(chunk{Choices: []chunkChoice{{Delta: delta{Content: &text}}}})
 		case runtime.DeltaToolCallStart:
 			idx := d.Index
@@ -254,7 +273,7 @@ func (w *sseWriter) deltas(ds []runtime.Delta) {
 				tc.Function.Arguments += ds[i].Text
 				i++
 			}
-			w.commit()
+			w.commitRounds()
 			w.event(chunk{Choices: []chunkChoice{{Delta: delta{ToolCalls: []toolCall{tc}}}}})
 		case runtime.DeltaToolCallArgs:
 			idx := d.Index
@@ -264,10 +283,18 @@ func (w *sseWriter) deltas(ds []runtime.Delta) {
 				args += ds[i].Text
 				i++
 			}
-			w.commit()
+			w.commitRounds()
 			w.event(chunk{Choices: []chunkChoice{{Delta: delta{ToolCalls: []toolCall{{Index: &idx, Function: functionCall{Arguments: args}}}}}}})
+		case runtime.DeltaToolRound:
+			// Not part of OpenAI's stream: an extension chunk (pitstopChunk),
+			// written with the next event so that an error before any
+			// output is still a plain HTTP error.
+			i++
+			if d.Round != nil {
+				w.rounds = append(w.rounds, d.Round)
+			}
 		default:
-			i++ // server-side tool rounds are not part of OpenAI's stream
+			i++
 		}
 	}
 	w.flush()
@@ -302,12 +329,13 @@ func (s *Server) stream(c echo.Context, call *runtime.Call, includeUsage bool, r
 		if !w.committed {
 			return fromRuntime(res.Err)
 		}
+		w.commitRounds() // the rounds that ran before the failure
 		data, _ := json.Marshal(errorBody{Error: fromRuntime(res.Err)})
 		w.raw(data)
 		w.flush()
 		return nil
 	}
-	w.commit()
+	w.commitRounds()
 	finish := res.FinishReason
 	w.event(chunk{Choices: []chunkChoice{{Delta: delta{}, FinishReason: &finish}}})
 	if includeUsage {

@@ -11,8 +11,10 @@ import (
 	"github.com/pitstop-llm/pitstop/runtime"
 )
 
-// chatRequest is the JSON body of POST /v1/chat/completions. Fields pitstop
-// does not use (temperature, top_p, seed, ...) are accepted and ignored.
+// chatRequest is the JSON body of POST /v1/chat/completions. temperature,
+// top_p and seed choose the sampling of a model with real weights (greedy
+// without a temperature); fields pitstop does not use (presence_penalty,
+// logprobs, ...) are accepted and ignored.
 type chatRequest struct {
 	Model               json.RawMessage `json:"model"`
 	Messages            []wireMessage   `json:"messages"`
@@ -24,6 +26,9 @@ type chatRequest struct {
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	N                   *int            `json:"n"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	Seed                *int64          `json:"seed"`
 }
 
 type streamOptions struct {
@@ -118,6 +123,13 @@ func DecodeChatRequest(body []byte) (*ChatParams, *APIError) {
 			return nil, invalid("max_tokens", "invalid_value", "max_tokens must be at least 1, got %d.", r.MaxTokens)
 		}
 	}
+	if t := raw.Temperature; t != nil && !(*t >= 0 && *t <= 2) {
+		return nil, invalid("temperature", "invalid_value", "temperature must be between 0 and 2, got %g.", *t)
+	}
+	if p := raw.TopP; p != nil && !(*p >= 0 && *p <= 1) {
+		return nil, invalid("top_p", "invalid_value", "top_p must be between 0 and 1, got %g.", *p)
+	}
+	r.Temperature, r.TopP, r.Seed = raw.Temperature, raw.TopP, raw.Seed
 	r.Stream = raw.Stream != nil && *raw.Stream
 	if raw.StreamOptions != nil {
 		if !r.Stream {

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# make run: start `pitstop serve` with the built-in tiny tool-calling model
+# (CPU executor, built-in tools) on a local port, run the example agent
+# against it (each step: the model's tool call, the KV handling decision and
+# why, the tool's result, the final answer), then stop the server.
+# Usage: scripts/run_demo.sh PITSTOP_BIN AGENT_BIN PORT LOG
+set -euo pipefail
+BIN=$1 AGENT=$2 PORT=$3 LOG=$4
+ADDR=127.0.0.1:$PORT
+start=$(date +%s.%N)
+
+mkdir -p "$(dirname "$LOG")"
+"$BIN" serve --addr "$ADDR" >"$LOG" 2>&1 &
+pid=$!
+stop() {
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		echo "pitstop serve stopped (log: $LOG)"
+	fi
+}
+trap stop EXIT INT TERM
+
+echo "pitstop serve --addr $ADDR (pid $pid, log $LOG): the built-in tiny model on the CPU executor"
+status=0
+if "$AGENT" -base-url "http://$ADDR/v1" -wait 60s; then :; else status=$?; fi
+if [ "$status" -ne 0 ] && ! kill -0 "$pid" 2>/dev/null; then
+	echo "pitstop serve is not running; its log:" >&2
+	cat "$LOG" >&2
+fi
+echo
+grep -m1 'pitstop serving' "$LOG" | sed 's/^/server: /' || true
+stop
+trap - EXIT INT TERM
+awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "make run: %.1f s wall time (server start-up and calibration, the agent, shutdown)\n", b - a }'
+exit "$status"
