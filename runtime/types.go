@@ -75,6 +75,10 @@ const (
 	DeltaToolCallArgs
 	// DeltaToolRound reports a server-side tool round that finished (Round).
 	DeltaToolRound
+	// DeltaToolRoundStart reports a server-side tool round as its tools
+	// start (Round: the calls the model made, the handling decision at the
+	// pause and why, the predicted duration; no results yet).
+	DeltaToolRoundStart
 )
 
 // Delta is one piece of a streamed call.

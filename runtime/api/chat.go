@@ -195,6 +195,7 @@ type sseWriter struct {
 	committed bool
 	failed    bool
 	rounds    []*runtime.Round // tool rounds not yet written
+	progress  bool             // HeaderStreamProgress: tool rounds are written as they start and end
 }
 
 func (w *sseWriter) commit() {
@@ -293,16 +294,20 @@ func (w *sseWriter) deltas(ds []runtime.Delta) {
 			if d.Round != nil {
 				w.rounds = append(w.rounds, d.Round)
 			}
+		case runtime.DeltaToolRoundStart:
+			i++
+			w.roundStart(d.Round)
 		default:
 			i++
 		}
 	}
+	w.progressRounds()
 	w.flush()
 }
 
 func (s *Server) stream(c echo.Context, call *runtime.Call, includeUsage bool, received time.Time) error {
 	ctx := c.Request().Context()
-	w := &sseWriter{c: c, call: call, model: s.rt.Model().Name(), created: call.Created().Unix()}
+	w := &sseWriter{c: c, call: call, model: s.rt.Model().Name(), created: call.Created().Unix(), progress: streamProgress(c)}
 	for {
 		ds, err := call.Recv(ctx)
 		if errors.Is(err, io.EOF) {
