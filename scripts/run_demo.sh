@@ -30,6 +30,16 @@ if [ "$status" -ne 0 ] && ! kill -0 "$pid" 2>/dev/null; then
 fi
 echo
 grep -m1 'pitstop serving' "$LOG" | sed 's/^/server: /' || true
+# The engine's own account, from its Prometheus metrics.
+if command -v curl >/dev/null && metrics=$(curl -fsS "http://$ADDR/metrics" 2>/dev/null); then
+	echo "$metrics" | awk '
+		/^pitstop_engine_iterations_total / { it = $2 }
+		/^pitstop_engine_iteration_seconds_sum / { sec = $2 }
+		/^pitstop_tokens_total\{kind="generated"\}/ { gen = $2 }
+		/^pitstop_tokens_total\{kind="prompt"\}/ { pr = $2 }
+		/^pitstop_prefix_cached_tokens_total / { pc = $2 }
+		END { if (sec > 0) printf "server: %d engine iterations in %.3f s of engine time: %d prompt tokens submitted (%d found in the prefix cache), %d tokens generated, %.0f generated tokens/s of engine time\n", it, sec, pr, pc, gen, gen / sec }'
+fi
 stop
 trap - EXIT INT TERM
 awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "make run: %.1f s wall time (server start-up and calibration, the agent, shutdown)\n", b - a }'
