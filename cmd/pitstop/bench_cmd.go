@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,6 +38,12 @@ type benchFlags struct {
 	parallel, checkEvery               int
 	progress                           bool
 	popts                              policy.Options
+	scaleTokens, scaleTime             float64
+	cpu                                cpuFlags
+	cpuNames                           []string // flags of --executor cpu only
+	// changed reports whether a flag was given on the command line (nil:
+	// none was).
+	changed func(name string) bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -46,19 +53,29 @@ func newBenchCmd() *cobra.Command {
 		Short: "Replay an agent workload on the engine for each policy and rate, and report latency, memory and swap metrics",
 		Long: `bench replays a workload (programs of LLM calls with tool pauses) on the engine,
 once per (policy, rate), with the simulated executor pricing each iteration by a GPU
-cost profile. It prints a table and writes the JSON report (DESIGN.md §8), a CSV and
-PNG plots of latency against rate per policy.
+cost profile (--executor sim), or with a real model's forward pass on this machine's
+CPU (--executor cpu: runs go one at a time, the model calibrates first, and
+--fit-profile writes a cost profile fitted to the measured iterations that
+--executor sim --profile FILE replays). It prints a table and writes the JSON report
+(DESIGN.md §8), a CSV and PNG plots of latency against rate per policy.
+
+The traces are GPU-sized: on a CPU scale them down with --scale-tokens (every token
+count) and --scale-time (tool, think and arrival times), and keep --duration short;
+give the sim replay the same workload flags to replay the same workload.
 
 Workloads: ` + strings.Join(workload.Names(), ", ") + `
 Policies:  ` + strings.Join(policy.Names(), ", ") + `
 Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd.Context(), f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.changed = cmd.Flags().Changed
+			return runBench(cmd.Context(), f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.workload, "workload", "infercept-multi", "workload name")
 	fl.StringVar(&f.trace, "trace", "", "replay a trace file in the infercept JSON format instead of a named workload")
-	fl.StringVar(&f.executor, "executor", "sim", "executor: sim")
+	fl.StringVar(&f.executor, "executor", "sim", "executor: sim (a cost profile prices each iteration; engine time is virtual) or cpu (a real model runs on this machine's CPU; see --model and the other cpu executor flags)")
 	fl.StringVar(&f.profile, "profile", "a100-40g-gptj-6b", "cost profile name, or a path to a profile .json")
 	fl.StringSliceVar(&f.policies, "policies", []string{"fcfs", "infercept"}, "comma-separated policies")
 	fl.Float64SliceVar(&f.rates, "rates", []float64{1, 3, 5}, "comma-separated arrival rates (programs per second)")
@@ -72,7 +89,10 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
 	fl.IntVar(&f.checkEvery, "check-every", 0, "check block invariants every N iterations (0: at the end of each run)")
 	fl.BoolVar(&f.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
+	fl.Float64Var(&f.scaleTokens, "scale-tokens", 1, "multiply every token count of the workload (prompts, decodes, tool returns) by this factor; a positive count stays >= 1")
+	fl.Float64Var(&f.scaleTime, "scale-time", 1, "multiply the workload's tool, think and arrival times by this factor")
 	addPolicyFlags(fl, &f.popts)
+	f.cpuNames = addCPUFlags(fl, &f.cpu)
 	return cmd
 }
 
@@ -108,12 +128,31 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 // benchPlan is a validated bench invocation.
 type benchPlan struct {
 	w       *workload.Workload
-	profile *sim.Profile
+	profile *sim.Profile // --executor sim
+	cpu     *cpuBench    // --executor cpu: the model loaded, not yet calibrated
 }
 
 func planBench(f benchFlags) (*benchPlan, error) {
-	if f.executor != "sim" {
-		return nil, usagef("unknown executor %q (valid: sim)", f.executor)
+	changed := f.changed
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
+	switch f.executor {
+	case "sim":
+		for _, n := range f.cpuNames {
+			if changed(n) {
+				return nil, usagef("--%s is a flag of --executor cpu, not of --executor %s", n, f.executor)
+			}
+		}
+	case "cpu":
+		if changed("profile") {
+			return nil, usagef("--profile prices --executor sim; --executor cpu measures its own iterations (write them as a profile with --fit-profile)")
+		}
+		if changed("parallel") && f.parallel != 1 {
+			return nil, usagef("--parallel %d: runs on --executor cpu go one at a time (their timings must not overlap)", f.parallel)
+		}
+	default:
+		return nil, usagef("unknown executor %q (valid: sim, cpu)", f.executor)
 	}
 	if len(f.policies) == 0 {
 		return nil, usagef("no policies given (valid: %s)", strings.Join(policy.Names(), ", "))
@@ -142,9 +181,22 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	default:
 		return nil, usagef("unknown predictor %q (valid: oracle, onnx, history)", f.predictor)
 	}
-	prof, err := sim.LoadProfile(f.profile)
-	if err != nil {
-		return nil, usageError{err.Error()}
+	for _, s := range []struct {
+		name string
+		v    float64
+	}{{"scale-tokens", f.scaleTokens}, {"scale-time", f.scaleTime}} {
+		if !(s.v > 0) || math.IsInf(s.v, 0) {
+			return nil, usagef("invalid --%s %g: must be a positive factor", s.name, s.v)
+		}
+	}
+	plan := &benchPlan{}
+	var err error
+	if f.executor == "sim" {
+		if plan.profile, err = sim.LoadProfile(f.profile); err != nil {
+			return nil, usageError{err.Error()}
+		}
+	} else if err := f.cpu.validate(); err != nil {
+		return nil, err
 	}
 	var w *workload.Workload
 	if f.trace != "" {
@@ -155,6 +207,9 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}
+	if err := w.Scale(f.scaleTokens, f.scaleTime); err != nil {
+		return nil, usageError{err.Error()}
+	}
 	for _, p := range []string{f.jsonPath, f.csvPath} {
 		if p == "" {
 			continue
@@ -163,7 +218,14 @@ func planBench(f benchFlags) (*benchPlan, error) {
 			return nil, usagef("cannot write %s: directory %s does not exist", p, filepath.Dir(p))
 		}
 	}
-	return &benchPlan{w: w, profile: prof}, nil
+	if f.executor == "cpu" {
+		// Last: loading a checkpoint is the slow part of the checks.
+		if plan.cpu, err = loadCPUBench(f.cpu); err != nil {
+			return nil, err
+		}
+	}
+	plan.w = w
+	return plan, nil
 }
 
 // engineConfig sizes the engine from a profile.
@@ -189,10 +251,22 @@ func runBench(ctx context.Context, f benchFlags) error {
 		ctx = context.Background()
 	}
 	st := workload.Stats(plan.w)
-	fmt.Printf("workload %s: %d programs, %d calls, %d tool calls; profile %s (%s on %s)\n",
-		plan.w.Name, st.Programs, st.Calls, st.ToolCalls, plan.profile.Name, plan.profile.Model, plan.profile.Device)
-
-	rep := &report.Report{Workload: plan.w.Name, Executor: f.executor, Profile: plan.profile.Name}
+	fmt.Printf("workload %s: %d programs, %d calls, %d tool calls; mean prompt %.0f, decode %.0f tokens per call, tool %.2f s\n",
+		plan.w.Name, st.Programs, st.Calls, st.ToolCalls, st.MeanPrompt, st.MeanDecode, st.MeanToolTime)
+	rep := &report.Report{Workload: plan.w.Name, Executor: f.executor}
+	parallel := max(f.parallel, 1)
+	if cb := plan.cpu; cb != nil {
+		fmt.Printf("executor cpu: %s\n", cb.describe())
+		fmt.Fprintf(os.Stderr, "calibrating the cpu executor (up to %v)...\n", cb.f.calibrate)
+		if err := cb.calibrate(); err != nil {
+			return err
+		}
+		rep.Profile = "cpu:" + cb.f.model
+		parallel = 1
+	} else {
+		fmt.Printf("profile %s (%s on %s)\n", plan.profile.Name, plan.profile.Model, plan.profile.Device)
+		rep.Profile = plan.profile.Name
+	}
 	type job struct {
 		policy string
 		rate   float64
@@ -220,15 +294,22 @@ func runBench(ctx context.Context, f benchFlags) error {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(f.parallel, 1))
+	g.SetLimit(parallel)
 	for i, j := range jobs {
 		g.Go(func() error {
 			pol, _ := policy.New(j.policy, f.popts)
-			run, err := bench.Run(gctx, bench.RunConfig{
-				Workload: plan.w, Engine: engineConfig(plan.profile), Executor: sim.NewExecutor(plan.profile),
-				Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,
+			rc := bench.RunConfig{
+				Workload: plan.w, Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,
 				PredictionError: f.predErr, Predictors: newPredictors(lengthModel), Progress: prog, CheckEvery: f.checkEvery,
-			})
+			}
+			var run report.Run
+			var err error
+			if plan.cpu != nil {
+				run, err = plan.cpu.run(gctx, rc)
+			} else {
+				rc.Engine, rc.Executor = engineConfig(plan.profile), sim.NewExecutor(plan.profile)
+				run, err = bench.Run(gctx, rc)
+			}
 			if err != nil {
 				return fmt.Errorf("%s at rate %g: %w", j.policy, j.rate, err)
 			}
@@ -254,6 +335,11 @@ func runBench(ctx context.Context, f benchFlags) error {
 		return slices.Index(f.policies, a.Policy) - slices.Index(f.policies, b.Policy)
 	})
 	report.WriteTable(os.Stdout, rep)
+	if plan.cpu != nil {
+		if err := plan.cpu.writeFitted(); err != nil {
+			return err
+		}
+	}
 	leaks := 0
 	for _, r := range rep.Runs {
 		leaks += r.LeakedBlocks

@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/engine/sim"
+	"github.com/pitstop-llm/pitstop/models/llama"
 )
 
 // TestMain lets tests run the real binary: with PITSTOP_TEST_MAIN set, the
@@ -44,6 +48,7 @@ func TestBenchBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "r.json")
+	noWeights := tinyModelDir(t)
 	cases := []struct {
 		name string
 		args []string
@@ -59,6 +64,17 @@ func TestBenchBadInput(t *testing.T) {
 		{"unknown executor", []string{"--executor", "tpu"}, []string{`unknown executor "tpu"`}},
 		{"zero duration", []string{"--duration", "0"}, []string{"invalid duration"}},
 		{"unknown predictor", []string{"--predictor", "crystal-ball"}, []string{`unknown predictor "crystal-ball"`, "onnx"}},
+		{"zero token scale", []string{"--scale-tokens", "0"}, []string{"invalid --scale-tokens 0"}},
+		{"negative time scale", []string{"--scale-time", "-1"}, []string{"invalid --scale-time -1"}},
+		{"cpu flag on sim", []string{"--kv-blocks", "8"}, []string{"--kv-blocks", "--executor cpu"}},
+		{"fit profile on sim", []string{"--fit-profile", filepath.Join(dir, "p.json")}, []string{"--fit-profile", "--executor cpu"}},
+		{"profile on cpu", []string{"--executor", "cpu", "--profile", "a100-40g-gptj-6b"}, []string{"--profile", "--fit-profile"}},
+		{"parallel cpu", []string{"--executor", "cpu", "--parallel", "2"}, []string{"--parallel 2", "one at a time"}},
+		{"cpu zero kv blocks", []string{"--executor", "cpu", "--kv-blocks", "0"}, []string{"--kv-blocks"}},
+		{"cpu unknown clock", []string{"--executor", "cpu", "--clock", "sundial"}, []string{`unknown clock "sundial"`, "measured"}},
+		{"cpu unknown model", []string{"--executor", "cpu", "--model", "gpt-5"}, []string{`"gpt-5"`, "llama-5m"}},
+		{"cpu model without weights", []string{"--executor", "cpu", "--model", noWeights}, []string{"safetensors"}},
+		{"cpu fit profile nowhere", []string{"--executor", "cpu", "--fit-profile", filepath.Join(dir, "none", "p.json")}, []string{"none", "does not exist"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,5 +143,106 @@ func TestBenchWritesReports(t *testing.T) {
 	}
 	if _, err := os.Stat(csv); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// tinyModelDir writes the config.json of a tiny Llama (no weights: load it
+// with --load-format dummy) and returns its directory.
+func tinyModelDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	c, _ := llama.Builtin("llama-5m")
+	c.HiddenSize, c.IntermediateSize, c.NumLayers, c.NumHeads, c.NumKVHeads, c.HeadDim, c.VocabSize = 32, 64, 2, 4, 2, 8, 256
+	if err := c.Save(filepath.Join(dir, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// benchReport is the part of the JSON report the tests read.
+type benchReport struct {
+	Workload, Executor, Profile string
+	Runs                        []struct {
+		Policy       string
+		Rate         float64
+		Requests     int
+		Completed    int
+		E2EMeanS     float64 `json:"e2e_mean_s"`
+		LeakedBlocks int     `json:"leaked_blocks"`
+	}
+}
+
+func readReport(t *testing.T, path string) benchReport {
+	t.Helper()
+	var rep benchReport
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestBenchCPU runs bench on the CPU executor end to end with a tiny
+// dummy-weights model and a scaled-down workload, writes the fitted profile,
+// and replays the same workload on the simulator with that profile.
+func TestBenchCPU(t *testing.T) {
+	dir := t.TempDir()
+	model := tinyModelDir(t)
+	prof, js, simJS := filepath.Join(dir, "fit.json"), filepath.Join(dir, "cpu.json"), filepath.Join(dir, "sim.json")
+	work := []string{"--workload", "infercept-multi", "--scale-tokens", "0.1", "--scale-time", "0.01",
+		"--policies", "fcfs,infercept", "--rates", "4", "--duration", "2"}
+	t0 := time.Now()
+	code, stdout, stderr := pitstop(t, append([]string{"bench", "--executor", "cpu", "--model", model, "--load-format", "dummy",
+		"--kv-blocks", "24", "--host-blocks", "64", "--calibrate", "1s", "--fit-profile", prof, "--json", js}, work...)...)
+	if code != 0 {
+		t.Fatalf("bench --executor cpu: exit %d: %s", code, stderr)
+	}
+	t.Logf("cpu bench took %v:\n%s", time.Since(t0).Round(time.Millisecond), stdout)
+	for _, w := range []string{"executor cpu", "fitted profile " + prof} {
+		if !strings.Contains(stdout, w) {
+			t.Fatalf("stdout does not say %q: %s", w, stdout)
+		}
+	}
+	rep := readReport(t, js)
+	if rep.Executor != "cpu" || rep.Workload != "infercept-multi-tok0.1-time0.01" || len(rep.Runs) != 2 {
+		t.Fatalf("report: executor %q, workload %q, %d runs; want cpu, the scaled workload, 2", rep.Executor, rep.Workload, len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		if r.Requests == 0 || r.Completed != r.Requests || r.LeakedBlocks != 0 || !(r.E2EMeanS > 0) {
+			t.Fatalf("cpu run %+v: want every request completed, positive latency, no leak", r)
+		}
+	}
+	p, err := sim.LoadProfile(prof)
+	if err != nil {
+		t.Fatalf("the fitted profile does not load: %v", err)
+	}
+	if p.NumBlocks() != 24 || p.HostBlocks() != 64 || p.Iter.Base+p.Iter.PrefillToken+p.Iter.DecodeSeq <= 0 {
+		t.Fatalf("fitted profile: %d blocks, %d host blocks, iteration cost %+v", p.NumBlocks(), p.HostBlocks(), p.Iter)
+	}
+	code, _, stderr = pitstop(t, append([]string{"bench", "--executor", "sim", "--profile", prof, "--json", simJS}, work...)...)
+	if code != 0 {
+		t.Fatalf("sim replay of the fitted profile: exit %d: %s", code, stderr)
+	}
+	srep := readReport(t, simJS)
+	for i, r := range srep.Runs {
+		if r.Requests != rep.Runs[i].Requests || r.Completed != r.Requests || r.LeakedBlocks != 0 {
+			t.Fatalf("sim run %+v against cpu run %+v: want the same requests, all completed", r, rep.Runs[i])
+		}
+	}
+
+	// The measured clock: engine time advances by each step's measured
+	// time, so the run ends as soon as its compute is done.
+	code, _, stderr = pitstop(t, append([]string{"bench", "--executor", "cpu", "--model", model, "--load-format", "dummy",
+		"--kv-blocks", "24", "--calibrate", "200ms", "--clock", "measured", "--json", js}, work...)...)
+	if code != 0 {
+		t.Fatalf("bench --executor cpu --clock measured: exit %d: %s", code, stderr)
+	}
+	for _, r := range readReport(t, js).Runs {
+		if r.Requests == 0 || r.Completed != r.Requests || r.LeakedBlocks != 0 {
+			t.Fatalf("measured-clock run %+v: want every request completed and no leak", r)
+		}
 	}
 }
