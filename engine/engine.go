@@ -71,6 +71,7 @@ type Engine struct {
 	paused    []*Sequence // paused with KV on the device
 	batch     Batch
 	view      View
+	viewIter  int64 // iteration whose batch view.Running/RunningCtx count
 	iter      int64
 	stats     IterationStats
 	watermark int

@@ -383,3 +383,34 @@ func TestLeakedCountsSharedBlocksOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// situationPolicy records the situation each pause is handled in.
+type situationPolicy struct {
+	testPolicy
+	seen []handling.Situation
+}
+
+func (p *situationPolicy) Handle(v *View, s *Sequence) handling.Kind {
+	p.seen = append(p.seen, v.Situation(s))
+	return handling.Preserve
+}
+
+// TestPauseSituationExcludesTheCall: the handling of a pausing call weighs
+// the other running calls, not the call itself (it ran in the batch the view
+// counts).
+func TestPauseSituationExcludesTheCall(t *testing.T) {
+	p := &situationPolicy{}
+	// Two calls with 8-token prompts decoding together; both pause after 3
+	// tokens in the same iteration.
+	runEngine(t, baseConfig(), p, prompts(2, 8), []int{3, 2})
+	if len(p.seen) != 2 {
+		t.Fatalf("%d pauses handled, want 2", len(p.seen))
+	}
+	for i, sit := range p.seen {
+		// The other call's context when the previous batch ran: its 8-token
+		// prompt and 2 generated tokens (the view counts computed KV).
+		if sit.RunningTokens != 1 || sit.OtherRunning != 9 && sit.OtherRunning != 10 {
+			t.Errorf("pause %d: other running %d calls with %d tokens, want 1 call with 9 or 10", i, sit.RunningTokens, sit.OtherRunning)
+		}
+	}
+}

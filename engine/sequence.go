@@ -129,6 +129,8 @@ type Sequence struct {
 	committed   int   // full blocks registered in the prefix cache
 	lastRun     int64 // iteration it last ran, or became runnable
 	lastEvicted int64
+	viewCtx     int // context it added to View.RunningCtx; viewIter: in which count
+	viewIter    int64
 	// run queue and active-set bookkeeping (run_queue.go, engine.go)
 	queued    bool
 	ver       uint32

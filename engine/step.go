@@ -133,10 +133,12 @@ func (e *Engine) postprocess(dur time.Duration) {
 		if s.state == Running {
 			running++
 			runningCtx += s.computed
+			s.viewCtx, s.viewIter = s.computed, e.iter
 			e.markDirty(s) // its service changed: the policy may rank it anew
 		}
 	}
 	e.view.Running, e.view.RunningCtx = running, runningCtx
+	e.viewIter = e.iter
 	st := &e.stats
 	st.Duration = dur
 	st.Seqs = len(e.batch.Items)
@@ -179,7 +181,14 @@ func (e *Engine) pause(s *Sequence, tool ToolCall) {
 	s.tool = tool
 	s.pausedAt = e.clock.Now()
 	e.view.Now = s.pausedAt
-	kind := e.policy.Handle(&e.view, s)
+	// The view counts the batch before this one, which held the call itself:
+	// its handling weighs the other running calls only.
+	v := e.view
+	if s.viewIter == e.viewIter && e.viewIter > 0 {
+		v.Running = max(v.Running-1, 0)
+		v.RunningCtx = max(v.RunningCtx-s.viewCtx, 0)
+	}
+	kind := e.policy.Handle(&v, s)
 	s.handling = kind
 	switch kind {
 	case handling.Discard:
