@@ -38,6 +38,9 @@ type RunConfig struct {
 	Progress *report.Progress
 	// CheckEvery runs the block invariant check every N iterations (0: only at the end).
 	CheckEvery int
+	// SLOTTFT and SLOTPOT are the SLOs in seconds that the run's SLO
+	// attainment is measured against (report.Collector.SetSLO); 0: none.
+	SLOTTFT, SLOTPOT float64
 }
 
 // driver runs programs on an engine.
@@ -81,6 +84,7 @@ func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
 		noise: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b9)),
 		calls: make(map[engine.SeqID]*scriptCall),
 	}
+	d.col.SetSLO(cfg.SLOTTFT, cfg.SLOTPOT)
 	eng, err := engine.New(cfg.Engine, cfg.Clock, cfg.Executor, cfg.Policy, d)
 	if err != nil {
 		return report.Run{}, err
@@ -261,6 +265,7 @@ func (d *driver) Observe(e *engine.Event) {
 		}
 		d.col.TokenGenerated(e.Seq.Name(), t)
 	case engine.EvPaused:
+		d.col.CallPaused(e.Seq.Name(), t)
 		d.col.AddHandling(e.Handling.String())
 		sc := d.calls[e.Seq.ID()]
 		seg := sc.call.Segments[sc.seg]
@@ -275,6 +280,8 @@ func (d *driver) Observe(e *engine.Event) {
 				d.eng.Stop(err)
 			}
 		})
+	case engine.EvResumed:
+		d.col.CallResumed(e.Seq.Name(), t)
 	case engine.EvPreempted:
 		d.col.AddPreemption()
 	case engine.EvFinished:

@@ -139,3 +139,27 @@ func TestRunOnRealClockEnds(t *testing.T) {
 		t.Fatalf("%d of %d completed", run.Completed, run.Requests)
 	}
 }
+
+// TestRunSLOAttainment: the run is judged against RunConfig's SLOs, and a
+// call's tool pause does not count towards its TPOT (5 s at a tool over 19
+// token gaps would be 0.26 s per token).
+func TestRunSLOAttainment(t *testing.T) {
+	w := &workload.Workload{Name: "tool", Programs: []workload.Program{{ID: "p", Calls: []workload.Call{
+		{ID: "c", Thread: "t0", NewTokens: 50, Segments: []workload.Segment{{Decode: 10, Tool: "t", ToolTime: 5, ToolReturn: 10}, {Decode: 10}}},
+	}}}}
+	prof, cfg := smallProfile(t, 4096)
+	for _, tc := range []struct {
+		ttft, tpot float64
+		want       float64
+	}{{10, 0.1, 1}, {1e-6, 0.1, 0}, {10, 1e-6, 0}, {0, 0, 0}} {
+		pol, _ := policy.New("fcfs", policy.Options{})
+		run, err := Run(context.Background(), RunConfig{Workload: w, Engine: cfg, Executor: sim.NewExecutor(prof),
+			Policy: pol, Name: "fcfs", Rate: 0.5, Duration: 20, Seed: 1, SLOTTFT: tc.ttft, SLOTPOT: tc.tpot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Requests == 0 || run.SLOAttainment != tc.want || run.SLOTTFTS != tc.ttft {
+			t.Errorf("SLO %g/%g: attainment %v of %d requests (SLO %g), want %v", tc.ttft, tc.tpot, run.SLOAttainment, run.Requests, run.SLOTTFTS, tc.want)
+		}
+	}
+}

@@ -21,6 +21,18 @@
 //   - Throughput: completed calls / (last call finish − first call arrival).
 //   - KV utilisation: mean of used/total blocks over iterations, weighted by
 //     each iteration's duration.
+//   - SLO attainment (SOLA, MLSys'25): with SLOs T_TTFT and T_TPOT set by
+//     SetSLO, the fraction of requests (calls that arrived) whose TTFT ≤
+//     T_TTFT and whose TPOT ≤ T_TPOT; also each SLO alone. The denominator
+//     is every call that arrived: a call that failed or had not finished
+//     when the run stopped misses both. TPOT here excludes tool pauses:
+//     (finish − first token − time paused at tools) / (generated − 1). A
+//     call with fewer than 2 generated tokens has no TPOT and meets the TPOT
+//     SLO by definition (only its TTFT counts). A value exactly at its SLO
+//     meets it: the comparison is value ≤ SLO + 1 ns, the engine clock's
+//     resolution, so that float rounding of a difference of two times never
+//     turns an on-the-threshold request into a miss. A zero SLO is unset:
+//     attainment is not computed and reads 0.
 //
 // e2e, TTFT and TPOT are taken over completed calls only (a call that has
 // not finished when the run stops contributes to requests, not to latency).
@@ -46,6 +58,9 @@ type callRec struct {
 	first    float64
 	hasFirst bool
 	tokens   int // TokenGenerated events seen
+	pausedAt float64
+	isPaused bool
+	paused   float64 // seconds spent paused at tools, excluded from the SLO TPOT
 }
 
 // progRec is the state of one program.
@@ -92,6 +107,11 @@ type Collector struct {
 	kvN        int
 	iterations int
 
+	sloTTFT, sloTPOT float64 // SetSLO; 0: unset
+	sloTTFTOK        int     // completed calls meeting the TTFT SLO
+	sloTPOTOK        int     // … the TPOT SLO
+	sloBothOK        int     // … both
+
 	swapOut     int64
 	swapIn      int64
 	recompute   int64
@@ -128,6 +148,25 @@ func (c *Collector) program(name string) *progRec {
 	}
 	return p
 }
+
+// sloSlack is the engine clock's resolution: a value within it of its SLO
+// meets the SLO.
+const sloSlack = 1e-9
+
+// SetSLO sets the TTFT and TPOT SLOs, in seconds, that SLO attainment is
+// measured against. Call it before the first CallFinished: calls already
+// finished are not re-judged. Non-positive or non-finite values unset both.
+func (c *Collector) SetSLO(ttft, tpot float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !(ttft > 0) || !(tpot > 0) || math.IsInf(ttft, 0) || math.IsInf(tpot, 0) {
+		ttft, tpot = 0, 0
+	}
+	c.sloTTFT, c.sloTPOT = ttft, tpot
+}
+
+// MeetsSLO reports whether a latency meets its SLO: value ≤ slo + 1 ns.
+func MeetsSLO(value, slo float64) bool { return value <= slo+sloSlack }
 
 // CallArrived records that call (of program; "" for none) arrived at t.
 // A second arrival of a call that has not finished is ignored.
@@ -166,6 +205,40 @@ func (c *Collector) FirstToken(call string, t float64) {
 	}
 	if !r.hasFirst {
 		r.first, r.hasFirst = t, true
+	}
+	c.seen(t)
+}
+
+// CallPaused records that call stopped at a tool call at t; the time until
+// CallResumed is left out of its SLO TPOT. A second pause without a resume
+// is ignored.
+func (c *Collector) CallPaused(call string, t float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.calls[call]
+	if r == nil {
+		c.orphans++
+		return
+	}
+	if !r.isPaused {
+		r.pausedAt, r.isPaused = t, true
+	}
+	c.seen(t)
+}
+
+// CallResumed records that call's tool returned at t. A resume without a
+// pause is ignored.
+func (c *Collector) CallResumed(call string, t float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.calls[call]
+	if r == nil {
+		c.orphans++
+		return
+	}
+	if r.isPaused {
+		r.paused += max(t-r.pausedAt, 0)
+		r.isPaused = false
 	}
 	c.seen(t)
 }
@@ -216,6 +289,9 @@ func (c *Collector) CallFinished(call string, t float64, generated int) {
 			c.tpot = append(c.tpot, (t-r.first)/float64(generated-1))
 		}
 	}
+	if c.sloTTFT > 0 {
+		c.judgeSLO(r, t, generated)
+	}
 	if r.prog != nil {
 		r.prog.callTokens += generated
 	}
@@ -223,6 +299,33 @@ func (c *Collector) CallFinished(call string, t float64, generated int) {
 		c.lastFinish, c.hasFinish = t, true
 	}
 	c.seen(t)
+}
+
+// judgeSLO counts a finished call towards SLO attainment. A call that
+// reported no token has its TTFT at its finish.
+func (c *Collector) judgeSLO(r *callRec, finish float64, generated int) {
+	first := finish
+	if r.hasFirst {
+		first = r.first
+	}
+	ttftOK := MeetsSLO(first-r.arrival, c.sloTTFT)
+	tpotOK := true // fewer than 2 tokens: no TPOT, nothing to miss
+	if generated >= 2 {
+		paused := r.paused
+		if r.isPaused {
+			paused += max(finish-r.pausedAt, 0)
+		}
+		tpotOK = MeetsSLO((finish-first-paused)/float64(generated-1), c.sloTPOT)
+	}
+	if ttftOK {
+		c.sloTTFTOK++
+	}
+	if tpotOK {
+		c.sloTPOTOK++
+	}
+	if ttftOK && tpotOK {
+		c.sloBothOK++
+	}
 }
 
 // ProgramArrived records that program arrived at t (before its first call,
@@ -351,6 +454,16 @@ func (c *Collector) Summarize(policy string, rate float64) Run {
 	tpot := sorted(c.tpot)
 	r.TPOTMeanS = mean(tpot)
 	r.TPOTP99S = percentile(tpot, 99)
+
+	if c.sloTTFT > 0 {
+		r.SLOTTFTS, r.SLOTPOTS = c.sloTTFT, c.sloTPOT
+		if c.requests > 0 {
+			n := float64(c.requests)
+			r.SLOAttainment = float64(c.sloBothOK) / n
+			r.SLOTTFTAttainment = float64(c.sloTTFTOK) / n
+			r.SLOTPOTAttainment = float64(c.sloTPOTOK) / n
+		}
+	}
 
 	if c.hasArrival && c.hasFinish && c.lastFinish > c.firstArrival {
 		r.ThroughputRPS = finite(float64(c.completed) / (c.lastFinish - c.firstArrival))

@@ -21,17 +21,24 @@ type plotMetric struct {
 	title string
 	ylab  string
 	value func(*Run) float64
+	// percent draws y in 0..100 with the SLOs in the title; the figure is
+	// drawn only when some run measured SLO attainment.
+	percent bool
 }
 
 var plotMetrics = []plotMetric{
-	{"e2e_mean", "mean end-to-end latency", "seconds", func(r *Run) float64 { return r.E2EMeanS }},
-	{"e2e_p99", "p99 end-to-end latency", "seconds", func(r *Run) float64 { return r.E2EP99S }},
-	{"ttft_mean", "mean time to first token", "seconds", func(r *Run) float64 { return r.TTFTMeanS }},
-	{"program_token_latency", "program token latency (Autellix)", "seconds / token", func(r *Run) float64 { return r.ProgramTokenLatencyS }},
+	{"e2e_mean", "mean end-to-end latency", "seconds", func(r *Run) float64 { return r.E2EMeanS }, false},
+	{"e2e_p99", "p99 end-to-end latency", "seconds", func(r *Run) float64 { return r.E2EP99S }, false},
+	{"ttft_mean", "mean time to first token", "seconds", func(r *Run) float64 { return r.TTFTMeanS }, false},
+	{"program_token_latency", "program token latency (Autellix)", "seconds / token", func(r *Run) float64 { return r.ProgramTokenLatencyS }, false},
+	{name: "slo_attainment", title: "SLO attainment", ylab: "requests meeting TTFT and TPOT SLOs (%)",
+		value: func(r *Run) float64 { return 100 * r.SLOAttainment }, percent: true},
 }
 
 // Plot draws one PNG per metric (mean and p99 e2e latency, mean TTFT,
-// program token latency) into dir, creating dir if needed. Each figure has
+// program token latency, and SLO attainment when the runs measured it: the
+// percentage of requests meeting both SLOs, the SLOs in the title) into
+// dir, creating dir if needed. Each figure has
 // x = rate and one line with points per policy, with a legend, and is named
 // <workload>-<metric>.png. Each file is written atomically. It returns the
 // paths written; on error, the files already written stay.
@@ -66,13 +73,25 @@ func Plot(dir string, r *Report) ([]string, error) {
 		})
 	}
 
+	slo := sloSet(rep)
 	var paths []string
 	for _, m := range plotMetrics {
+		title := m.title
+		if m.percent {
+			if len(slo) == 0 {
+				continue
+			}
+			title += " (" + strings.Join(slo, "; ") + ")"
+		}
 		p := plot.New()
-		p.Title.Text = plotTitle(rep, m.title)
+		p.Title.Text = plotTitle(rep, title)
 		p.X.Label.Text = "rate (arrivals/s)"
 		p.Y.Label.Text = m.ylab
 		p.Y.Min = 0
+		if m.percent {
+			p.Y.Max = 100
+			p.Legend.Top = false // attainment falls with rate: the legend goes bottom left
+		}
 		p.Legend.Top = true
 		p.Legend.Left = true
 		p.Add(plotter.NewGrid())

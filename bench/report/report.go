@@ -45,6 +45,14 @@ type Run struct {
 	WallS                   float64        `json:"wall_s"`        // wall-clock seconds the run took
 	Seed                    int64          `json:"seed"`          // set by the driver
 	DurationS               float64        `json:"duration_s"`    // arrival window, set by the driver
+	// SLO attainment (SOLA): the SLOs in seconds (0: not measured) and the
+	// fraction of requests (calls that arrived) meeting both, TTFT alone and
+	// TPOT alone (see the package doc for the rules).
+	SLOTTFTS          float64 `json:"slo_ttft_s"`
+	SLOTPOTS          float64 `json:"slo_tpot_s"`
+	SLOAttainment     float64 `json:"slo_attainment"`
+	SLOTTFTAttainment float64 `json:"slo_ttft_attainment"`
+	SLOTPOTAttainment float64 `json:"slo_tpot_attainment"`
 }
 
 // Report is the result of one `pitstop bench` invocation: one Run per

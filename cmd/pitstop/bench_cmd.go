@@ -39,6 +39,7 @@ type benchFlags struct {
 	progress                           bool
 	popts                              policy.Options
 	scaleTokens, scaleTime             float64
+	sloTTFT, sloTPOT                   float64 // SLO attainment; 0: sola's SLOs
 	cpu                                cpuFlags
 	cpuNames                           []string // flags of --executor cpu only
 	// changed reports whether a flag was given on the command line (nil:
@@ -91,6 +92,8 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.BoolVar(&f.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	fl.Float64Var(&f.scaleTokens, "scale-tokens", 1, "multiply every token count of the workload (prompts, decodes, tool returns) by this factor; a positive count stays >= 1")
 	fl.Float64Var(&f.scaleTime, "scale-time", 1, "multiply the workload's tool, think and arrival times by this factor")
+	fl.Float64Var(&f.sloTTFT, "slo-ttft", 0, "SLO attainment: TTFT SLO in seconds that each run's requests are judged against (0: the sola policy's, --sola-ttft)")
+	fl.Float64Var(&f.sloTPOT, "slo-tpot", 0, "SLO attainment: TPOT SLO in seconds (0: the sola policy's, --sola-tpot)")
 	addPolicyFlags(fl, &f.popts)
 	f.cpuNames = addCPUFlags(fl, &f.cpu)
 	return cmd
@@ -176,6 +179,9 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	if f.predErr < 0 {
 		return nil, usagef("invalid prediction error %g: must be >= 0", f.predErr)
 	}
+	if f.sloTTFT < 0 || f.sloTPOT < 0 || math.IsInf(f.sloTTFT, 0) || math.IsInf(f.sloTPOT, 0) {
+		return nil, usagef("invalid SLO --slo-ttft %g / --slo-tpot %g: must be positive seconds (0: the sola policy's)", f.sloTTFT, f.sloTPOT)
+	}
 	switch f.predictor {
 	case "oracle", "onnx", "history":
 	default:
@@ -254,6 +260,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 	fmt.Printf("workload %s: %d programs, %d calls, %d tool calls; mean prompt %.0f, decode %.0f tokens per call, tool %.2f s\n",
 		plan.w.Name, st.Programs, st.Calls, st.ToolCalls, st.MeanPrompt, st.MeanDecode, st.MeanToolTime)
 	rep := &report.Report{Workload: plan.w.Name, Executor: f.executor}
+	sloTTFT, sloTPOT := f.slo()
 	parallel := max(f.parallel, 1)
 	if cb := plan.cpu; cb != nil {
 		fmt.Printf("executor cpu: %s\n", cb.describe())
@@ -301,6 +308,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 			rc := bench.RunConfig{
 				Workload: plan.w, Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,
 				PredictionError: f.predErr, Predictors: newPredictors(lengthModel), Progress: prog, CheckEvery: f.checkEvery,
+				SLOTTFT: sloTTFT, SLOTPOT: sloTPOT,
 			}
 			var run report.Run
 			var err error
@@ -368,6 +376,22 @@ func runBench(ctx context.Context, f benchFlags) error {
 		return fmt.Errorf("%d KV blocks leaked across runs", leaks)
 	}
 	return nil
+}
+
+// slo is the TTFT and TPOT SLO that SLO attainment is measured against:
+// --slo-ttft/--slo-tpot, each defaulting to the sola policy's SLO
+// (--sola-ttft/--sola-tpot, or their defaults), so that a run of sola is
+// judged by the SLOs it schedules for unless told otherwise.
+func (f *benchFlags) slo() (ttft, tpot float64) {
+	def := f.popts.Defaults()
+	ttft, tpot = f.sloTTFT, f.sloTPOT
+	if ttft == 0 {
+		ttft = def.TTFTSLO
+	}
+	if tpot == 0 {
+		tpot = def.TPOTSLO
+	}
+	return ttft, tpot
 }
 
 // lengthPredictor loads the output-length predictor a bench run asks for; nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"unknown predictor", []string{"--predictor", "crystal-ball"}, []string{`unknown predictor "crystal-ball"`, "onnx"}},
 		{"zero token scale", []string{"--scale-tokens", "0"}, []string{"invalid --scale-tokens 0"}},
 		{"negative time scale", []string{"--scale-time", "-1"}, []string{"invalid --scale-time -1"}},
+		{"negative slo", []string{"--slo-ttft", "-1"}, []string{"invalid SLO", "--slo-ttft -1"}},
 		{"cpu flag on sim", []string{"--kv-blocks", "8"}, []string{"--kv-blocks", "--executor cpu"}},
 		{"fit profile on sim", []string{"--fit-profile", filepath.Join(dir, "p.json")}, []string{"--fit-profile", "--executor cpu"}},
 		{"profile on cpu", []string{"--executor", "cpu", "--profile", "a100-40g-gptj-6b"}, []string{"--profile", "--fit-profile"}},
@@ -143,6 +145,51 @@ func TestBenchWritesReports(t *testing.T) {
 	}
 	if _, err := os.Stat(csv); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBenchSLOFlags: SLO attainment is judged against --slo-ttft and
+// --slo-tpot, each defaulting to the sola policy's SLO.
+func TestBenchSLOFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args       []string
+		ttft, tpot float64
+	}{
+		{nil, 0.4, 0.15},
+		{[]string{"--sola-ttft", "0.9"}, 0.9, 0.15},
+		{[]string{"--sola-ttft", "0.9", "--slo-ttft", "2", "--slo-tpot", "0.2"}, 2, 0.2},
+	} {
+		js := filepath.Join(dir, "r.json")
+		args := append([]string{"bench", "--workload", "azure-conv", "--policies", "fcfs,sola", "--rates", "1",
+			"--duration", "20", "--profile", "a100-80g-llama3-8b", "--json", js}, c.args...)
+		code, stdout, stderr := pitstop(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		if !strings.Contains(stdout, "slo_att") || !strings.Contains(stdout, fmt.Sprintf("T_TTFT=%g s, T_TPOT=%g s", c.ttft, c.tpot)) {
+			t.Errorf("%v: table lacks the SLOs or slo_att:\n%s", c.args, stdout)
+		}
+		var rep struct {
+			Runs []struct {
+				Requests   int
+				TTFT       float64 `json:"slo_ttft_s"`
+				TPOT       float64 `json:"slo_tpot_s"`
+				Attainment float64 `json:"slo_attainment"`
+			}
+		}
+		data, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rep.Runs {
+			if r.TTFT != c.ttft || r.TPOT != c.tpot || r.Requests == 0 || !(r.Attainment > 0) {
+				t.Errorf("%v: run %+v, want SLOs %g/%g and some attainment", c.args, r, c.ttft, c.tpot)
+			}
+		}
 	}
 }
 
