@@ -88,12 +88,12 @@ func Plot(dir string, r *Report) ([]string, error) {
 		p.X.Label.Text = "rate (arrivals/s)"
 		p.Y.Label.Text = m.ylab
 		p.Y.Min = 0
+		p.Legend.Top = true
+		p.Legend.Left = true
 		if m.percent {
 			p.Y.Max = 100
 			p.Legend.Top = false // attainment falls with rate: the legend goes bottom left
 		}
-		p.Legend.Top = true
-		p.Legend.Left = true
 		p.Add(plotter.NewGrid())
 
 		args := make([]any, 0, 2*len(policies))

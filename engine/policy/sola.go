@@ -63,6 +63,10 @@ type SOLA struct {
 	ttftR      []float64          // scratch: TTFT ratios of waiting calls
 	tpotR      []float64          // scratch: TPOT ratios of decoding calls
 
+	// fcfsPrefills orders prefills by arrival alone (an ablation of the
+	// predicted-TTFT order, for the diagnostics test only).
+	fcfsPrefills bool
+
 	// Diagnostics of the last update.
 	pTTFT, pTPOT float64 // the ratios compared (a%-level when loosened)
 	level        float64 // a: 1 unless both SLOs were missed
@@ -96,6 +100,9 @@ func (p *SOLA) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	if s.Generated() == 0 {
 		// Descending t^TTFT + C^p(r) = ascending arrival − C^p(r).
 		cp := v.Cost.RecomputeTime(s.Remaining(), v.Running)
+		if p.fcfsPrefills {
+			cp = 0
+		}
 		return engine.Priority{Class: solaPrefill, Key: s.Arrival().Seconds() - cp}
 	}
 	class := float64(solaDecode)

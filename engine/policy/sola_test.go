@@ -135,3 +135,89 @@ func TestSOLASingleRequestLatency(t *testing.T) {
 			10*run.TTFTMeanS, 10*run.TPOTMeanS, 15*run.TTFTMeanS, 15*run.TPOTMeanS)
 	}
 }
+
+// solaProbe wraps SOLA to count, per mode, the iterations, their time, the
+// prefill and decode tokens, and the decoding calls left out of the batch.
+type solaProbe struct {
+	*SOLA
+	decoding map[engine.SeqID]bool
+	n        [2]int
+	dur, pre [2]float64
+	dec, out [2]float64
+	preempt  int
+}
+
+func (p *solaProbe) Observe(e *engine.Event) {
+	switch e.Kind {
+	case engine.EvToken:
+		if e.Seq.Generated() == 1 {
+			p.decoding[e.Seq.ID()] = true
+		}
+	case engine.EvFinished, engine.EvPaused:
+		delete(p.decoding, e.Seq.ID())
+	case engine.EvPreempted:
+		p.preempt++
+		delete(p.decoding, e.Seq.ID())
+	case engine.EvIteration:
+		m := 0
+		if p.TTFTMode() { // the mode this iteration ran in: update comes next
+			m = 1
+		}
+		p.n[m]++
+		p.dur[m] += e.Iter.Duration.Seconds()
+		p.pre[m] += float64(e.Iter.PrefillTokens)
+		p.dec[m] += float64(e.Iter.DecodeTokens)
+		p.out[m] += float64(max(len(p.decoding)-e.Iter.DecodeTokens, 0))
+	}
+	p.SOLA.Observe(e)
+}
+
+// TestSOLADiagnostics explains sola's attainment (docs/results-sola.md): per
+// rate, sola's attainment and, per mode, the share of time, prefill tokens
+// and decodes per iteration and the decoding calls left out; and the same
+// policy with prefills in arrival order instead of by predicted TTFT. On
+// demand: PITSTOP_SOLA_DIAG=azure-conv PITSTOP_SLO_RATES=6,7,8
+// PITSTOP_SLO_TTFT=1.2 PITSTOP_SLO_TPOT=0.13 PITSTOP_SLO_DURATION=600 go test
+// ./engine/policy -run TestSOLADiagnostics -v.
+func TestSOLADiagnostics(t *testing.T) {
+	wname := os.Getenv("PITSTOP_SOLA_DIAG")
+	if wname == "" {
+		t.Skip("set PITSTOP_SOLA_DIAG to a workload")
+	}
+	prof, err := sim.LoadProfile(envOr("PITSTOP_SOLA_PROFILE", "a100-80g-llama3-8b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Load(wname, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttft := floats(t, envOr("PITSTOP_SLO_TTFT", "0.4"))[0]
+	tpot := floats(t, envOr("PITSTOP_SLO_TPOT", "0.15"))[0]
+	dur := floats(t, envOr("PITSTOP_SLO_DURATION", "600"))[0]
+	for _, rate := range floats(t, envOr("PITSTOP_SLO_RATES", "6,7,8")) {
+		for _, fcfsPre := range []bool{false, true} {
+			p := &solaProbe{SOLA: NewSOLA(Options{TTFTSLO: ttft, TPOTSLO: tpot}), decoding: map[engine.SeqID]bool{}}
+			p.fcfsPrefills = fcfsPre
+			cfg := engine.Config{NumBlocks: prof.NumBlocks(), BlockSize: prof.BlockSize, HostBlocks: prof.HostBlocks(),
+				MaxBatchedTokens: prof.MaxBatchedTokens, MaxSeqs: prof.MaxSeqs, SwapBlocksPerIter: prof.Swap.BlocksPerIter,
+				Cost: prof.HandlingCost(), HostBlockBytes: prof.BlockBytes()}
+			run, err := bench.Run(context.Background(), bench.RunConfig{Workload: w, Engine: cfg, Executor: sim.NewExecutor(prof),
+				Policy: p, Name: "sola", Rate: rate, Duration: dur, Seed: 1, SLOTTFT: ttft, SLOTPOT: tpot})
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := "sola"
+			if fcfsPre {
+				name = "sola, prefills in arrival order"
+			}
+			t.Logf("%s rate %g, %s: attainment %.1f%% (TTFT %.1f%%, TPOT %.1f%%), %d preemptions", wname, rate, name,
+				100*run.SLOAttainment, 100*run.SLOTTFTAttainment, 100*run.SLOTPOTAttainment, p.preempt)
+			for m, mode := range []string{"TPOT", "TTFT"} {
+				n := float64(max(p.n[m], 1))
+				t.Logf("    %s mode: %4.1f%% of the time, %6.0f prefill tokens and %5.1f decodes per iteration, %5.1f decoding calls left out",
+					mode, 100*p.dur[m]/max(p.dur[0]+p.dur[1], 1e-9), p.pre[m]/n, p.dec[m]/n, p.out[m]/n)
+			}
+		}
+	}
+}
