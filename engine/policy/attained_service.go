@@ -25,7 +25,7 @@ type progRow struct {
 	lastFinish  time.Duration
 	eng         *engine.ProgramStats // the engine's live row of the program
 	first       time.Duration        // its first call's arrival
-	threaded    bool                 // it has had two calls in the engine at once (a DAG program)
+	calls       int                  // calls that arrived
 }
 
 // processTable is Autellix's process table, kept from engine events. A
@@ -33,11 +33,11 @@ type progRow struct {
 // LLM call: a tool's return is the program's next call, as in Autellix,
 // where every LLM call is a request of its own.
 type processTable struct {
-	mode        serviceMode
-	rows        map[string]*progRow
-	ttl         time.Duration
-	lastSweep   time.Duration
-	anyThreaded bool
+	mode      serviceMode
+	rows      map[string]*progRow
+	ttl       time.Duration
+	lastSweep time.Duration
+	anyMulti  bool // some program has had more than one call
 }
 
 func newProcessTable(mode serviceMode, ttl float64) processTable {
@@ -61,9 +61,8 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 	if arrival {
 		st.row.active++
 		st.row.lastArrival = now
-		if st.row.active > 1 {
-			st.row.threaded = true
-			t.anyThreaded = true
+		if st.row.calls++; st.row.calls > 1 {
+			t.anyMulti = true
 		}
 	}
 	if t.mode != callService {

@@ -167,46 +167,56 @@ func TestPitstopOrdering(t *testing.T) {
 	}
 }
 
-// TestProgramModel: the program-level order follows the learned
-// distribution of programs' service. With programs of one size (CV below
-// ProgramCVLow) programs finish in arrival order; with heavy-tailed sizes
-// (CV above ProgramCVHigh) a program that outlived the short ones is likely
-// long and its calls rank behind a fresh program's (ATLAS).
-func TestProgramModel(t *testing.T) {
+// TestProgramOrder: pitstop's program-level order. With single-call
+// programs the call's memory-over-time decides; once programs have several
+// calls, a waiting call goes in its program's attained-service queue (the
+// less-served program first, as ATLAS) and memory-over-time decides inside
+// it; with programs of one size (CV of completed programs' service below
+// ProgramCVLow) programs finish in arrival order.
+func TestProgramOrder(t *testing.T) {
 	cases := []struct {
 		name    string
-		samples func(i int) float64
-		older   bool // the advanced program's call ranks first
+		multi   bool                // a program with two calls has been seen
+		samples func(i int) float64 // completed programs' service, seconds
+		want    string              // the call that ranks first
 	}{
-		{"homogeneous", func(i int) float64 { return 10 + float64(i%3) }, true},
-		{"heavy tail", func(i int) float64 {
+		{"single-call programs: memory-over-time", false, nil, "short-advanced"},
+		{"multi-call programs: attained-service queues", true, nil, "long-fresh"},
+		{"heavy-tailed programs: queues", true, func(i int) float64 {
 			if i%10 == 0 {
 				return 100
 			}
 			return 1
-		}, false},
+		}, "long-fresh"},
+		{"programs of one size: arrival order", true, func(i int) float64 { return 10 + float64(i%3) }, "short-advanced"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewPitstop(Options{})
-			for i := range 200 {
-				p.model.add(tc.samples(i))
+			if tc.samples != nil {
+				for i := range 200 {
+					p.model.add(tc.samples(i))
+				}
+				p.model.rebuild()
 			}
-			p.model.rebuild()
-			p.model.ctxSvc, p.model.svc = 100, 1
 			h := newHarness(t, p, testConfig())
-			adv := h.submit("advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
-			fresh := h.submit("fresh", "new", "main", 8, []seg{{decode: 5}}, nil)
-			stateOf(fresh).row.first = time.Second // arrived a second after the old program
+			// The advanced program arrived first and has had 5 s of service;
+			// its waiting call is short. The fresh program's call is long.
+			adv := h.submit("short-advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
+			fresh := h.submit("long-fresh", "new", "main", 64, []seg{{decode: 400}}, nil)
+			stateOf(fresh).row.first = time.Second
 			stateOf(adv).row.service = 5 * time.Second
-			got := order(p, h.view(h.e.Now(), 1), fresh, adv)
-			if (got[0] == "advanced") != tc.older {
-				t.Fatalf("order %v (cv %.2f, residual at 0: %.3g s, at 5 s: %.3g s)", got, p.model.cv, p.model.residual(0), p.model.residual(5))
+			if tc.multi {
+				h.submit("second call", "other", "main", 8, []seg{{decode: 5}}, nil)
+				h.submit("third call", "other", "main", 8, []seg{{decode: 5}}, nil)
+			}
+			if got := order(p, h.view(h.e.Now(), 1), fresh, adv); got[0] != tc.want {
+				t.Fatalf("order %v, want %s first (cv %.2f)", got, tc.want, p.model.cv)
 			}
 		})
 	}
-	if noQ := NewPitstop(Options{NoProgramQueues: true}); noQ.noQueues != true {
-		t.Fatal("ablation not set")
+	if noQ := NewPitstop(Options{NoProgramQueues: true}); noQ.order() != byCall {
+		t.Fatal("the no-queues ablation orders programs")
 	}
 }
 
@@ -243,23 +253,5 @@ func TestPitstopHandling(t *testing.T) {
 				t.Fatalf("revised while paused: %v (%v), want %v", changed, h.later["c"], tc.revisedTo)
 			}
 		})
-	}
-}
-
-// TestPitstopDAGPrograms: before enough programs completed, once a DAG
-// program (two calls at once) is seen, programs go in arrival order.
-func TestPitstopDAGPrograms(t *testing.T) {
-	p := NewPitstop(Options{})
-	h := newHarness(t, p, testConfig())
-	a1 := h.submit("a1", "a", "t1", 8, []seg{{decode: 90}}, nil)
-	v := h.view(h.e.Now(), 1)
-	b := h.submit("b", "b", "main", 8, []seg{{decode: 2}}, nil)
-	stateOf(b).row.first = time.Second
-	if got := order(p, v, a1, b); got[0] != "b" {
-		t.Fatalf("without DAG programs the shorter call leads: %v", got)
-	}
-	h.submit("a2", "a", "t2", 8, []seg{{decode: 90}}, nil)
-	if got := order(p, v, a1, b); got[0] != "a1" {
-		t.Fatalf("with a DAG program seen, the older program leads: %v", got)
 	}
 }

@@ -16,20 +16,20 @@ import (
 //   - Memory-over-time of the call (LAMPS): the area under the memory curve
 //     of its current segment under its predicted handling (handling.RankAt
 //     from Forecast().Predicted), lowest first.
-//   - A program-level order (Autellix's process table, ATLAS's critical-path
-//     service, kept from engine events; programModel learns the
-//     distribution of programs' total service from the programs that
-//     completed). With heavy-tailed programs (CV of their service above
-//     ProgramCVHigh) the program's expected remaining work, given the service
-//     it attained, is added to the key: the least-served programs go first,
-//     as in ATLAS. With programs of one size (CV below ProgramCVLow)
-//     programs are finished in arrival order, as in Continuum: sharing the
-//     engine between equal programs only delays all of them. In between, the
-//     call's own memory-over-time decides. Until enough programs completed,
-//     programs are finished in arrival order once DAG programs (two calls of a
-//     program in the engine at once) have been seen, and the call's
-//     memory-over-time decides otherwise. A call's own segments are one call:
-//     its tool returns do not move it.
+//   - A program-level order from Autellix's process table (ATLAS's
+//     critical-path service of each program, kept from engine events). Once
+//     programs have more than one call, a waiting call goes into its
+//     program's attained-service queue (K queues with doubling ranges, the
+//     least-served programs first, as ATLAS), and memory-over-time orders the
+//     calls inside a queue. When the programs that completed are of one size
+//     (coefficient of variation of their service below ProgramCVLow,
+//     learned by programModel), programs are finished in arrival order
+//     instead, as in Continuum: sharing the engine between equal programs
+//     only delays all of them. While every program is a single call (its
+//     tool calls are segments of that call), memory-over-time alone decides:
+//     a call's attained service then only says how far it got, and ranking by
+//     it (as measured on infercept-multi) costs more than it gives. The
+//     order can be fixed with ProgramOrder.
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
 //     the tool overruns its prediction, with the remaining time taken as the
@@ -53,10 +53,11 @@ type Pitstop struct {
 	beta         float64
 	weight       float64
 	cvLow        float64
-	cvHigh       float64
 	scoreRefresh int64
 	lastRefresh  int64
 	noQueues     bool
+	fixedOrder   bool
+	forced       programOrder
 	noMOT        bool
 	noDynamic    bool
 	rescoring    bool // this iteration's re-rank is a ScoreRefresh
@@ -79,45 +80,45 @@ func NewPitstop(o Options) *Pitstop {
 		beta:         max(o.PitstopBeta, 0),
 		weight:       o.ProgramWeight,
 		cvLow:        o.ProgramCVLow,
-		cvHigh:       o.ProgramCVHigh,
 		scoreRefresh: o.ScoreRefresh,
 		noQueues:     o.NoProgramQueues,
+		fixedOrder:   o.ProgramOrder != "" && o.ProgramOrder != "auto",
+		forced:       programOrders[o.ProgramOrder],
 		noMOT:        o.NoMemoryOverTime,
 		noDynamic:    o.NoDynamicHandling,
 	}
 }
 
-// programOrder is how programs are ordered now.
+// programOrder is how programs are ordered now (see Pitstop).
 type programOrder uint8
 
 const (
 	byCall      programOrder = iota // the call's memory-over-time alone
 	byRemaining                     // plus the program's expected remaining work
 	byArrival                       // programs in arrival order
+	byQueue                         // the program's attained-service queue, then the call's memory-over-time
 )
+
+// programOrders names the orders for Options.ProgramOrder.
+var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemaining, "arrival": byArrival, "queues": byQueue}
 
 func (p *Pitstop) order() programOrder {
 	switch {
-	case p.noQueues:
+	case p.fixedOrder:
+		return p.forced
+	case p.noQueues || !p.a.table.anyMulti:
 		return byCall
-	case p.model.ready():
-		switch cv := p.model.cv; {
-		case cv > p.cvHigh:
-			return byRemaining
-		case cv < p.cvLow:
-			return byArrival
-		}
-		return byCall
-	case p.a.table.anyThreaded:
+	case p.model.ready() && p.model.cv < p.cvLow:
 		return byArrival
 	}
-	return byCall
+	return byQueue
 }
 
 // Priority: calls on the device first (class 0); then starving and
-// β-promoted calls (class 1); then the others (class 2, or 2 + the program's
-// arrival·1e-6 when programs go in arrival order), by memory-over-time (plus
-// the program's expected remaining work when programs are heavy-tailed).
+// β-promoted calls (class 1); then the others: class 2 + their program's
+// queue (byQueue), 2 + the program's arrival·1e-6 (byArrival) or 2, each by
+// memory-over-time (plus the program's expected remaining work with
+// ProgramOrder "remaining").
 func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	st := stateOf(s)
 	starved := p.starve.ranked(v, s, st)
@@ -143,6 +144,8 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		key += p.weight * p.model.remaining(st.row.attained())
 	case byArrival:
 		class += st.row.first.Seconds() * 1e-6
+	case byQueue:
+		class += float64(p.a.queues.index(st.row.attained()))
 	}
 	if starved || p.promoted(v, s, st) {
 		class = 1

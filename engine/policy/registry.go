@@ -59,19 +59,18 @@ type Options struct {
 	// Autellix policies use StarvationThreshold and Beta.
 	PitstopStarvation int64
 	PitstopBeta       float64
-	// ProgramWeight weighs pitstop's program term (the program's expected
-	// remaining memory-over-time) against the call's own memory-over-time.
-	// Default 1.
+	// ProgramWeight weighs pitstop's program term with ProgramOrder
+	// "remaining" (the program's expected remaining memory-over-time, from
+	// programModel) against the call's own memory-over-time. Default 1.
 	ProgramWeight float64
-	// ProgramCVLow and ProgramCVHigh pick pitstop's program-level order
-	// from the coefficient of variation of completed programs' service:
-	// above ProgramCVHigh (heavy tail) the program's expected remaining
-	// work is added to the key (least-served first, as ATLAS); below
-	// ProgramCVLow (programs of similar size) programs are finished in
-	// arrival order (as Continuum); in between the call's own
-	// memory-over-time decides. Defaults 0.7 and 1 (1: the exponential,
-	// where the attained service says nothing about the rest).
-	ProgramCVLow, ProgramCVHigh float64
+	// ProgramCVLow: when the coefficient of variation of completed
+	// programs' service is below it (programs of one size, e.g. tree
+	// searches), pitstop finishes programs in arrival order instead of
+	// sharing the engine between them in attained-service queues. Default 0.7.
+	ProgramCVLow float64
+	// ProgramOrder fixes pitstop's program-level order instead of choosing
+	// it from the CV: call, remaining, arrival or queues. Default auto.
+	ProgramOrder string
 	// ProgramIdle is how long, in seconds, a program must have had no call in
 	// the engine before pitstop counts it as complete and learns from its
 	// total service. Default 120 (longer than any think time between calls
@@ -130,7 +129,6 @@ func (o Options) Defaults() Options {
 	deff(&o.ProgramIdle, 120)
 	deff(&o.ProgramWeight, 1)
 	deff(&o.ProgramCVLow, 0.7)
-	deff(&o.ProgramCVHigh, 1)
 	deff(&o.TTFTSLO, 0.4)
 	deff(&o.TPOTSLO, 0.15)
 	if o.SOLAWindow == 0 {
@@ -154,6 +152,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("check intervals must be at least 1 iteration")
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
+	case o.ProgramOrder != "" && o.ProgramOrder != "auto" && !validOrder(o.ProgramOrder):
+		return fmt.Errorf("unknown program order %q (valid: auto, call, remaining, arrival, queues)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
@@ -203,4 +203,9 @@ func New(name string, o Options) (engine.Policy, error) {
 		return nil, fmt.Errorf("policy %s: %w", name, err)
 	}
 	return c(o.Defaults()), nil
+}
+
+func validOrder(name string) bool {
+	_, ok := programOrders[name]
+	return ok
 }
