@@ -181,13 +181,7 @@ func (e *Engine) pause(s *Sequence, tool ToolCall) {
 	s.tool = tool
 	s.pausedAt = e.clock.Now()
 	e.view.Now = s.pausedAt
-	// The view counts the batch before this one, which held the call itself:
-	// its handling weighs the other running calls only.
-	v := e.view
-	if s.viewIter == e.viewIter && e.viewIter > 0 {
-		v.Running = max(v.Running-1, 0)
-		v.RunningCtx = max(v.RunningCtx-s.viewCtx, 0)
-	}
+	v := e.HandlingView(s)
 	kind := e.policy.Handle(&v, s)
 	s.handling = kind
 	switch kind {
@@ -217,4 +211,16 @@ func (e *Engine) finish(s *Sequence, err error) {
 	delete(e.seqs, s.id)
 	e.programs.finish(s, s.finishedAt)
 	e.emit(Event{Kind: EvFinished, Seq: s, Err: err})
+}
+
+// HandlingView is the view a call's handling is decided on: the engine's
+// view without the call itself, which ran in the batch the view counts, so
+// that its handling weighs the other running calls only.
+func (e *Engine) HandlingView(s *Sequence) View {
+	v := e.view
+	if s.viewIter == e.viewIter && e.viewIter > 0 {
+		v.Running = max(v.Running-1, 0)
+		v.RunningCtx = max(v.RunningCtx-s.viewCtx, 0)
+	}
+	return v
 }

@@ -13,14 +13,14 @@ import (
 // explainHandling says why a call paused at a tool call got handling k
 // (engine goroutine, at the EvPaused event, when the engine's view is the
 // one the policy just decided on): the policy, the call's context, the
-// predicted tool time, the context of the last iteration's running calls
-// (the view's C_other, which includes this call's own) and, in the
+// predicted tool time, the context of the other calls that ran in the last
+// iteration (C_other) and, in the
 // engine's cost model, the waste of each kind by InferCept's equations
 // (memory held idle or spent recomputing, byte·seconds). The least waste
 // is what InferCept picks; other policies have their own rules, and the
 // text says so when their choice differs.
 func (rt *Runtime) explainHandling(seq *engine.Sequence, k handling.Kind) string {
-	v := rt.eng.View()
+	v := rt.eng.HandlingView(seq)
 	sit := v.Situation(seq)
 	var allowed []handling.Kind
 	if v.HostFree < seq.ResidentBlocks() {

@@ -41,7 +41,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultPolicy           = "infercept"
+	DefaultPolicy           = "pitstop"
 	DefaultProfile          = "a100-80g-llama3-8b"
 	DefaultMaxToolRounds    = 8
 	DefaultMaxContextTokens = 32768
