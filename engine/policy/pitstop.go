@@ -57,6 +57,7 @@ type Pitstop struct {
 	lastRefresh  int64
 	noQueues     bool
 	fixedOrder   bool
+	lastOrder    programOrder // the order of the last full re-rank
 	forced       programOrder
 	noMOT        bool
 	noDynamic    bool
@@ -215,13 +216,23 @@ func (p *Pitstop) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
 
 func (p *Pitstop) Traits() engine.Traits { return engine.Traits{PrefixCache: true} }
 
-// Refresh re-ranks every runnable call every AgingEvery iterations (the
-// program order and β drift with time), when a call starved, and every
-// ScoreRefresh iterations when set.
+// Refresh re-ranks every runnable call when the program order changes, every
+// 4·AgingEvery iterations while programs are in queues (AgingEvery with β),
+// when a call starved, and every ScoreRefresh iterations when set.
 func (p *Pitstop) Refresh(v *engine.View) bool {
 	due := p.starve.refresh(v)
-	if v.Iteration-p.a.lastAging >= p.a.agingEvery && (p.beta > 0 || !p.noQueues) {
+	// A new program order re-ranks everything at once; within an order only
+	// the queues (a program's service grows while its other calls run) and β
+	// drift, slowly: queues are re-checked every 4·AgingEvery iterations.
+	ord := p.order()
+	every := 4 * p.a.agingEvery
+	if p.beta > 0 {
+		every = p.a.agingEvery
+	}
+	drifts := p.beta > 0 || ord == byQueue || ord == byRemaining
+	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
+		p.lastOrder = ord
 		due = true
 	}
 	p.rescoring = p.scoreRefresh > 0 && v.Iteration-p.lastRefresh >= p.scoreRefresh
