@@ -55,6 +55,7 @@ type Engine struct {
 	exec     Executor
 	policy   Policy
 	traits   Traits
+	shaper   Shaper // the policy, when it shapes batches
 	observer []Observer
 
 	blocks     *BlockManager
@@ -111,6 +112,9 @@ func New(cfg Config, clock Clock, exec Executor, policy Policy, observers ...Obs
 	}
 	if t, ok := policy.(Traiter); ok {
 		e.traits = t.Traits()
+	}
+	if sh, ok := policy.(Shaper); ok {
+		e.shaper = sh
 	}
 	if o, ok := policy.(Observer); ok {
 		e.observer = append([]Observer{o}, e.observer...)

@@ -42,6 +42,37 @@ type Evicter interface {
 	Evict(v *View, s *Sequence) handling.Kind
 }
 
+// Shaper is implemented by policies that shape an iteration's batch beyond
+// ranking it: SOLA's per-iteration caps (n_i calls, k_i tokens) and its
+// peak-memory admission, vLLM's prefill-first scheduler. Without it the engine
+// fills Config.MaxBatchedTokens and Config.MaxSeqs in rank order, and nothing
+// of this is asked.
+//
+// The engine asks Shape once per iteration, after ranking and before building
+// the batch, then Admit for each runnable call it is about to add, in rank
+// order. A refused call is skipped, not a stop: it keeps its state and its KV
+// (a waiting call stays waiting holding nothing, a swapped one stays on the
+// host, a running one stays on the device without running this iteration),
+// and lower-ranked calls are still considered. When the shaped batch ends up
+// empty although Admit refused a call, the engine runs the one call it would
+// have run first without the Shaper, so that a Shaper cannot idle the device
+// while calls are runnable.
+type Shaper interface {
+	Shape(v *View) BatchLimits
+	// Admit reports whether s may join this iteration's batch. It is asked
+	// before the engine takes any block, host slot or prefix hit for s;
+	// budget is the tokens left in this iteration's budget (s would get
+	// min(s.Remaining(), budget), fewer after prefix-cache hits). true does
+	// not guarantee that s runs: it may not fit in memory.
+	Admit(v *View, s *Sequence, budget int) bool
+}
+
+// BatchLimits caps one iteration's batch. A zero field keeps the engine's
+// limit; the engine's limits are never exceeded.
+type BatchLimits struct {
+	Tokens int // tokens in the batch (SOLA's k_i): prefill chunks and decodes together
+}
+
 // View is the read-only state a policy decides on.
 type View struct {
 	Now         time.Duration

@@ -12,26 +12,49 @@ import (
 // lower-ranked running calls; a waiting call may do so only when the policy
 // is preemptive (otherwise it evicts only paused calls, InferCept's passive
 // discard). The first waiting or swapped call that does not fit stops further
-// admissions this iteration, so lower-ranked calls cannot overtake it.
+// admissions this iteration, so lower-ranked calls cannot overtake it. A
+// Shaper policy may lower the token budget and refuse calls (see Shaper).
 func (e *Engine) buildBatch() {
+	if e.shaper == nil {
+		e.fillBatch(nil, e.cfg.MaxBatchedTokens, e.cfg.MaxSeqs)
+		return
+	}
 	budget := e.cfg.MaxBatchedTokens
+	if lim := e.shaper.Shape(&e.view); lim.Tokens > 0 && lim.Tokens < budget {
+		budget = lim.Tokens
+	}
+	if refused := e.fillBatch(e.shaper, budget, e.cfg.MaxSeqs); refused && len(e.batch.Items) == 0 {
+		// Refusals left nothing to run: run the one call the engine alone
+		// would run first.
+		e.fillBatch(nil, e.cfg.MaxBatchedTokens, 1)
+	}
+}
+
+// fillBatch adds up to maxSeqs calls to the batch in rank order within
+// budget tokens, asking sh (when not nil) before each; it reports whether sh
+// refused one.
+func (e *Engine) fillBatch(sh Shaper, budget, maxSeqs int) (refused bool) {
 	admit := true
-	for i := 0; i < len(e.queue.entries) && budget > 0 && len(e.batch.Items) < e.cfg.MaxSeqs; i++ {
+	for i := 0; i < len(e.queue.entries) && budget > 0 && len(e.batch.Items) < maxSeqs; i++ {
 		ent := &e.queue.entries[i]
 		s := ent.s
 		if !e.queue.valid(ent) || s.lastEvicted == e.iter || !s.Runnable() {
 			continue
 		}
+		if s.state != Running && !admit {
+			continue
+		}
+		if sh != nil && !sh.Admit(&e.view, s, budget) {
+			refused = true
+			continue
+		}
 		switch s.state {
 		case Swapped:
-			if !admit || !e.swapIn(s) {
+			if !e.swapIn(s) {
 				admit = false
 				continue
 			}
 		case Waiting:
-			if !admit {
-				continue
-			}
 			e.matchPrefix(s)
 		}
 		n := min(s.Remaining(), budget)
@@ -56,6 +79,7 @@ func (e *Engine) buildBatch() {
 		e.batch.Items = append(e.batch.Items, BatchItem{Seq: s, Start: s.computed, Len: n, Sample: s.computed+n == len(s.tokens)})
 		budget -= n
 	}
+	return refused
 }
 
 // cannotGrow handles a running call that found no block even after evicting
