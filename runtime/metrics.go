@@ -14,6 +14,7 @@ type Metrics struct {
 	Registry *prometheus.Registry
 
 	queue        *prometheus.GaugeVec
+	policyQueue  *prometheus.GaugeVec
 	kvBlocks     *prometheus.GaugeVec
 	hostBlocks   *prometheus.GaugeVec
 	swapBlocks   *prometheus.CounterVec
@@ -45,6 +46,10 @@ func newMetrics() *Metrics {
 			Name: "pitstop_queue_length",
 			Help: "Calls in the engine by state: waiting (to be admitted or recomputed), running, swapped (runnable, KV on the host), paused (waiting for a tool).",
 		}, []string{"queue"}),
+		policyQueue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pitstop_policy_queue_length",
+			Help: "Runnable calls waiting for the device, by the scheduling policy's queue (mlfq/plas/atlas/pitstop attained-service queues, 0 the first; promoted: moved ahead by anti-starvation; one queue 0 for policies without queues).",
+		}, []string{"policy", "queue"}),
 		kvBlocks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "pitstop_kv_blocks",
 			Help: "Device KV blocks: used, free, total.",
@@ -136,7 +141,7 @@ func newMetrics() *Metrics {
 			Help: "Calls paused across tool calls returned to the client, by event: parked, resumed (by the program's next call), replaced, expired, released.",
 		}, []string{"event"}),
 	}
-	r.MustRegister(m.queue, m.kvBlocks, m.hostBlocks, m.swapBlocks, m.swapBytes, m.recompute,
+	r.MustRegister(m.queue, m.policyQueue, m.kvBlocks, m.hostBlocks, m.swapBlocks, m.swapBytes, m.recompute,
 		m.preemptions, m.iterations, m.iterSeconds, m.tokens, m.handling, m.toolLatency,
 		m.toolRounds, m.predErr, m.predRelErr, m.calls, m.callSeconds, m.outside, m.programs,
 		m.clientCalls, m.prefixCached, m.parks,

@@ -43,3 +43,12 @@ func (p withPrefixCache) Observe(e *engine.Event) {
 		o.Observe(e)
 	}
 }
+
+// Queue forwards to a policy with queues; without them every call is in
+// queue 0.
+func (p withPrefixCache) Queue(s *engine.Sequence) int {
+	if q, ok := p.Policy.(engine.Queuer); ok {
+		return q.Queue(s)
+	}
+	return 0
+}

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -139,6 +140,7 @@ type Runtime struct {
 	ecfg    engine.Config
 	// policyName names the policy in handling explanations.
 	policyName string
+	queuesSeen map[string]bool // policy queues reported to /metrics (engine goroutine)
 	clock      *engine.RealClock
 	eng        *engine.Engine
 	reg        *tools.Registry
@@ -199,7 +201,7 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.Logger = slog.Default()
 	}
 	rt := &Runtime{cfg: cfg, log: cfg.Logger, calls: map[*Call]struct{}{}, live: map[engine.SeqID]*seqCtl{}, parked: map[string]*parkEntry{},
-		programs: newProgramTable(), metrics: newMetrics(), started: time.Now()}
+		programs: newProgramTable(), metrics: newMetrics(), started: time.Now(), queuesSeen: map[string]bool{}}
 
 	rt.model = cfg.Model
 	if rt.model == nil {
@@ -513,6 +515,10 @@ type EngineState struct {
 	Leaked   int    `json:"leaked"`
 	CheckErr string `json:"check_error,omitempty"`
 	Calls    int    `json:"calls"` // unfinished calls in the runtime
+	// Queues counts the runnable calls not on the device by the policy's
+	// queue ("promoted" for calls moved ahead by anti-starvation; policies
+	// without queues have one, "0").
+	Queues map[string]int `json:"queues"`
 }
 
 // Engine takes a snapshot of the engine and runs its invariant check
@@ -538,6 +544,10 @@ func (rt *Runtime) Engine(ctx context.Context) (EngineState, error) {
 		st.HostUsed, st.HostBlocks = rt.eng.Host().Used(), rt.eng.Host().Capacity()
 		st.Leaked = rt.leaked()
 		st.PeakWaiting = rt.peakWaiting
+		st.Queues = map[string]int{}
+		for q, n := range rt.eng.QueueLengths() {
+			st.Queues[queueLabel(q)] = n
+		}
 		rt.parkMu.Lock()
 		st.Parked = len(rt.parked)
 		rt.parkMu.Unlock()
@@ -595,6 +605,24 @@ func (rt *Runtime) refreshGauges(st *EngineState) {
 	m.hostBlocks.WithLabelValues("used").Set(float64(st.HostUsed))
 	m.hostBlocks.WithLabelValues("capacity").Set(float64(st.HostBlocks))
 	m.programs.Set(float64(rt.programs.len()))
+	// Queues that emptied since the last scrape read 0, not their old length.
+	for q := range rt.queuesSeen {
+		if _, ok := st.Queues[q]; !ok {
+			m.policyQueue.WithLabelValues(rt.policyName, q).Set(0)
+		}
+	}
+	for q, n := range st.Queues {
+		m.policyQueue.WithLabelValues(rt.policyName, q).Set(float64(n))
+		rt.queuesSeen[q] = true
+	}
+}
+
+// queueLabel names a policy queue for metrics.
+func queueLabel(q int) string {
+	if q < 0 {
+		return "promoted"
+	}
+	return strconv.Itoa(q)
 }
 
 // Programs returns the program table, each row with the engine's current

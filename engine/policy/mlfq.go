@@ -50,3 +50,6 @@ func (p *Autellix) Refresh(v *engine.View) bool {
 }
 
 func (p *Autellix) Observe(e *engine.Event) { p.a.observe(e) }
+
+// Queue is the call's attained-service queue (-1: promoted by β), for metrics.
+func (p *Autellix) Queue(s *engine.Sequence) int { return stateOf(s).queue }

@@ -255,3 +255,19 @@ func TestPitstopHandling(t *testing.T) {
 		})
 	}
 }
+
+// TestPitstopQueueMetric: pitstop reports its program queues for metrics
+// once programs have several calls, queue 0 before.
+func TestPitstopQueueMetric(t *testing.T) {
+	p := NewPitstop(Options{})
+	h := newHarness(t, p, testConfig())
+	adv := h.submit("advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
+	stateOf(adv).row.service = 5 * time.Second
+	if q := p.Queue(adv); q != 0 {
+		t.Fatalf("single-call programs: queue %d, want 0", q)
+	}
+	h.submit("second", "old", "t2", 8, []seg{{decode: 5}}, nil)
+	if q := p.Queue(adv); q != p.a.queues.index(5*time.Second) || q == 0 {
+		t.Fatalf("multi-call programs: queue %d, want %d", q, p.a.queues.index(5*time.Second))
+	}
+}

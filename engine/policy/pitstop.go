@@ -258,3 +258,17 @@ func (p *Pitstop) Observe(e *engine.Event) {
 		}
 	}
 }
+
+// Queue is the attained-service queue of the call's program while programs
+// are in queues, -1 for a promoted or starving call, 0 otherwise; for
+// metrics.
+func (p *Pitstop) Queue(s *engine.Sequence) int {
+	st := stateOf(s)
+	switch {
+	case st.queue < 0 || st.starved:
+		return -1
+	case st.row != nil && p.order() == byQueue:
+		return p.a.queues.index(st.row.attained())
+	}
+	return 0
+}
