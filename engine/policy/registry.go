@@ -176,6 +176,8 @@ var constructors = map[string]func(Options) engine.Policy{
 	"continuum": func(o Options) engine.Policy { return NewContinuum(o) },
 	"srpt":      func(o Options) engine.Policy { return NewSRPT(o) },
 	"pitstop":   func(o Options) engine.Policy { return NewPitstop(o) },
+	// vLLM's prefill-first scheduler without chunking (SOLA's vLLM-D).
+	"vllm-prefill-first": func(Options) engine.Policy { return &VLLMPrefillFirst{} },
 	// Ablations of pitstop, by name so that one bench run compares them.
 	"pitstop-noqueues": func(o Options) engine.Policy { o.NoProgramQueues = true; return NewPitstop(o) },
 	"pitstop-nomot":    func(o Options) engine.Policy { o.NoMemoryOverTime = true; return NewPitstop(o) },
