@@ -52,3 +52,25 @@ func (p withPrefixCache) Queue(s *engine.Sequence) int {
 	}
 	return 0
 }
+
+// shapingPolicy is withPrefixCache for a policy that shapes batches
+// (engine.Shaper, e.g. sola): only such a policy gets the hook, so the
+// engine's path for the others stays as it is.
+type shapingPolicy struct{ withPrefixCache }
+
+func (p shapingPolicy) Shape(v *engine.View) engine.BatchLimits {
+	return p.Policy.(engine.Shaper).Shape(v)
+}
+
+func (p shapingPolicy) Admit(v *engine.View, s *engine.Sequence, budget int) bool {
+	return p.Policy.(engine.Shaper).Admit(v, s, budget)
+}
+
+// wrapPolicy turns on the prefix cache and forwards every optional
+// interface the policy has.
+func wrapPolicy(p engine.Policy) engine.Policy {
+	if _, ok := p.(engine.Shaper); ok {
+		return shapingPolicy{withPrefixCache{p}}
+	}
+	return withPrefixCache{p}
+}

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/engine/policy"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -43,5 +46,23 @@ func (rt *Runtime) onEngineTest(t *testing.T, fn func()) {
 	t.Helper()
 	if err := rt.onEngine(t.Context(), fn); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWrapPolicyForwardsShaper: a policy that shapes batches keeps its hook
+// behind the runtime's prefix-cache wrapper; one that does not gets none.
+func TestWrapPolicyForwardsShaper(t *testing.T) {
+	for name, want := range map[string]bool{"sola": true, "pitstop": false, "fcfs": false} {
+		p, err := policy.New(name, policy.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := wrapPolicy(p)
+		if _, ok := w.(engine.Shaper); ok != want {
+			t.Errorf("%s: wrapped policy is a Shaper: %v, want %v", name, ok, want)
+		}
+		if tr, ok := w.(engine.Traiter); !ok || !tr.Traits().PrefixCache {
+			t.Errorf("%s: prefix cache off behind the wrapper", name)
+		}
 	}
 }

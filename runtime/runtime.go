@@ -333,7 +333,7 @@ func New(cfg Config) (*Runtime, error) {
 			rt.policyName = fmt.Sprintf("%T", cfg.PolicyImpl)
 		}
 	}
-	eng, err := engine.New(ecfg, rt.clock, exe, withPrefixCache{pol}, engine.Observer(rt))
+	eng, err := engine.New(ecfg, rt.clock, exe, wrapPolicy(pol), engine.Observer(rt))
 	if err != nil {
 		exec.Close()
 		return nil, fmt.Errorf("runtime: %w", err)
