@@ -98,6 +98,7 @@ func (x *Executor) Calibrate(maxCtx, maxBatched int, budget time.Duration) ([]si
 	// batches (batch × context, each sequence in its own blocks when the pool
 	// allows: shared blocks time the same), and decodes mixed with a chunk.
 	type spec struct{ chunk, at, batch, ctx int }
+	const minCalibration = 5
 	var grid []spec
 	for _, chunk := range []int{1, 16, 64, 256, 1024} {
 		for _, at := range []int{0, 256, 1024, 4096} {
@@ -119,7 +120,9 @@ func (x *Executor) Calibrate(maxCtx, maxBatched int, budget time.Duration) ([]si
 	work := func(s spec) int { return s.chunk*(1+s.at/512) + s.batch*(1+s.ctx/512) }
 	slices.SortStableFunc(grid, func(a, b spec) int { return work(a) - work(b) })
 	for _, g := range grid {
-		if budget > 0 && time.Since(start) > budget {
+		// The budget is soft: the fit needs minCalibration batches, which a
+		// loaded machine may not time within it (they are the cheapest ones).
+		if budget > 0 && time.Since(start) > budget && len(iters) >= minCalibration {
 			break
 		}
 		per := (max(g.ctx, 1) + bs - 1) / bs
@@ -158,8 +161,8 @@ func (x *Executor) Calibrate(maxCtx, maxBatched int, budget time.Duration) ([]si
 		}
 		x.host.Free(slots)
 	}
-	if len(iters) < 5 {
-		return nil, nil, fmt.Errorf("cpu: calibration ran %d batches before its budget of %v ran out; need 5", len(iters), budget)
+	if len(iters) < minCalibration {
+		return nil, nil, fmt.Errorf("cpu: calibration timed %d batches, need %d (the model's context or batch limits leave too few kinds of batch)", len(iters), minCalibration)
 	}
 	return iters, swaps, nil
 }
