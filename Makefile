@@ -44,7 +44,7 @@ run: build agent
 bench-policies: build
 	@mkdir -p $(OUT)
 	$(BIN) bench --workload infercept-multi --executor sim --profile a100-40g-gptj-6b \
-		--policies fcfs,vllm-opt,infercept --rates 1,3,5 --duration 1800 \
+		--policies fcfs,vllm-opt,infercept,lamps,pitstop --rates 3,5,7 --duration 1800 \
 		--json $(OUT)/infercept-multi.json --csv $(OUT)/infercept-multi.csv --out $(OUT)
 
 vet:
