@@ -26,6 +26,7 @@ type progRow struct {
 	eng         *engine.ProgramStats // the engine's live row of the program
 	first       time.Duration        // its first call's arrival
 	calls       int                  // calls that arrived
+	dag         bool                 // it has had two calls in the engine at once
 }
 
 // processTable is Autellix's process table, kept from engine events. A
@@ -38,6 +39,8 @@ type processTable struct {
 	ttl       time.Duration
 	lastSweep time.Duration
 	anyMulti  bool // some program has had more than one call
+	programs  int  // programs seen
+	threaded  int  // of which had two calls in the engine at once (DAG programs)
 }
 
 func newProcessTable(mode serviceMode, ttl float64) processTable {
@@ -55,6 +58,7 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 		if r == nil {
 			r = &progRow{eng: s.ProgramStats(), first: now}
 			t.rows[s.Program()] = r
+			t.programs++
 		}
 		st.row = r
 	}
@@ -63,6 +67,10 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 		st.row.lastArrival = now
 		if st.row.calls++; st.row.calls > 1 {
 			t.anyMulti = true
+		}
+		if st.row.active == 2 && !st.row.dag {
+			st.row.dag = true
+			t.threaded++
 		}
 	}
 	if t.mode != callService {

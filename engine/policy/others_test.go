@@ -167,28 +167,49 @@ func TestPitstopOrdering(t *testing.T) {
 	}
 }
 
-// TestProgramOrder: pitstop's program-level order. With single-call
-// programs the call's memory-over-time decides; once programs have several
-// calls, a waiting call goes in its program's attained-service queue (the
-// less-served program first, as ATLAS) and memory-over-time decides inside
-// it; with programs of one size (CV of completed programs' service below
-// ProgramCVLow) programs finish in arrival order.
+// TestProgramOrder: pitstop's program-level order. Single-call programs:
+// the call's memory-over-time decides. Programs of several calls: in the
+// program's attained-service queue (the less-served program first, as ATLAS)
+// until the model of completed programs is ready, and then when their service
+// is heavy-tailed (CV above ProgramCVHigh) or programs of different shapes
+// (some DAGs, some not) are mixed; in arrival order when programs are of one
+// size (CV below ProgramCVLow) and mostly DAGs (tree searches); the call's
+// memory-over-time in between.
 func TestProgramOrder(t *testing.T) {
+	oneSize := func(i int) float64 { return 10 + float64(i%3) }
 	cases := []struct {
 		name    string
-		multi   bool                // a program with two calls has been seen
+		multi   bool                // programs with several calls have been seen
+		dags    int                 // of the 4 programs, how many are DAGs
 		samples func(i int) float64 // completed programs' service, seconds
-		want    string              // the call that ranks first
+		want    programOrder
 	}{
-		{"single-call programs: memory-over-time", false, nil, "short-advanced"},
-		{"multi-call programs: attained-service queues", true, nil, "long-fresh"},
-		{"heavy-tailed programs: queues", true, func(i int) float64 {
+		{"single-call programs", false, 0, nil, byCall},
+		{"multi-call programs, model not ready", true, 0, nil, byQueue},
+		{"heavy-tailed programs", true, 0, func(i int) float64 {
 			if i%10 == 0 {
 				return 100
 			}
 			return 1
-		}, "long-fresh"},
-		{"programs of one size: arrival order", true, func(i int) float64 { return 10 + float64(i%3) }, "short-advanced"},
+		}, byQueue},
+		{"moderate spread (CV 0.74)", true, 0, func(i int) float64 {
+			if i%4 == 0 {
+				return 4
+			}
+			return 1
+		}, byCall},
+		{"one size, mostly DAGs", true, 3, oneSize, byArrival},
+		{"one size, no DAGs", true, 0, oneSize, byCall},
+		{"mixed shapes", true, 1, oneSize, byQueue},
+	}
+	// What ranks first in two pairs of waiting calls under each order:
+	// (old program with 5 s of service and a short call, new program with a
+	// long call) and (old program with 5 s of service and a long call, new
+	// program with a short call).
+	firsts := map[programOrder][2]string{
+		byCall:    {"old-short", "new-short"},
+		byQueue:   {"new-long", "new-short"},
+		byArrival: {"old-short", "old-long"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,18 +221,28 @@ func TestProgramOrder(t *testing.T) {
 				p.model.rebuild()
 			}
 			h := newHarness(t, p, testConfig())
-			// The advanced program arrived first and has had 5 s of service;
-			// its waiting call is short. The fresh program's call is long.
-			adv := h.submit("short-advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
-			fresh := h.submit("long-fresh", "new", "main", 64, []seg{{decode: 400}}, nil)
-			stateOf(fresh).row.first = time.Second
-			stateOf(adv).row.service = 5 * time.Second
-			if tc.multi {
-				h.submit("second call", "other", "main", 8, []seg{{decode: 5}}, nil)
-				h.submit("third call", "other", "main", 8, []seg{{decode: 5}}, nil)
+			oldShort := h.submit("old-short", "old", "main", 8, []seg{{decode: 5}}, nil)
+			newLong := h.submit("new-long", "new", "main", 64, []seg{{decode: 400}}, nil)
+			oldLong := h.submit("old-long", "old2", "main", 64, []seg{{decode: 400}}, nil)
+			newShort := h.submit("new-short", "new2", "main", 8, []seg{{decode: 5}}, nil)
+			for _, s := range []*engine.Sequence{oldShort, oldLong} {
+				stateOf(s).row.service = 5 * time.Second
 			}
-			if got := order(p, h.view(h.e.Now(), 1), fresh, adv); got[0] != tc.want {
-				t.Fatalf("order %v, want %s first (cv %.2f)", got, tc.want, p.model.cv)
+			for _, s := range []*engine.Sequence{newLong, newShort} {
+				stateOf(s).row.first = time.Second
+			}
+			p.a.table.anyMulti = tc.multi
+			p.a.table.threaded, p.a.table.programs = tc.dags, 4
+			if got := p.order(); got != tc.want {
+				t.Fatalf("order %d, want %d (cv %.2f)", got, tc.want, p.model.cv)
+			}
+			v := h.view(h.e.Now(), 1)
+			want := firsts[tc.want]
+			if got := order(p, v, oldShort, newLong); got[0] != want[0] {
+				t.Errorf("first pair: %v, want %s first", got, want[0])
+			}
+			if got := order(p, v, oldLong, newShort); got[0] != want[1] {
+				t.Errorf("second pair: %v, want %s first", got, want[1])
 			}
 		})
 	}

@@ -17,19 +17,22 @@ import (
 //     of its current segment under its predicted handling (handling.RankAt
 //     from Forecast().Predicted), lowest first.
 //   - A program-level order from Autellix's process table (ATLAS's
-//     critical-path service of each program, kept from engine events). Once
-//     programs have more than one call, a waiting call goes into its
-//     program's attained-service queue (K queues with doubling ranges, the
-//     least-served programs first, as ATLAS), and memory-over-time orders the
-//     calls inside a queue. When the programs that completed are of one size
-//     (coefficient of variation of their service below ProgramCVLow,
-//     learned by programModel), programs are finished in arrival order
-//     instead, as in Continuum: sharing the engine between equal programs
-//     only delays all of them. While every program is a single call (its
-//     tool calls are segments of that call), memory-over-time alone decides:
-//     a call's attained service then only says how far it got, and ranking by
-//     it (as measured on infercept-multi) costs more than it gives. The
-//     order can be fixed with ProgramOrder.
+//     critical-path service of each program, kept from engine events),
+//     chosen from what the completed programs look like (programModel: the
+//     coefficient of variation, CV, of their service) and their shapes:
+//     while every program is a single call (its tool calls are segments of
+//     that call) there is none: a call's attained service only says how far
+//     it got. Otherwise a waiting call goes into its program's
+//     attained-service queue (K queues with doubling ranges, least-served
+//     programs first, as ATLAS; memory-over-time inside a queue) until enough
+//     programs completed, and then when their service is heavy-tailed (CV
+//     above ProgramCVHigh: a program that ran long will run longer) or when
+//     programs of different shapes are mixed (some DAGs, some chains: sizes
+//     differ by kind). When programs are of one size (CV below ProgramCVLow)
+//     and mostly DAGs (tree searches), programs finish in arrival order, as
+//     in Continuum: sharing the engine between equal programs only delays
+//     all of them. In between, the call's memory-over-time alone decides.
+//     ProgramOrder fixes the order instead.
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
 //     the tool overruns its prediction, with the remaining time taken as the
@@ -53,6 +56,7 @@ type Pitstop struct {
 	beta         float64
 	weight       float64
 	cvLow        float64
+	cvHigh       float64
 	scoreRefresh int64
 	lastRefresh  int64
 	noQueues     bool
@@ -81,6 +85,7 @@ func NewPitstop(o Options) *Pitstop {
 		beta:         max(o.PitstopBeta, 0),
 		weight:       o.ProgramWeight,
 		cvLow:        o.ProgramCVLow,
+		cvHigh:       o.ProgramCVHigh,
 		scoreRefresh: o.ScoreRefresh,
 		noQueues:     o.NoProgramQueues,
 		fixedOrder:   o.ProgramOrder != "" && o.ProgramOrder != "auto",
@@ -103,16 +108,22 @@ const (
 // programOrders names the orders for Options.ProgramOrder.
 var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemaining, "arrival": byArrival, "queues": byQueue}
 
+// order is the program-level order now (see Pitstop); the measurements
+// behind each rule are in docs/results-policies.md.
 func (p *Pitstop) order() programOrder {
 	switch {
 	case p.fixedOrder:
 		return p.forced
 	case p.noQueues || !p.a.table.anyMulti:
 		return byCall
-	case p.model.ready() && p.model.cv < p.cvLow:
+	case !p.model.ready():
+		return byQueue
+	case p.model.cv < p.cvLow && 2*p.a.table.threaded >= p.a.table.programs:
 		return byArrival
+	case p.model.cv > p.cvHigh || p.a.table.threaded > 0 && 2*p.a.table.threaded < p.a.table.programs:
+		return byQueue
 	}
-	return byQueue
+	return byCall
 }
 
 // Priority: calls on the device first (class 0); then starving and

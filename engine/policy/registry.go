@@ -63,11 +63,16 @@ type Options struct {
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
 	ProgramWeight float64
-	// ProgramCVLow: when the coefficient of variation of completed
-	// programs' service is below it (programs of one size, e.g. tree
-	// searches), pitstop finishes programs in arrival order instead of
-	// sharing the engine between them in attained-service queues. Default 0.7.
-	ProgramCVLow float64
+	// ProgramCVLow and ProgramCVHigh pick pitstop's program-level order
+	// from the coefficient of variation (CV) of completed programs' service,
+	// once programs have several calls: below ProgramCVLow (programs of one
+	// size, e.g. tree searches) programs finish in arrival order; above
+	// ProgramCVHigh (heavy tail: a program that has run long will run
+	// longer) a waiting call goes in its program's attained-service queue;
+	// in between the call's memory-over-time alone decides. Defaults 0.7
+	// and 1 (1: the exponential, where attained service says nothing about
+	// what is left).
+	ProgramCVLow, ProgramCVHigh float64
 	// ProgramOrder fixes pitstop's program-level order instead of choosing
 	// it from the CV: call, remaining, arrival or queues. Default auto.
 	ProgramOrder string
@@ -129,6 +134,7 @@ func (o Options) Defaults() Options {
 	deff(&o.ProgramIdle, 120)
 	deff(&o.ProgramWeight, 1)
 	deff(&o.ProgramCVLow, 0.7)
+	deff(&o.ProgramCVHigh, 1)
 	deff(&o.TTFTSLO, 0.4)
 	deff(&o.TPOTSLO, 0.15)
 	if o.SOLAWindow == 0 {
