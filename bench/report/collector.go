@@ -196,39 +196,38 @@ func (c *Collector) CallArrived(call string, program string, t float64) {
 // FirstToken records the call's first generated token at t. Only the first
 // report counts.
 func (c *Collector) FirstToken(call string, t float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.calls[call]
-	if r == nil {
-		c.orphans++
-		return
-	}
-	if !r.hasFirst {
-		r.first, r.hasFirst = t, true
-	}
-	c.seen(t)
+	c.onCall(call, t, func(r *callRec) {
+		if !r.hasFirst {
+			r.first, r.hasFirst = t, true
+		}
+	})
 }
 
 // CallPaused records that call stopped at a tool call at t; the time until
 // CallResumed is left out of its SLO TPOT. A second pause without a resume
 // is ignored.
 func (c *Collector) CallPaused(call string, t float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.calls[call]
-	if r == nil {
-		c.orphans++
-		return
-	}
-	if !r.isPaused {
-		r.pausedAt, r.isPaused = t, true
-	}
-	c.seen(t)
+	c.onCall(call, t, func(r *callRec) {
+		if !r.isPaused {
+			r.pausedAt, r.isPaused = t, true
+		}
+	})
 }
 
 // CallResumed records that call's tool returned at t. A resume without a
 // pause is ignored.
 func (c *Collector) CallResumed(call string, t float64) {
+	c.onCall(call, t, func(r *callRec) {
+		if r.isPaused {
+			r.paused += max(t-r.pausedAt, 0)
+			r.isPaused = false
+		}
+	})
+}
+
+// onCall applies f to call's record under the lock and notes time t; an
+// event for a call never started counts as an orphan.
+func (c *Collector) onCall(call string, t float64, f func(r *callRec)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.calls[call]
@@ -236,10 +235,7 @@ func (c *Collector) CallResumed(call string, t float64) {
 		c.orphans++
 		return
 	}
-	if r.isPaused {
-		r.paused += max(t-r.pausedAt, 0)
-		r.isPaused = false
-	}
+	f(r)
 	c.seen(t)
 }
 
