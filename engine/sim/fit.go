@@ -98,7 +98,29 @@ func FitIterCost(samples []IterSample) (IterCost, FitStats, error) {
 		beta[j] /= scale[j]
 	}
 	cost := costFrom(beta)
+	if cost.Base+cost.PrefillToken+cost.DecodeSeq <= 0 {
+		// The context terms explained everything (NNLS put the fixed,
+		// per-token and per-sequence terms at 0): an iteration still has
+		// a fixed cost, at most the cheapest measured one; take a
+		// thousandth of it so that a profile stays valid and the fit is
+		// barely changed.
+		cost.Base = minSeconds(samples) / 1000
+	}
 	return cost, iterStats(cost, samples), nil
+}
+
+// minSeconds is the cheapest positive measured iteration, or 1 µs.
+func minSeconds(samples []IterSample) float64 {
+	m := math.Inf(1)
+	for _, s := range samples {
+		if s.Seconds > 0 {
+			m = min(m, s.Seconds)
+		}
+	}
+	if math.IsInf(m, 1) {
+		return 1e-6
+	}
+	return m
 }
 
 // Evaluate measures how well cost predicts samples.

@@ -87,3 +87,24 @@ func TestFitProfileAndSwap(t *testing.T) {
 		t.Fatalf("profile %+v", p)
 	}
 }
+
+// TestFitKeepsAFixedCost: when the context terms explain the measured
+// iterations alone, the fitted cost still charges every iteration
+// something, so the fitted profile is valid.
+func TestFitKeepsAFixedCost(t *testing.T) {
+	var samples []IterSample
+	for i := 1; i <= 20; i++ {
+		ctx := float64(100 * i)
+		samples = append(samples, IterSample{Decodes: 1, DecodeCtx: ctx, Seconds: 1e-6 * ctx})
+	}
+	cost, _, err := FitIterCost(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost.Base+cost.PrefillToken+cost.DecodeSeq <= 0 {
+		t.Fatalf("fitted cost %+v charges nothing per iteration", cost)
+	}
+	if cost.DecodeCtx < 0.9e-6 || cost.DecodeCtx > 1.1e-6 {
+		t.Fatalf("decode-context cost %g, want 1e-6", cost.DecodeCtx)
+	}
+}
