@@ -18,16 +18,14 @@ import (
 // finishes (§4.4). Not preemptive; a preempted call is swapped or recomputed,
 // whichever wastes less (InferCept, which LAMPS extends).
 type LAMPS struct {
-	starve       starvation
-	scoreRefresh int64
-	lastRefresh  int64
-	rescoring    bool
+	starve  starvation
+	refresh scoreRefresh
 }
 
 // NewLAMPS builds the policy.
 func NewLAMPS(o Options) *LAMPS {
 	o = o.Defaults()
-	return &LAMPS{starve: newStarvation(o), scoreRefresh: o.ScoreRefresh}
+	return &LAMPS{starve: newStarvation(o), refresh: scoreRefresh{every: o.ScoreRefresh}}
 }
 
 // Priority classes: starving running calls, running calls (FCFS), starving
@@ -54,7 +52,7 @@ func (p *LAMPS) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 // next ScoreRefresh (LAMPS's cached scores).
 func (p *LAMPS) score(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	key := keyOf(s)
-	if st.scoreFor == key && st.kindSet && !p.rescoring {
+	if st.scoreFor == key && st.kindSet && !p.refresh.now {
 		return st.score
 	}
 	seg := segmentOf(s.Forecast().Predicted, s, st)
@@ -91,16 +89,28 @@ func (p *LAMPS) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
 // iterations when set.
 func (p *LAMPS) Refresh(v *engine.View) bool {
 	due := p.starve.refresh(v)
-	p.rescoring = p.scoreRefresh > 0 && v.Iteration-p.lastRefresh >= p.scoreRefresh
-	if p.rescoring {
-		due = true
-		p.lastRefresh = v.Iteration
-	}
-	return due
+	return p.refresh.due(v) || due
 }
 
 func (p *LAMPS) Observe(e *engine.Event) {
 	if e.Kind == engine.EvResumed {
 		stateOf(e.Seq).newSegment(e.Seq)
 	}
+}
+
+// scoreRefresh is LAMPS's score-refresh interval (lamps, pitstop): every
+// `every` iterations (0: never) all runnable calls are re-scored; now says
+// whether this iteration's re-rank is such a refresh (cached scores are
+// then recomputed).
+type scoreRefresh struct {
+	every, last int64
+	now         bool
+}
+
+func (r *scoreRefresh) due(v *engine.View) bool {
+	r.now = r.every > 0 && v.Iteration-r.last >= r.every
+	if r.now {
+		r.last = v.Iteration
+	}
+	return r.now
 }

@@ -50,22 +50,20 @@ import (
 // (the handling chosen at the tool call stands) switch the parts off for
 // ablations.
 type Pitstop struct {
-	a            attained
-	model        programModel
-	starve       starvation
-	beta         float64
-	weight       float64
-	cvLow        float64
-	cvHigh       float64
-	scoreRefresh int64
-	lastRefresh  int64
-	noQueues     bool
-	fixedOrder   bool
-	lastOrder    programOrder // the order of the last full re-rank
-	forced       programOrder
-	noMOT        bool
-	noDynamic    bool
-	rescoring    bool // this iteration's re-rank is a ScoreRefresh
+	a          attained
+	model      programModel
+	starve     starvation
+	beta       float64
+	weight     float64
+	cvLow      float64
+	cvHigh     float64
+	refresh    scoreRefresh
+	noQueues   bool
+	fixedOrder bool
+	lastOrder  programOrder // the order of the last full re-rank
+	forced     programOrder
+	noMOT      bool
+	noDynamic  bool
 }
 
 // NewPitstop builds the policy.
@@ -79,19 +77,19 @@ func NewPitstop(o Options) *Pitstop {
 		starve.threshold = o.PitstopStarvation
 	}
 	return &Pitstop{
-		a:            a,
-		model:        newProgramModel(o.ProgramIdle),
-		starve:       starve,
-		beta:         max(o.PitstopBeta, 0),
-		weight:       o.ProgramWeight,
-		cvLow:        o.ProgramCVLow,
-		cvHigh:       o.ProgramCVHigh,
-		scoreRefresh: o.ScoreRefresh,
-		noQueues:     o.NoProgramQueues,
-		fixedOrder:   o.ProgramOrder != "" && o.ProgramOrder != "auto",
-		forced:       programOrders[o.ProgramOrder],
-		noMOT:        o.NoMemoryOverTime,
-		noDynamic:    o.NoDynamicHandling,
+		a:          a,
+		model:      newProgramModel(o.ProgramIdle),
+		starve:     starve,
+		beta:       max(o.PitstopBeta, 0),
+		weight:     o.ProgramWeight,
+		cvLow:      o.ProgramCVLow,
+		cvHigh:     o.ProgramCVHigh,
+		refresh:    scoreRefresh{every: o.ScoreRefresh},
+		noQueues:   o.NoProgramQueues,
+		fixedOrder: o.ProgramOrder != "" && o.ProgramOrder != "auto",
+		forced:     programOrders[o.ProgramOrder],
+		noMOT:      o.NoMemoryOverTime,
+		noDynamic:  o.NoDynamicHandling,
 	}
 }
 
@@ -189,7 +187,7 @@ func (p *Pitstop) promoted(v *engine.View, s *engine.Sequence, st *callState) bo
 // was scored keeps its score (unless ScoreRefresh asks for fresh ones).
 func (p *Pitstop) score(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	k := keyOf(s)
-	if st.scoreFor == k && !p.rescoring {
+	if st.scoreFor == k && !p.refresh.now {
 		return st.score
 	}
 	st.score, _ = handling.RankAt(segmentOf(s.Forecast().Predicted, s, st), v.Cost, loadOf(v), allowedKinds(v, s)...)
@@ -246,12 +244,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 		p.lastOrder = ord
 		due = true
 	}
-	p.rescoring = p.scoreRefresh > 0 && v.Iteration-p.lastRefresh >= p.scoreRefresh
-	if p.rescoring {
-		due = true
-		p.lastRefresh = v.Iteration
-	}
-	return due
+	return p.refresh.due(v) || due
 }
 
 func (p *Pitstop) Observe(e *engine.Event) {
