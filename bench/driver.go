@@ -41,6 +41,11 @@ type RunConfig struct {
 	// SLOTTFT and SLOTPOT are the SLOs in seconds that the run's SLO
 	// attainment is measured against (report.Collector.SetSLO); 0: none.
 	SLOTTFT, SLOTPOT float64
+	// StopAfter, when > 0, ends the run at this engine time if programs are
+	// still unfinished: a collapsed run (a policy thrashing past its
+	// sustainable load) would otherwise take hours to drain. The report
+	// marks it stopped (report.Run.StoppedAtS).
+	StopAfter time.Duration
 }
 
 // driver runs programs on an engine.
@@ -57,6 +62,7 @@ type driver struct {
 	// run ends when it reaches zero (a virtual clock ends by going idle).
 	programsLeft int
 	done         context.CancelFunc
+	stopped      bool // StopAfter ended the run
 }
 
 // programRun is one arrival of a workload program.
@@ -105,14 +111,23 @@ func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d.done = cancel
-	if err := eng.Run(runCtx); err != nil && !(d.programsLeft == 0 && errors.Is(err, context.Canceled) && ctx.Err() == nil) {
+	if cfg.StopAfter > 0 {
+		eng.At(cfg.StopAfter, func() {
+			if d.programsLeft > 0 {
+				d.stopped = true
+				d.col.Stop(eng.Now().Seconds())
+				cancel()
+			}
+		})
+	}
+	if err := eng.Run(runCtx); err != nil && !((d.programsLeft == 0 || d.stopped) && errors.Is(err, context.Canceled) && ctx.Err() == nil) {
 		return report.Run{}, err
 	}
 	if err := eng.Check(); err != nil {
 		return report.Run{}, fmt.Errorf("block invariants broken after the run: %w", err)
 	}
 	leaked := eng.Leaked()
-	if eng.Live() > 0 {
+	if eng.Live() > 0 && !d.stopped {
 		leaked += eng.Blocks().UsedBlocks() // anything still held by unfinished calls counts
 	}
 	d.col.SetLeakedBlocks(leaked)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/engine"
@@ -161,5 +162,30 @@ func TestRunSLOAttainment(t *testing.T) {
 		if run.Requests == 0 || run.SLOAttainment != tc.want || run.SLOTTFTS != tc.ttft {
 			t.Errorf("SLO %g/%g: attainment %v of %d requests (SLO %g), want %v", tc.ttft, tc.tpot, run.SLOAttainment, run.Requests, run.SLOTTFTS, tc.want)
 		}
+	}
+}
+
+// A run past its load ends at StopAfter, marked stopped, with the calls
+// still running not counted as leaks and the block invariants intact.
+func TestRunStopAfterEndsACollapsedRun(t *testing.T) {
+	prof, cfg := smallProfile(t, 64)
+	pol, _ := policy.New("fcfs", policy.Options{})
+	run, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: pol, Name: "fcfs", Rate: 200, Duration: 20, Seed: 3, StopAfter: 21 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Stopped() || run.StoppedAtS < 21 || run.StoppedAtS > 22 {
+		t.Fatalf("stopped at %v s, want at 21 s", run.StoppedAtS)
+	}
+	if run.ProgramsCompleted >= run.Programs || run.LeakedBlocks != 0 {
+		t.Fatalf("%d of %d programs completed, %d leaked; want a cut-short run without leaks", run.ProgramsCompleted, run.Programs, run.LeakedBlocks)
+	}
+	// A run that finishes before StopAfter is not marked.
+	pol, _ = policy.New("fcfs", policy.Options{})
+	run, err = Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: pol, Name: "fcfs", Rate: 1, Duration: 20, Seed: 3, StopAfter: 1000 * time.Second})
+	if err != nil || run.Stopped() || run.ProgramsCompleted != run.Programs {
+		t.Fatalf("light load: err %v, stopped %v, %d of %d programs", err, run.Stopped(), run.ProgramsCompleted, run.Programs)
 	}
 }

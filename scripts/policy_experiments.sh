@@ -24,7 +24,7 @@ sel react && run react react a100-80g-llama3-8b 2,4,8,10,12 600
 sel mcts  && run mcts  mcts  a100-80g-llama3-8b 0.1,0.2,0.4,0.6,0.8 600
 sel mixed && run mixed mixed a100-80g-llama3-8b 0.5,1,1.5,2,3 600
 sel azure-conv && run azure-conv azure-conv a100-80g-llama3-8b 5,6,7,7.5,8 600
-sel mooncake-conv && run mooncake-conv mooncake-conv a100-80g-llama3-8b 0.1,0.2,0.3,0.4 3600
+sel mooncake-conv && run mooncake-conv mooncake-conv a100-80g-llama3-8b 0.1,0.2,0.3,0.4 3600 --stop-after 7200
 sel azure-code && run azure-code azure-code a100-80g-llama3-8b 1,2,3,4 600
 # Show 5: injected prediction error (LAMPS Figure 11), oracle-with-noise predictions.
 for e in 0 0.05 0.1 0.3 0.5; do

@@ -31,6 +31,20 @@ def fmt(x):
     return f"{x:.3g}"
 
 
+def stopped(x):
+    """A run cut short by bench --stop-after: collapsed, its latencies are lower bounds."""
+    return x.get("stopped_at_s", 0) > 0
+
+
+def rank_key(x, key):
+    """Ranks a stopped run after every run that finished."""
+    return (1 if stopped(x) else 0, x[key])
+
+
+def show(x, key):
+    return f"≥{fmt(x[key])}*" if stopped(x) else fmt(x[key])
+
+
 def sustained(rates, vals, target):
     """Highest rate with value <= target, interpolating linearly between the
     last rate under the target and the first above it."""
@@ -65,10 +79,10 @@ def main(dirs):
             cells = []
             for r in rates:
                 x = by.get((p, r))
-                cells.append("–" if x is None else f"{fmt(x[key])} ({fmt(x[p99])})")
+                cells.append("–" if x is None else f"{show(x, key)} ({show(x, p99)})")
             name = f"**{p}**" if p == "pitstop" else p
             print(f"| {name} | " + " | ".join(cells) + " |")
-        print(f"\nCells: mean (p99). ", end="")
+        print(f"\nCells: mean (p99); ≥x* = stopped (bench --stop-after), a lower bound, not sustained. ", end="")
         # pitstop's standing per rate
         lines = []
         for r in rates:
@@ -76,9 +90,10 @@ def main(dirs):
             non = {p: v for p, v in vals.items() if p not in ORACLE}
             if "pitstop" not in non:
                 continue
-            order = sorted(non, key=non.get)
+            order = sorted(non, key=lambda p: rank_key(by[(p, r)], key))
             rank = order.index("pitstop") + 1
-            best_other = min((v, p) for p, v in non.items() if p != "pitstop")
+            bo = next(p for p in order if p != "pitstop")
+            best_other = (non[bo], bo)
             srpt = vals.get("srpt")
             ratio = non["pitstop"] / srpt if srpt else None
             e2e = {p: by[(p, r)]["e2e_mean_s"] for p in non}
@@ -92,7 +107,7 @@ def main(dirs):
         target = 3 * lo
         sus = []
         for p in pols:
-            vals = [by[(p, r)][key] for r in rates if (p, r) in by]
+            vals = [float("inf") if stopped(by[(p, r)]) else by[(p, r)][key] for r in rates if (p, r) in by]
             s = sustained(rates, vals, target)
             sus.append(f"{p} {fmt(s) if s is not None else '< ' + fmt(rates[0])}")
         print(f"Highest rate sustained with {unit.split(',')[0]} ≤ {fmt(target)} (3× the best at rate {fmt(rates[0])}): " + ", ".join(sus) + ".\n")
@@ -190,14 +205,15 @@ def verdict(dirs):
         rates = sorted({r["rate"] for r in rep["runs"]})[-2:]
         for r in rates:
             non = {p: by[(p, r)] for p in pols if p not in ORACLE and (p, r) in by}
-            order = sorted(non, key=lambda p: non[p][key])
+            order = sorted(non, key=lambda p: rank_key(non[p], key))
             other = next(p for p in order if p != "pitstop")
             ps, ot = non["pitstop"], non[other]
-            e2e_rank = sorted(non, key=lambda p: non[p]["e2e_mean_s"]).index("pitstop") + 1
+            e2e_rank = sorted(non, key=lambda p: rank_key(non[p], "e2e_mean_s")).index("pitstop") + 1
             srpt = by.get(("srpt", r))
-            print(f"| {os.path.basename(d.rstrip('/'))} | {fmt(r)} | {fmt(ps[key])} | {other} {fmt(ot[key])} | "
+            vs_srpt = f"{ps[key]/srpt[key]:.2f}" + (" (srpt stopped)" if stopped(srpt) else "") if srpt else "–"
+            print(f"| {os.path.basename(d.rstrip('/'))} | {fmt(r)} | {show(ps, key)} | {other} {show(ot, key)} | "
                   f"{ps[key]/ot[key]:.3f} | {order.index('pitstop')+1}/{len(non)} | "
-                  f"{ps[key]/srpt[key]:.2f} | {fmt(ps[p99])} vs {fmt(ot[p99])} | {e2e_rank} |")
+                  f"{vs_srpt} | {show(ps, p99)} vs {show(ot, p99)} | {e2e_rank} |")
     print()
 
 

@@ -35,7 +35,12 @@
 //     attainment is not computed and reads 0.
 //
 // e2e, TTFT and TPOT are taken over completed calls only (a call that has
-// not finished when the run stops contributes to requests, not to latency).
+// not finished when the run ends contributes to requests, not to latency),
+// except in a run cut short by Stop: there every call still unfinished
+// counts with its time so far (stop − arrival for e2e, and for TTFT when it
+// had no token yet), so that the means and percentiles of a collapsed run
+// are lower bounds instead of the latencies of the lucky calls that
+// finished. Program token latency stays over completed programs.
 //
 // Percentiles use the nearest-rank definition: the p-th percentile of n
 // sorted samples is the sample of rank ceil(p/100·n) (1-based), so it is
@@ -119,6 +124,7 @@ type Collector struct {
 	handling    map[string]int
 	leaked      int
 	orphans     int
+	stoppedAt   float64 // Stop; 0: ran to the end
 
 	start time.Time
 }
@@ -167,6 +173,17 @@ func (c *Collector) SetSLO(ttft, tpot float64) {
 
 // MeetsSLO reports whether a latency meets its SLO: value ≤ slo + 1 ns.
 func MeetsSLO(value, slo float64) bool { return value <= slo+sloSlack }
+
+// Stop records that the run was cut short at engine time t (> 0) with calls
+// still unfinished; see the package doc for how they count.
+func (c *Collector) Stop(t float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t > 0 && !math.IsInf(t, 0) {
+		c.stoppedAt = t
+		c.seen(t)
+	}
+}
 
 // CallArrived records that call (of program; "" for none) arrived at t.
 // A second arrival of a call that has not finished is ignored.
@@ -437,12 +454,25 @@ func (c *Collector) Summarize(policy string, rate float64) Run {
 		Programs:        len(c.programs),
 	}
 
-	e2e := sorted(c.e2e)
+	e2eAll, ttftAll := c.e2e, c.ttft
+	if c.stoppedAt > 0 {
+		r.StoppedAtS = c.stoppedAt
+		e2eAll, ttftAll = slices.Clone(c.e2e), slices.Clone(c.ttft)
+		for _, cr := range c.calls {
+			e2eAll = append(e2eAll, c.stoppedAt-cr.arrival)
+			if cr.hasFirst {
+				ttftAll = append(ttftAll, cr.first-cr.arrival)
+			} else {
+				ttftAll = append(ttftAll, c.stoppedAt-cr.arrival)
+			}
+		}
+	}
+	e2e := sorted(e2eAll)
 	r.E2EMeanS = mean(e2e)
 	r.E2EP50S = percentile(e2e, 50)
 	r.E2EP99S = percentile(e2e, 99)
 
-	ttft := sorted(c.ttft)
+	ttft := sorted(ttftAll)
 	r.TTFTMeanS = mean(ttft)
 	r.TTFTP50S = percentile(ttft, 50)
 	r.TTFTP99S = percentile(ttft, 99)

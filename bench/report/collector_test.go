@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -139,6 +140,31 @@ func TestCollectorCallMetrics(t *testing.T) {
 		if !near(tc.got, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
+	}
+}
+
+// A run cut short by Stop counts its unfinished calls at their time so far:
+// d (arrived 5, first token 6) and e (arrived 9, no token) at the stop at 10.
+func TestStoppedRunCensorsUnfinishedCalls(t *testing.T) {
+	events := append(slices.Clone(scenario), arrive("e", "S", 9), func(c *Collector) { c.Stop(10) })
+	r := collect(events...)
+	if !r.Stopped() || r.StoppedAtS != 10 {
+		t.Fatalf("stopped at %v, want 10", r.StoppedAtS)
+	}
+	// e2e: 3, 1, 6 finished; d 10-5, e 10-9.
+	if want := (3.0 + 1 + 6 + 5 + 1) / 5; !near(r.E2EMeanS, want) || r.E2EP99S != 6 {
+		t.Errorf("e2e mean %v p99 %v, want %v and 6", r.E2EMeanS, r.E2EP99S, want)
+	}
+	// ttft: 1, .5, 2 finished; d 6-5 (its first token), e 10-9 (none yet).
+	if want := (1 + .5 + 2 + 1 + 1) / 5; !near(r.TTFTMeanS, want) {
+		t.Errorf("ttft mean %v, want %v", r.TTFTMeanS, want)
+	}
+	if r.Completed != 3 || r.Requests != 5 {
+		t.Errorf("completed %d of %d, want 3 of 5", r.Completed, r.Requests)
+	}
+	// Without Stop the same events report only the finished calls.
+	if r := collect(events[:len(events)-1]...); r.Stopped() || !near(r.E2EMeanS, 10.0/3) {
+		t.Errorf("unstopped: stopped=%v e2e mean %v, want false and 10/3", r.Stopped(), r.E2EMeanS)
 	}
 }
 

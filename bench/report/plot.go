@@ -98,10 +98,15 @@ func Plot(dir string, r *Report) ([]string, error) {
 
 		args := make([]any, 0, 2*len(policies))
 		for _, pol := range policies {
-			runs := byPolicy[pol]
-			xys := make(plotter.XYs, len(runs))
-			for i, run := range runs {
-				xys[i].X, xys[i].Y = run.Rate, m.value(run)
+			var xys plotter.XYs
+			for _, run := range byPolicy[pol] {
+				if run.Stopped() {
+					continue // a lower bound, not a latency: the line ends where the policy stopped sustaining
+				}
+				xys = append(xys, plotter.XY{X: run.Rate, Y: m.value(run)})
+			}
+			if len(xys) == 0 {
+				continue // stopped at every rate: nothing to draw
 			}
 			name := pol
 			if name == "" {

@@ -52,6 +52,8 @@ func TestPlotDegenerate(t *testing.T) {
 		{"no runs", &Report{Workload: "w"}},
 		{"one run of zeros", &Report{Workload: "a/b c", Runs: []Run{{Policy: "x", Rate: 1}}}},
 		{"unnamed", &Report{Runs: []Run{{Rate: 2, E2EMeanS: 1}, {Rate: 1, E2EMeanS: 3}}}},
+		{"stopped", &Report{Workload: "w", Runs: []Run{{Policy: "a", Rate: 1, E2EMeanS: 1}, {Policy: "a", Rate: 2, E2EMeanS: 9, StoppedAtS: 50},
+			{Policy: "b", Rate: 1, StoppedAtS: 40}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -53,7 +53,16 @@ type Run struct {
 	SLOAttainment     float64 `json:"slo_attainment"`
 	SLOTTFTAttainment float64 `json:"slo_ttft_attainment"`
 	SLOTPOTAttainment float64 `json:"slo_tpot_attainment"`
+	// StoppedAtS is the engine time at which the run was stopped before
+	// every program finished (bench --stop-after: a collapsed run), 0 when
+	// it ran to the end. A stopped run did not sustain its rate; its e2e
+	// and TTFT include the unfinished calls censored at the stop, so they
+	// are lower bounds (see the package doc).
+	StoppedAtS float64 `json:"stopped_at_s"`
 }
+
+// Stopped reports whether the run was stopped before every program finished.
+func (r Run) Stopped() bool { return r.StoppedAtS > 0 }
 
 // Report is the result of one `pitstop bench` invocation: one Run per
 // (policy, rate).

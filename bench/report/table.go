@@ -31,10 +31,16 @@ func WriteTable(w io.Writer, r *Report) {
 		head += "slo_att\t"
 	}
 	fmt.Fprintln(tw, head)
+	var stopped []string
 	for _, run := range r.Runs {
 		run = run.sanitized()
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f/%.2f\t%d\t%d\t",
-			run.Policy, num(run.Rate), run.Completed, run.Requests,
+		mark := ""
+		if run.Stopped() {
+			mark = "*"
+			stopped = append(stopped, fmt.Sprintf("%s@%s at %s s", run.Policy, num(run.Rate), num(run.StoppedAtS)))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f/%.2f\t%d\t%d\t",
+			run.Policy, num(run.Rate), run.Completed, run.Requests, mark,
 			sec(run.E2EMeanS), sec(run.E2EP50S), sec(run.E2EP99S),
 			sec(run.TTFTMeanS), sec(run.TTFTP99S),
 			sec(run.TPOTMeanS*1000), sec(run.ProgramTokenLatencyS),
@@ -51,6 +57,9 @@ func WriteTable(w io.Writer, r *Report) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if len(stopped) > 0 {
+		fmt.Fprintf(w, "* stopped before every program finished (not sustained; latencies are lower bounds): %s\n", strings.Join(stopped, ", "))
+	}
 }
 
 // sloSet lists the distinct SLO pairs of r's runs as "T_TTFT=x s, T_TPOT=y

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -40,6 +41,7 @@ type benchFlags struct {
 	popts                              policy.Options
 	scaleTokens, scaleTime             float64
 	sloTTFT, sloTPOT                   float64 // SLO attainment; 0: sola's SLOs
+	stopAfter                          float64 // seconds of engine time; 0: off
 	cpu                                cpuFlags
 	cpuNames                           []string // flags of --executor cpu only
 	// changed reports whether a flag was given on the command line (nil:
@@ -92,6 +94,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.BoolVar(&f.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	fl.Float64Var(&f.scaleTokens, "scale-tokens", 1, "multiply every token count of the workload (prompts, decodes, tool returns) by this factor; a positive count stays >= 1")
 	fl.Float64Var(&f.scaleTime, "scale-time", 1, "multiply the workload's tool, think and arrival times by this factor")
+	fl.Float64Var(&f.stopAfter, "stop-after", 0, "end a run at this engine time (seconds) if programs are still unfinished, and mark it stopped (not sustained; its latencies are lower bounds); for policies that collapse past their load and would take hours to drain. 0: run every program to the end; else at least --duration")
 	fl.Float64Var(&f.sloTTFT, "slo-ttft", 0, "SLO attainment: TTFT SLO in seconds that each run's requests are judged against (0: the sola policy's, --sola-ttft)")
 	fl.Float64Var(&f.sloTPOT, "slo-tpot", 0, "SLO attainment: TPOT SLO in seconds (0: the sola policy's, --sola-tpot)")
 	addPolicyFlags(fl, &f.popts)
@@ -119,6 +122,7 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.BoolVar(&o.SRPTRunningFirst, "srpt-running-first", false, "srpt: calls on the device run first (no preemption to admit)")
 	fl.Int64Var(&o.PitstopStarvation, "pitstop-starvation", 0, "pitstop: LAMPS starvation counter threshold in iterations (0: off)")
 	fl.Float64Var(&o.PitstopBeta, "pitstop-beta", 0, "pitstop: Autellix anti-starvation ratio beta (0: off)")
+	fl.Float64Var(&o.PitstopSlowdown, "pitstop-slowdown", 0, "pitstop: tail guard; a waiting call that has waited this many times its own predicted service time goes ahead, oldest first (0: off)")
 	fl.Float64Var(&o.ProgramWeight, "program-weight", 0, "pitstop --program-order remaining: weight of the program's expected remaining work against the call's memory-over-time (0: default 1)")
 	fl.Float64Var(&o.ProgramCVLow, "program-cv-low", 0, "pitstop: below this CV of program service, programs finish in arrival order (0: default 0.7)")
 	fl.Float64Var(&o.ProgramIdle, "program-idle", 0, "pitstop: seconds without a call before a program counts as complete (0: default 120)")
@@ -176,6 +180,9 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	}
 	if !(f.duration > 0) {
 		return nil, usagef("invalid duration %g: must be positive seconds", f.duration)
+	}
+	if f.stopAfter != 0 && (!(f.stopAfter >= f.duration) || math.IsInf(f.stopAfter, 0)) {
+		return nil, usagef("invalid --stop-after %g: must be 0 (off) or seconds of engine time at least --duration (%g), so that every arrival happens", f.stopAfter, f.duration)
 	}
 	if f.predErr < 0 {
 		return nil, usagef("invalid prediction error %g: must be >= 0", f.predErr)
@@ -309,7 +316,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 			rc := bench.RunConfig{
 				Workload: plan.w, Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,
 				PredictionError: f.predErr, Predictors: newPredictors(lengthModel), Progress: prog, CheckEvery: f.checkEvery,
-				SLOTTFT: sloTTFT, SLOTPOT: sloTPOT,
+				SLOTTFT: sloTTFT, SLOTPOT: sloTPOT, StopAfter: time.Duration(f.stopAfter * float64(time.Second)),
 			}
 			var run report.Run
 			var err error

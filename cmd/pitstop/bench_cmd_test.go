@@ -64,6 +64,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"missing trace", []string{"--trace", filepath.Join(dir, "none.json")}, []string{"none.json"}},
 		{"unknown executor", []string{"--executor", "tpu"}, []string{`unknown executor "tpu"`}},
 		{"zero duration", []string{"--duration", "0"}, []string{"invalid duration"}},
+		{"stop before the window ends", []string{"--stop-after", "4"}, []string{"invalid --stop-after 4", "at least --duration (5)"}},
 		{"unknown predictor", []string{"--predictor", "crystal-ball"}, []string{`unknown predictor "crystal-ball"`, "onnx"}},
 		{"zero token scale", []string{"--scale-tokens", "0"}, []string{"invalid --scale-tokens 0"}},
 		{"negative time scale", []string{"--scale-time", "-1"}, []string{"invalid --scale-time -1"}},

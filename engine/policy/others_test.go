@@ -167,6 +167,39 @@ func TestPitstopOrdering(t *testing.T) {
 	}
 }
 
+// TestPitstopTailGuard: with PitstopSlowdown G a waiting call goes ahead of
+// the ranked calls once it has waited G times its own predicted service (the
+// rest of the call, its tool included), and not before; off by default.
+func TestPitstopTailGuard(t *testing.T) {
+	p := NewPitstop(Options{PitstopSlowdown: 10})
+	h := newHarness(t, p, testConfig())
+	h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
+	h.run(untilIteration(2))
+	// long: 100 tokens at 10 ms and a 1 s tool: about 2 s of own service.
+	long := h.submit("long", "n1", "main", 8, []seg{{decode: 80, tool: 1, ret: 4}, {decode: 20}}, nil)
+	short := h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
+	v := h.view(h.e.Now(), 3)
+	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
+		t.Fatalf("before the guard: order %v, want %v", got, want)
+	}
+	// 10 s of waiting: 5x its ≈2 s of service, under the guard.
+	v.Now += 10 * time.Second
+	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
+		t.Fatalf("at 5x its service: order %v, want %v", got, want)
+	}
+	// 30 s: past 10x, it goes ahead (class 1.5) of the short call.
+	v.Now += 20 * time.Second
+	if got, want := order(p, v, long, short), []string{"long", "short"}; !slices.Equal(got, want) {
+		t.Fatalf("past the guard: order %v, want %v", got, want)
+	}
+	if pr := p.Priority(v, long); pr.Class != 1.5 {
+		t.Fatalf("guarded call in class %v, want 1.5", pr.Class)
+	}
+	if pr := NewPitstop(Options{}).Priority(v, long); pr.Class != 2 {
+		t.Fatalf("default pitstop guarded a call (class %v)", pr.Class)
+	}
+}
+
 // TestProgramOrder: pitstop's program-level order. Single-call programs:
 // the call's memory-over-time decides. Programs of several calls: in the
 // program's attained-service queue (the less-served program first, as ATLAS)

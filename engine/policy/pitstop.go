@@ -42,6 +42,11 @@ import (
 //     call whose program has waited β times its service goes ahead of the
 //     other waiting calls) and LAMPS's counter (PitstopStarvation: a call that
 //     has not run for that many iterations goes ahead until it finishes).
+//   - A tail guard (PitstopSlowdown G): a waiting call that has waited G
+//     times its own predicted service goes ahead of the ranked calls, the
+//     longest-waiting first. It bounds the slowdown of the long calls that
+//     memory-over-time puts last, where a fixed counter or β would promote
+//     short calls too.
 //   - Eviction of a running call (when a running call needs a block) by swap
 //     or recompute, whichever the waste model says costs less.
 //
@@ -54,6 +59,7 @@ type Pitstop struct {
 	model      programModel
 	starve     starvation
 	beta       float64
+	slowdown   float64
 	weight     float64
 	cvLow      float64
 	cvHigh     float64
@@ -81,6 +87,7 @@ func NewPitstop(o Options) *Pitstop {
 		model:      newProgramModel(o.ProgramIdle),
 		starve:     starve,
 		beta:       max(o.PitstopBeta, 0),
+		slowdown:   max(o.PitstopSlowdown, 0),
 		weight:     o.ProgramWeight,
 		cvLow:      o.ProgramCVLow,
 		cvHigh:     o.ProgramCVHigh,
@@ -125,7 +132,8 @@ func (p *Pitstop) order() programOrder {
 }
 
 // Priority: calls on the device first (class 0); then starving and
-// β-promoted calls (class 1); then the others: class 2 + their program's
+// β-promoted calls (class 1); then calls past the tail guard (class 1.5, by
+// the time they became ready); then the others: class 2 + their program's
 // queue (byQueue), 2 + the program's arrival·1e-6 (byArrival) or 2, each by
 // memory-over-time (plus the program's expected remaining work with
 // ProgramOrder "remaining").
@@ -157,10 +165,45 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))
 	}
-	if starved || p.promoted(v, s, st) {
+	switch {
+	case starved || p.promoted(v, s, st):
 		class = 1
+	case p.overdue(v, s, st):
+		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
 	}
 	return engine.Priority{Class: class, Key: key}
+}
+
+// overdue is the tail guard: the call has waited (in all its runnable
+// stretches) more than PitstopSlowdown times the predicted rest of its own
+// service: its uncomputed context prefilled in token-budget chunks, its
+// predicted decode to the end of the call one token per iteration (each at
+// the present batch's iteration time) and its predicted tool time. Measured
+// on the segment alone instead, short segments of long tool-calling calls
+// crossed the guard under load and turned the order into FCFS
+// (docs/results-policies.md, tail guard).
+func (p *Pitstop) overdue(v *engine.View, s *engine.Sequence, st *callState) bool {
+	if p.slowdown <= 0 {
+		return false
+	}
+	c := v.Cost
+	prefill := s.NumTokens() - s.Computed()
+	pr := s.Forecast().Predicted
+	decode := decodeLeft(pr, s, st)
+	own := 0.0
+	if pr.HasTool {
+		decode += max(pr.After, 0)
+		own += max(pr.ToolTime, 0)
+	}
+	own += float64(decode) * c.IterTime(v.Running+1)
+	if prefill > 0 {
+		budget := c.TokenBudget
+		if budget <= 0 {
+			budget = prefill
+		}
+		own += float64((prefill+budget-1)/budget) * c.IterTime(budget)
+	}
+	return v.Wait(s).Seconds() > p.slowdown*own
 }
 
 // promoted is Autellix's anti-starvation: the call's program (with the call)
@@ -238,7 +281,10 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || ord == byQueue || ord == byRemaining
+	if p.slowdown > 0 {
+		every = p.a.agingEvery // waits grow past the guard between re-ranks
+	}
+	drifts := p.beta > 0 || p.slowdown > 0 || ord == byQueue || ord == byRemaining
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord

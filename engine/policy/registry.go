@@ -59,6 +59,12 @@ type Options struct {
 	// Autellix policies use StarvationThreshold and Beta.
 	PitstopStarvation int64
 	PitstopBeta       float64
+	// PitstopSlowdown is pitstop's tail guard: a waiting call that has waited
+	// more than PitstopSlowdown times its own predicted service time (the
+	// prefill and decode of its current segment at the present batch size)
+	// goes ahead of the ranked calls, oldest first, so memory-over-time
+	// cannot starve a long call without bound. 0: off.
+	PitstopSlowdown float64
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
