@@ -37,7 +37,7 @@ func WriteTable(w io.Writer, r *Report) {
 		mark := ""
 		if run.Stopped() {
 			mark = "*"
-			stopped = append(stopped, fmt.Sprintf("%s@%s at %s s", run.Policy, num(run.Rate), num(run.StoppedAtS)))
+			stopped = append(stopped, fmt.Sprintf("%s@%s at %s s", run.Policy, num(run.Rate), sec(run.StoppedAtS)))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f/%.2f\t%d\t%d\t",
 			run.Policy, num(run.Rate), run.Completed, run.Requests, mark,
