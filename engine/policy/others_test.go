@@ -219,6 +219,7 @@ func TestProgramOrder(t *testing.T) {
 	}{
 		{"single-call programs", false, 0, nil, byCall},
 		{"multi-call programs, model not ready", true, 0, nil, byQueue},
+		{"mostly DAGs, model not ready", true, 2, nil, byArrival},
 		{"heavy-tailed programs", true, 0, func(i int) float64 {
 			if i%10 == 0 {
 				return 100
@@ -279,6 +280,14 @@ func TestProgramOrder(t *testing.T) {
 			}
 		})
 	}
+	// In arrival order a program's own calls go longest first (LPT).
+	p := NewPitstop(Options{ProgramOrder: "arrival"})
+	h := newHarness(t, p, testConfig())
+	short := h.submit("short", "tree", "t1", 8, []seg{{decode: 5}}, nil)
+	long := h.submit("long", "tree", "t2", 8, []seg{{decode: 400}}, nil)
+	if got := order(p, h.view(h.e.Now(), 1), short, long); got[0] != "long" {
+		t.Errorf("arrival order inside a program: %v, want long first", got)
+	}
 	if noQ := NewPitstop(Options{NoProgramQueues: true}); noQ.order() != byCall {
 		t.Fatal("the no-queues ablation orders programs")
 	}
@@ -330,6 +339,10 @@ func TestPitstopQueueMetric(t *testing.T) {
 	if q := p.Queue(adv); q != 0 {
 		t.Fatalf("single-call programs: queue %d, want 0", q)
 	}
+	// Two calls of "old" at once make it a DAG; with two other programs
+	// DAGs are a minority: queues until the model of programs is ready.
+	h.submit("other", "x", "main", 8, []seg{{decode: 5}}, nil)
+	h.submit("another", "y", "main", 8, []seg{{decode: 5}}, nil)
 	h.submit("second", "old", "t2", 8, []seg{{decode: 5}}, nil)
 	if q := p.Queue(adv); q != p.a.queues.index(5*time.Second) || q == 0 {
 		t.Fatalf("multi-call programs: queue %d, want %d", q, p.a.queues.index(5*time.Second))

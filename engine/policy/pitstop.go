@@ -25,13 +25,15 @@ import (
 //     it got. Otherwise a waiting call goes into its program's
 //     attained-service queue (K queues with doubling ranges, least-served
 //     programs first, as ATLAS; memory-over-time inside a queue) until enough
-//     programs completed, and then when their service is heavy-tailed (CV
+//     programs completed (unless most programs are DAGs: arrival order, as
+//     below, meanwhile), and then when their service is heavy-tailed (CV
 //     above ProgramCVHigh: a program that ran long will run longer) or when
 //     programs of different shapes are mixed (some DAGs, some chains: sizes
 //     differ by kind). When programs are of one size (CV below ProgramCVLow)
 //     and mostly DAGs (tree searches), programs finish in arrival order, as
 //     in Continuum: sharing the engine between equal programs only delays
-//     all of them. In between, the call's memory-over-time alone decides.
+//     all of them; a program's own calls go longest first (LPT), since the
+//     program ends with its longest branch. In between, the call's memory-over-time alone decides.
 //     ProgramOrder fixes the order instead.
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
@@ -121,6 +123,8 @@ func (p *Pitstop) order() programOrder {
 		return p.forced
 	case p.noQueues || !p.a.table.anyMulti:
 		return byCall
+	case !p.model.ready() && 2*p.a.table.threaded >= p.a.table.programs:
+		return byArrival // mostly DAGs (tree searches): arrival order until their CV is known
 	case !p.model.ready():
 		return byQueue
 	case p.model.cv < p.cvLow && 2*p.a.table.threaded >= p.a.table.programs:
@@ -135,8 +139,9 @@ func (p *Pitstop) order() programOrder {
 // β-promoted calls (class 1); then calls past the tail guard (class 1.5, by
 // the time they became ready); then the others: class 2 + their program's
 // queue (byQueue), 2 + the program's arrival·1e-6 (byArrival) or 2, each by
-// memory-over-time (plus the program's expected remaining work with
-// ProgramOrder "remaining").
+// memory-over-time, lowest first (plus the program's expected remaining work
+// with ProgramOrder "remaining"), except in arrival order, where a program's
+// own calls go highest first.
 func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	st := stateOf(s)
 	starved := p.starve.ranked(v, s, st)
@@ -161,7 +166,10 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	case byRemaining:
 		key += p.weight * p.model.remaining(st.row.attained())
 	case byArrival:
+		// A program finishes with its longest branch: its own calls go
+		// longest first (LPT), so the long branch does not start last.
 		class += st.row.first.Seconds() * 1e-6
+		key = -key
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))
 	}
