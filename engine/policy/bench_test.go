@@ -116,6 +116,27 @@ func BenchmarkRanking10k(b *testing.B) {
 	}
 }
 
+// benchCase is a policy with options for the ordering benchmark.
+type benchCase struct {
+	name, policy string
+	opts         Options
+}
+
+// benchCases are every policy with its defaults, and pitstop in each fixed
+// program order (the benchmark's programs, 10 calls each in the engine at
+// once, look like DAGs: the automatic order would take arrival order, the
+// cheapest; queues re-rank the most, with the tail guard every AgingEvery).
+func benchCases() []benchCase {
+	var cs []benchCase
+	for _, n := range Names() {
+		cs = append(cs, benchCase{n, n, Options{}})
+	}
+	for _, o := range []string{"call", "arrival", "queues", "remaining"} {
+		cs = append(cs, benchCase{"pitstop-" + o, "pitstop", Options{ProgramOrder: o}})
+	}
+	return cs
+}
+
 // BenchmarkOrdering10k isolates the policy's part of the ordering step: per
 // op (one iteration) it asks Refresh, and then either re-ranks all 10,000
 // waiting calls and sorts them (what the engine's run queue does on a
@@ -141,9 +162,9 @@ func BenchmarkOrdering10k(b *testing.B) {
 		}
 		return int(a.id) - int(b.id)
 	}
-	for _, name := range Names() {
-		b.Run(name, func(b *testing.B) {
-			pol, err := New(name, Options{})
+	for _, c := range benchCases() {
+		b.Run(c.name, func(b *testing.B) {
+			pol, err := New(c.policy, c.opts)
 			if err != nil {
 				b.Fatal(err)
 			}

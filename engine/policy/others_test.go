@@ -167,11 +167,12 @@ func TestPitstopOrdering(t *testing.T) {
 	}
 }
 
-// TestPitstopTailGuard: with PitstopSlowdown G a waiting call goes ahead of
-// the ranked calls once it has waited G times its own predicted service (the
-// rest of the call, its tool included), and not before; off by default.
+// TestPitstopTailGuard: with PitstopSlowdown G, while programs are in
+// attained-service queues, a waiting call goes ahead of the ranked calls once
+// it has waited G times its own predicted service (the rest of the call, its
+// tool included), and not before; not in the other orders, nor when off.
 func TestPitstopTailGuard(t *testing.T) {
-	p := NewPitstop(Options{PitstopSlowdown: 10})
+	p := NewPitstop(Options{PitstopSlowdown: 10, ProgramOrder: "queues"})
 	h := newHarness(t, p, testConfig())
 	h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
 	h.run(untilIteration(2))
@@ -195,8 +196,13 @@ func TestPitstopTailGuard(t *testing.T) {
 	if pr := p.Priority(v, long); pr.Class != 1.5 {
 		t.Fatalf("guarded call in class %v, want 1.5", pr.Class)
 	}
-	if pr := NewPitstop(Options{}).Priority(v, long); pr.Class != 2 {
-		t.Fatalf("default pitstop guarded a call (class %v)", pr.Class)
+	for _, o := range []Options{{PitstopSlowdown: 10, ProgramOrder: "call"}, {PitstopSlowdown: -1, ProgramOrder: "queues"}} {
+		if pr := NewPitstop(o).Priority(v, long); pr.Class == 1.5 {
+			t.Fatalf("%+v: guard applied", o)
+		}
+	}
+	if d := (Options{}).Defaults().PitstopSlowdown; d != 50 {
+		t.Fatalf("default guard %v, want 50", d)
 	}
 }
 

@@ -44,11 +44,14 @@ import (
 //     call whose program has waited β times its service goes ahead of the
 //     other waiting calls) and LAMPS's counter (PitstopStarvation: a call that
 //     has not run for that many iterations goes ahead until it finishes).
-//   - A tail guard (PitstopSlowdown G): a waiting call that has waited G
-//     times its own predicted service goes ahead of the ranked calls, the
-//     longest-waiting first. It bounds the slowdown of the long calls that
-//     memory-over-time puts last, where a fixed counter or β would promote
-//     short calls too.
+//   - A tail guard (PitstopSlowdown G, default 50): while programs are in
+//     attained-service queues, a waiting call that has waited G times the
+//     predicted rest of its own service goes ahead of the ranked calls, the
+//     longest-waiting first, so the calls of long programs (which the queues
+//     put last) cannot wait without bound; relative to the call's own size,
+//     so short calls that wait a little are not promoted, as a fixed counter
+//     or β would. In the other orders it cost the mean more than it saved
+//     the tail, and is not applied.
 //   - Eviction of a running call (when a running call needs a block) by swap
 //     or recompute, whichever the waste model says costs less.
 //
@@ -136,8 +139,8 @@ func (p *Pitstop) order() programOrder {
 }
 
 // Priority: calls on the device first (class 0); then starving and
-// β-promoted calls (class 1); then calls past the tail guard (class 1.5, by
-// the time they became ready); then the others: class 2 + their program's
+// β-promoted calls (class 1); then calls past the tail guard in queue order
+// (class 1.5, by the time they became ready); then the others: class 2 + their program's
 // queue (byQueue), 2 + the program's arrival·1e-6 (byArrival) or 2, each by
 // memory-over-time, lowest first (plus the program's expected remaining work
 // with ProgramOrder "remaining"), except in arrival order, where a program's
@@ -176,7 +179,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	switch {
 	case starved || p.promoted(v, s, st):
 		class = 1
-	case p.overdue(v, s, st):
+	case ord == byQueue && p.overdue(v, s, st):
 		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
 	}
 	return engine.Priority{Class: class, Key: key}
@@ -277,7 +280,8 @@ func (p *Pitstop) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
 func (p *Pitstop) Traits() engine.Traits { return engine.Traits{PrefixCache: true} }
 
 // Refresh re-ranks every runnable call when the program order changes, every
-// 4·AgingEvery iterations while programs are in queues (AgingEvery with β),
+// 4·AgingEvery iterations while programs are in queues (AgingEvery with β;
+// the tail guard's threshold, tens of times a call's service, needs no more),
 // when a call starved, and every ScoreRefresh iterations when set.
 func (p *Pitstop) Refresh(v *engine.View) bool {
 	due := p.starve.refresh(v)
@@ -289,10 +293,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	if p.slowdown > 0 {
-		every = p.a.agingEvery // waits grow past the guard between re-ranks
-	}
-	drifts := p.beta > 0 || p.slowdown > 0 || ord == byQueue || ord == byRemaining
+	drifts := p.beta > 0 || ord == byQueue || ord == byRemaining
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord

@@ -59,11 +59,13 @@ type Options struct {
 	// Autellix policies use StarvationThreshold and Beta.
 	PitstopStarvation int64
 	PitstopBeta       float64
-	// PitstopSlowdown is pitstop's tail guard: a waiting call that has waited
-	// more than PitstopSlowdown times its own predicted service time (the
-	// prefill and decode of its current segment at the present batch size)
-	// goes ahead of the ranked calls, oldest first, so memory-over-time
-	// cannot starve a long call without bound. 0: off.
+	// PitstopSlowdown is pitstop's tail guard: while programs are in
+	// attained-service queues, a waiting call that has waited more than
+	// PitstopSlowdown times the predicted rest of its own service goes ahead
+	// of the ranked calls, oldest first, so the calls of long programs cannot
+	// wait without bound. Default 50; < 0: off. (Measured in
+	// docs/results-policies.md: in the other orders, and at 20, it cost the
+	// mean more than it saved the tail.)
 	PitstopSlowdown float64
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
@@ -139,6 +141,7 @@ func (o Options) Defaults() Options {
 	deff(&o.ProgramTTL, 600)
 	deff(&o.ProgramIdle, 120)
 	deff(&o.ProgramWeight, 1)
+	deff(&o.PitstopSlowdown, 50)
 	deff(&o.ProgramCVLow, 0.7)
 	deff(&o.ProgramCVHigh, 1)
 	deff(&o.TTFTSLO, 0.4)
