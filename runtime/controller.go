@@ -302,7 +302,7 @@ func (s *seqCtl) paused(ev *engine.Event) {
 		HandlingReason: s.rt.explainHandling(ev.Seq, ev.Handling)}
 	s.pausedAt, s.handlingLater = time.Now(), nil
 	s.call.push(Delta{Kind: DeltaToolRoundStart, Round: roundStarted(round, p.calls)})
-	go s.rt.runRound(s, p, round)
+	go s.rt.runRound(s, p, round, ev.Seq.NumTokens())
 }
 
 // handled notes a change of the handling while the call's tools run

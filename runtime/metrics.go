@@ -27,6 +27,7 @@ type Metrics struct {
 	handling     *prometheus.CounterVec
 	toolLatency  *prometheus.HistogramVec
 	toolRounds   prometheus.Counter
+	resultsCut   prometheus.Counter
 	predErr      *prometheus.HistogramVec
 	predRelErr   *prometheus.HistogramVec
 	calls        *prometheus.CounterVec
@@ -100,6 +101,10 @@ func newMetrics() *Metrics {
 			Name: "pitstop_tool_rounds_total",
 			Help: "Server-side tool rounds (one model turn's tool calls run together).",
 		}),
+		resultsCut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pitstop_tool_results_cut_total",
+			Help: "Server-side tool rounds whose results were cut to leave the model room to answer within its context.",
+		}),
 		predErr: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "pitstop_tool_duration_prediction_error_seconds",
 			Help:    "Absolute error of the predicted tool-round duration (the ToolCall.Expected the engine's handling used) against the measured one, by tool.",
@@ -143,7 +148,7 @@ func newMetrics() *Metrics {
 	}
 	r.MustRegister(m.queue, m.policyQueue, m.kvBlocks, m.hostBlocks, m.swapBlocks, m.swapBytes, m.recompute,
 		m.preemptions, m.iterations, m.iterSeconds, m.tokens, m.handling, m.toolLatency,
-		m.toolRounds, m.predErr, m.predRelErr, m.calls, m.callSeconds, m.outside, m.programs,
+		m.toolRounds, m.resultsCut, m.predErr, m.predRelErr, m.calls, m.callSeconds, m.outside, m.programs,
 		m.clientCalls, m.prefixCached, m.parks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, k := range []handling.Kind{handling.Preserve, handling.Swap, handling.Discard} {

@@ -105,8 +105,11 @@ type Config struct {
 	// MaxContextTokens caps a call's prompt (default: the model's
 	// MaxContext when it has one, else DefaultMaxContextTokens). A model
 	// with a MaxContext (its position limit) also caps the whole context:
-	// a call reaching it finishes with reason "length", tool results that
-	// would overflow it fail the call with a context-length error.
+	// a call reaching it finishes with reason "length"; server-side tool
+	// results that would leave the model less than an eighth of it (at
+	// most 256 tokens) to answer are cut to fit, long ones first, with a
+	// note in the text and ToolRun.Truncated set (a call fails with a
+	// context-length error only when even the results' markup overflows).
 	MaxContextTokens int
 	// MaxGenerated caps the tokens one call generates (default
 	// DefaultMaxGenerated); reaching it finishes with reason "length".

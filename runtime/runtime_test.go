@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/predictor"
+	"github.com/pitstop-llm/pitstop/tools"
 )
 
 func newTestRuntime(t *testing.T, cfg Config) *Runtime {
@@ -378,5 +380,55 @@ func TestAllPolicies(t *testing.T) {
 			}
 			wg.Wait()
 		})
+	}
+}
+
+// cappedModel is the scripted model with a position limit.
+type cappedModel struct {
+	Model
+	n int
+}
+
+func (m cappedModel) MaxContext() int { return m.n }
+
+// Tool results too long for the model's context are cut to leave it room to
+// answer (a short result beside them is kept whole), the cut is visible in
+// the round and in /metrics, and the call succeeds.
+func TestToolResultsCutToFitContext(t *testing.T) {
+	base, err := NewScriptedTestModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.NewRegistry()
+	reg.MustRegister(&tools.Tool{Name: "dump", Handler: func(context.Context, json.RawMessage) (string, error) {
+		return strings.Repeat("lorem ipsum dolor sit amet ", 400), nil
+	}})
+	reg.MustRegister(&tools.Tool{Name: "small", Handler: func(context.Context, json.RawMessage) (string, error) {
+		return "42", nil
+	}})
+	const ctxCap = 600
+	rt := newTestRuntime(t, Config{Model: cappedModel{base, ctxCap}, Tools: reg})
+	res, err := rt.ChatSync(context.Background(), ChatRequest{
+		Messages: []chat.Message{{Role: "user", Content: "/call dump\n/call small\n/say ok"}},
+		Tools:    []chat.Tool{{Name: "dump"}, {Name: "small"}}, ParallelToolCalls: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Err != nil || res.Content != "ok" || len(res.Rounds) != 1 {
+		t.Fatalf("call: err %v, content %q, %d rounds", res.Err, res.Content, len(res.Rounds))
+	}
+	dump, small := res.Rounds[0].Calls[0], res.Rounds[0].Calls[1]
+	if !dump.Truncated || !strings.Contains(dump.Content, "cut by pitstop to fit the model's context") {
+		t.Fatalf("long result not cut: truncated=%v, %d bytes", dump.Truncated, len(dump.Content))
+	}
+	if small.Truncated || small.Content != "42" {
+		t.Fatalf("short result changed: %+v", small)
+	}
+	if n := res.Usage.PromptTokens + res.Usage.CompletionTokens; n > ctxCap {
+		t.Errorf("context %d tokens, over the model's %d", n, ctxCap)
+	}
+	if got := counter(t, rt, "pitstop_tool_results_cut_total", "", ""); got != 1 {
+		t.Errorf("cut rounds in metrics %v, want 1", got)
 	}
 }
