@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -430,5 +431,31 @@ func TestToolResultsCutToFitContext(t *testing.T) {
 	}
 	if got := counter(t, rt, "pitstop_tool_results_cut_total", "", ""); got != 1 {
 		t.Errorf("cut rounds in metrics %v, want 1", got)
+	}
+}
+
+// shares is max-min fair: short contents whole, long ones equal cuts.
+func TestShares(t *testing.T) {
+	ids := func(ns ...int) [][]int32 {
+		out := make([][]int32, len(ns))
+		for i, n := range ns {
+			out[i] = make([]int32, n)
+		}
+		return out
+	}
+	cases := []struct {
+		lens  []int
+		avail int
+		want  []int
+	}{
+		{[]int{1000, 10, 100}, 300, []int{190, -1, -1}},
+		{[]int{500, 400}, 300, []int{150, 150}},
+		{[]int{5, 5}, 300, []int{-1, -1}},
+		{[]int{50}, 0, []int{0}},
+	}
+	for _, c := range cases {
+		if got := shares(ids(c.lens...), c.avail); !slices.Equal(got, c.want) {
+			t.Errorf("shares(%v, %d) = %v, want %v", c.lens, c.avail, got, c.want)
+		}
 	}
 }
