@@ -140,3 +140,37 @@ func FuzzInterception(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFitResults: cut tool results always fit the room they were cut for,
+// results that fit whole are left as they were, and a cut one says so.
+func FuzzFitResults(f *testing.F) {
+	f.Add("short", strings.Repeat("long result text ", 200), 300)
+	f.Add("héllo \xff <|im_end|>", "", 40)
+	f.Add(strings.Repeat("x", 3000), strings.Repeat("y z ", 900), 0)
+	rt, err := New(Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer rt.Close()
+	f.Fuzz(func(t *testing.T, a, b string, room int) {
+		if len(a)+len(b) > 20000 || room < -10 || room > 5000 {
+			return
+		}
+		msgs := []chat.Message{{Role: chat.RoleTool, Content: a, ToolCallID: "c1", Name: "t1"}, {Role: chat.RoleTool, Content: b, ToolCallID: "c2", Name: "t2"}}
+		out, kept := rt.fitResults(msgs, room)
+		if out == nil {
+			return
+		}
+		if n := len(rt.encodeResults(&Call{}, out)); n > room {
+			t.Fatalf("cut results take %d tokens, room %d", n, room)
+		}
+		for i, k := range kept {
+			switch {
+			case k < 0 && out[i].Content != msgs[i].Content:
+				t.Fatalf("result %d fits whole but changed", i)
+			case k >= 0 && !strings.Contains(out[i].Content, "cut by pitstop"):
+				t.Fatalf("result %d cut without a note: %q", i, out[i].Content)
+			}
+		}
+	})
+}
