@@ -33,8 +33,8 @@ import (
 //     and mostly DAGs (tree searches), programs finish in arrival order, as
 //     in Continuum: sharing the engine between equal programs only delays
 //     all of them; a program's own calls go longest first (LPT), since the
-//     program ends with its longest branch. In between, the call's memory-over-time alone decides.
-//     ProgramOrder fixes the order instead.
+//     program ends with its longest branch. In between, the call's
+//     memory-over-time alone decides. ProgramOrder fixes the order instead.
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
 //     the tool overruns its prediction, with the remaining time taken as the
@@ -140,8 +140,9 @@ func (p *Pitstop) order() programOrder {
 
 // Priority: calls on the device first (class 0); then starving and
 // β-promoted calls (class 1); then calls past the tail guard in queue order
-// (class 1.5, by the time they became ready); then the others: class 2 + their program's
-// queue (byQueue), 2 + the program's arrival·1e-6 (byArrival) or 2, each by
+// (class 1.5, by the time they became ready); then the others: class 2 +
+// their program's queue (byQueue), 2 + the program's arrival·1e-6
+// (byArrival) or 2, each by
 // memory-over-time, lowest first (plus the program's expected remaining work
 // with ProgramOrder "remaining"), except in arrival order, where a program's
 // own calls go highest first.
@@ -187,34 +188,35 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 
 // overdue is the tail guard: the call has waited (in all its runnable
 // stretches) more than PitstopSlowdown times the predicted rest of its own
-// service: its uncomputed context prefilled in token-budget chunks, its
-// predicted decode to the end of the call one token per iteration (each at
-// the present batch's iteration time) and its predicted tool time. Measured
-// on the segment alone instead, short segments of long tool-calling calls
-// crossed the guard under load and turned the order into FCFS
-// (docs/results-policies.md, tail guard).
+// service (restOfService). Measured on the current segment alone instead,
+// short segments of long tool-calling calls crossed the guard under load and
+// turned the order into FCFS (docs/results-policies.md, tail guard).
 func (p *Pitstop) overdue(v *engine.View, s *engine.Sequence, st *callState) bool {
-	if p.slowdown <= 0 {
-		return false
-	}
+	return p.slowdown > 0 && v.Wait(s).Seconds() > p.slowdown*restOfService(v, s, st)
+}
+
+// restOfService is the predicted rest of a call's service in seconds: its
+// uncomputed context prefilled in token-budget chunks and its predicted
+// decode to the end of the call one token per iteration, each at the present
+// batch's iteration time, plus its predicted tool time.
+func restOfService(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	c := v.Cost
-	prefill := s.NumTokens() - s.Computed()
 	pr := s.Forecast().Predicted
 	decode := decodeLeft(pr, s, st)
-	own := 0.0
+	t := 0.0
 	if pr.HasTool {
 		decode += max(pr.After, 0)
-		own += max(pr.ToolTime, 0)
+		t += max(pr.ToolTime, 0)
 	}
-	own += float64(decode) * c.IterTime(v.Running+1)
-	if prefill > 0 {
+	t += float64(decode) * c.IterTime(v.Running+1)
+	if prefill := s.NumTokens() - s.Computed(); prefill > 0 {
 		budget := c.TokenBudget
 		if budget <= 0 {
 			budget = prefill
 		}
-		own += float64((prefill+budget-1)/budget) * c.IterTime(budget)
+		t += float64((prefill+budget-1)/budget) * c.IterTime(budget)
 	}
-	return v.Wait(s).Seconds() > p.slowdown*own
+	return t
 }
 
 // promoted is Autellix's anti-starvation: the call's program (with the call)
