@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -36,8 +39,15 @@ type Length struct {
 	Requested string
 	// Fallback says why Requested is not in use ("" when it is).
 	Fallback string
-	model    *predictor.Model
+	// Model is the ONNX model asked for: "default" (predictor.LoadDefault)
+	// or a file path; "" for the history-based predictor.
+	Model string
+	model *predictor.Model
 }
+
+// LengthModelFile is the file name of a served model's own length
+// classifier: a model directory holding one predicts with it (LoadLengthFor).
+const LengthModelFile = "length.onnx"
 
 // LoadLength loads the length predictor called source: LengthONNX (also
 // "") or LengthHistory. When ONNX Runtime or the model cannot be loaded (no
@@ -45,20 +55,53 @@ type Length struct {
 // it returns the history-based predictor with Fallback set: a server keeps
 // serving, with the reason in its logs and /metrics. Only an unknown source
 // is an error. Close releases the model.
-func LoadLength(source string) (*Length, error) {
-	switch source {
-	case "", LengthONNX:
-		m, err := predictor.LoadDefault()
-		if err != nil {
-			return &Length{LengthPredictor: predictor.HistoryPredictor{Default: DefaultPredictedTokens},
-				Source: LengthHistory, Requested: LengthONNX, Fallback: err.Error()}, nil
+func LoadLength(source string) (*Length, error) { return LoadLengthFor(source, "") }
+
+// LoadLengthFor is LoadLength for a served model whose directory is
+// modelDir ("" for none): with LengthONNX, the directory's own classifier
+// (LengthModelFile, trained on that model's outputs) when it has one, else
+// the default one. source may also be the path of an ONNX length model
+// (ending in ".onnx"); a path that does not exist is an error.
+func LoadLengthFor(source, modelDir string) (*Length, error) {
+	path := ""
+	switch {
+	case source == "" || source == LengthONNX:
+		source = LengthONNX
+		if modelDir != "" {
+			if p := filepath.Join(modelDir, LengthModelFile); fileExists(p) {
+				path = p
+			}
 		}
-		return &Length{LengthPredictor: m, Source: LengthONNX, Requested: LengthONNX, model: m}, nil
-	case LengthHistory:
+	case strings.HasSuffix(source, ".onnx"):
+		if !fileExists(source) {
+			return nil, fmt.Errorf("length model %s: no such file", source)
+		}
+		path, source = source, LengthONNX
+	case source == LengthHistory:
 		return &Length{LengthPredictor: predictor.HistoryPredictor{Default: DefaultPredictedTokens},
 			Source: LengthHistory, Requested: LengthHistory}, nil
+	default:
+		return nil, fmt.Errorf("unknown length predictor %q (valid: %s, %s, or the path of an ONNX length model)", source, LengthONNX, LengthHistory)
 	}
-	return nil, fmt.Errorf("unknown length predictor %q (valid: %s, %s)", source, LengthONNX, LengthHistory)
+	var m *predictor.Model
+	var err error
+	name := "default"
+	if path == "" {
+		m, err = predictor.LoadDefault()
+	} else {
+		name = path
+		m, err = predictor.LoadModel(path)
+	}
+	if err != nil {
+		return &Length{LengthPredictor: predictor.HistoryPredictor{Default: DefaultPredictedTokens},
+			Source: LengthHistory, Requested: LengthONNX, Fallback: err.Error(), Model: name}, nil
+	}
+	return &Length{LengthPredictor: m, Source: LengthONNX, Requested: LengthONNX, Model: name, model: m}, nil
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 // Close releases the ONNX model, if any. The predictor must not be used
@@ -84,7 +127,7 @@ type lengthState struct {
 // the one requested when it fell back.
 func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *lengthState {
 	st := &lengthState{p: l, history: predictor.HistoryPredictor{Default: DefaultPredictedTokens}}
-	requested, fallback := "", ""
+	requested, fallback, model := "", "", ""
 	switch v := l.(type) {
 	case nil:
 		st.p, st.source = st.history, LengthHistory
@@ -93,7 +136,7 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 			st.p, st.source = st.history, LengthHistory
 			break
 		}
-		st.p, st.source, requested, fallback = v.LengthPredictor, v.Source, v.Requested, v.Fallback
+		st.p, st.source, requested, fallback, model = v.LengthPredictor, v.Source, v.Requested, v.Fallback, v.Model
 	case *predictor.Model:
 		st.source = LengthONNX
 	case predictor.HistoryPredictor, *predictor.HistoryPredictor:
@@ -108,9 +151,9 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pitstop_predictor_info",
-		Help: "The output-length predictor in use (source: onnx, history, ...), the one requested, and why it fell back when it did (value 1).",
-	}, []string{"source", "requested", "fallback"})
-	info.WithLabelValues(st.source, requested, fallback).Set(1)
+		Help: "The output-length predictor in use (source: onnx, history, ...), the one requested, the ONNX model asked for (default, or a file), and why it fell back when it did (value 1).",
+	}, []string{"source", "requested", "model", "fallback"})
+	info.WithLabelValues(st.source, requested, model, fallback).Set(1)
 	abs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "pitstop_predictor_length_error_tokens",
 		Help:    "Absolute error of the predicted output length of a call segment (tokens before its tool call, or to its end) against the tokens it generated, by predictor source.",
@@ -124,9 +167,9 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 	m.Registry.MustRegister(info, abs, rel)
 	st.abs, st.rel = abs.WithLabelValues(st.source), rel.WithLabelValues(st.source)
 	if fallback != "" {
-		log.Warn("length predictor: "+requested+" unavailable, using history-based estimates", "source", st.source, "requested", requested, "reason", fallback)
+		log.Warn("length predictor: "+requested+" unavailable, using history-based estimates", "source", st.source, "requested", requested, "model", model, "reason", fallback)
 	} else {
-		log.Info("length predictor", "source", st.source)
+		log.Info("length predictor", "source", st.source, "model", model)
 	}
 	return st
 }

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/models/builtin"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
@@ -145,6 +149,50 @@ func firstPromptTokens(t *testing.T, rt *Runtime, req ChatRequest) int {
 		t.Fatal(err)
 	}
 	return len(toks)
+}
+
+// A served model's directory with its own length.onnx predicts with it;
+// without one the default model; a model file given by path must exist.
+func TestLoadLengthForModelDir(t *testing.T) {
+	ort := predictor.InitORT() == nil
+	check := func(l *Length, err error, model string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if l.Model != model || l.Requested != LengthONNX {
+			t.Fatalf("model %q requested %q, want %q", l.Model, l.Requested, model)
+		}
+		if ort && (l.Source != LengthONNX || l.Fallback != "") || !ort && l.Source != LengthHistory {
+			t.Fatalf("source %q fallback %q (ONNX Runtime present: %v)", l.Source, l.Fallback, ort)
+		}
+	}
+	dir := t.TempDir()
+	l, err := LoadLengthFor(LengthONNX, dir)
+	check(l, err, "default")
+	own := filepath.Join(dir, LengthModelFile)
+	data, err := os.ReadFile(filepath.Join("..", "predictor", "data", "default.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(own, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err = LoadLengthFor(LengthONNX, dir)
+	check(l, err, own)
+	l, err = LoadLengthFor(own, "")
+	check(l, err, own)
+	if _, err := LoadLengthFor(filepath.Join(dir, "none.onnx"), ""); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("missing model file: %v", err)
+	}
+	// The built-in tiny model ships its own.
+	tiny, err := builtin.Dir(builtin.TinyTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err = LoadLengthFor(LengthONNX, tiny)
+	check(l, err, filepath.Join(tiny, LengthModelFile))
 }
 
 func TestLoadLengthUnknown(t *testing.T) {

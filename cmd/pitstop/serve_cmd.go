@@ -121,7 +121,7 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.StringVar(&f.durationsPath, "durations", "", "tool-duration statistics file: loaded at start when it exists, saved periodically and at exit")
 	fl.DurationVar(&f.saveInterval, "durations-save-every", time.Minute, "how often to save --durations")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fl.StringVar(&f.lengthPredictor, "predictor", runtime.LengthONNX, "output-length predictor of each call segment: onnx (the default model in predictor/data, through ONNX Runtime: $PITSTOP_ORT_LIB or scripts/fetch_ort.sh's cache; without it, history, said in the log and /metrics) or history (the program's mean so far)")
+	fl.StringVar(&f.lengthPredictor, "predictor", runtime.LengthONNX, "output-length predictor of each call segment: onnx (the served model's own length.onnx when its directory has one, as builtin:tiny-tools does, else the default model in predictor/data; through ONNX Runtime: $PITSTOP_ORT_LIB or scripts/fetch_ort.sh's cache; without it, history, said in the log and /metrics), history (the program's mean so far), or the path of an ONNX length model")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to let calls in flight finish on SIGINT/SIGTERM")
 	return cmd
 }
@@ -185,7 +185,7 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	if err != nil {
 		return err
 	}
-	length, err := runtime.LoadLength(f.lengthPredictor)
+	length, err := runtime.LoadLengthFor(f.lengthPredictor, served.dir)
 	if err != nil {
 		return usagef("--predictor: %v", err)
 	}

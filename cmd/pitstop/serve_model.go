@@ -55,6 +55,7 @@ func (f *serveModelFlags) scripted() bool {
 type servedModel struct {
 	description string // one line: what is served, on what
 	executor    string // "cpu" or "sim"
+	dir         string // the model directory ("" for the scripted model)
 }
 
 // apply validates the model flags and sets up cfg to serve the model:
@@ -116,5 +117,9 @@ func (f *serveModelFlags) apply(cfg *runtime.Config, changed func(string) bool) 
 	if f.loadFormat == "dummy" {
 		desc += " — DUMMY WEIGHTS: the answers are noise"
 	}
-	return servedModel{executor: "cpu", description: desc}, nil
+	dir, err := builtin.Resolve(f.model)
+	if err != nil {
+		return servedModel{}, usageError{err.Error()}
+	}
+	return servedModel{executor: "cpu", description: desc, dir: dir}, nil
 }

@@ -23,7 +23,7 @@ import (
 	"strings"
 )
 
-//go:embed tiny-tools/config.json tiny-tools/model.safetensors tiny-tools/tokenizer.json tiny-tools/tokenizer_config.json
+//go:embed tiny-tools/config.json tiny-tools/model.safetensors tiny-tools/tokenizer.json tiny-tools/tokenizer_config.json tiny-tools/length.onnx
 var files embed.FS
 
 // Prefix marks a built-in model in a --model flag: "builtin:tiny-tools".
@@ -32,8 +32,10 @@ const Prefix = "builtin:"
 // TinyTools is the name of the built-in tool-calling model.
 const TinyTools = "tiny-tools"
 
-// modelFiles are the files of a model directory that are embedded.
-var modelFiles = []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}
+// modelFiles are the files of a model directory that are embedded:
+// length.onnx is the model's own output-length classifier (trained on its
+// served outputs; see its README), which serve predicts with.
+var modelFiles = []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "length.onnx"}
 
 // ErrUnknown is wrapped by errors about a name that is not a built-in model.
 var ErrUnknown = errors.New("unknown built-in model")

@@ -78,7 +78,7 @@ func lengthFallbackChild(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	info := regexp.MustCompile(`(?m)^pitstop_predictor_info\{fallback="((?:[^"\\]|\\.)+)",requested="onnx",source="history"\} 1$`).FindSubmatch(body)
+	info := regexp.MustCompile(`(?m)^pitstop_predictor_info\{fallback="((?:[^"\\]|\\.)+)",model="default",requested="onnx",source="history"\} 1$`).FindSubmatch(body)
 	if info == nil {
 		t.Errorf("/metrics has no pitstop_predictor_info for the history fallback:\n%s", grepLines(body, "pitstop_predictor"))
 	}
