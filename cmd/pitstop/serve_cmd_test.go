@@ -42,6 +42,8 @@ func TestServeBadInput(t *testing.T) {
 		{"unknown profile", []string{"--model", "scripted-test", "--profile", "tpu"}, []string{`unknown profile "tpu"`}},
 		{"negative kv", []string{"--kv-tokens", "-1"}, []string{"--kv-tokens"}},
 		{"unknown policy", []string{"--policy", "nope"}, []string{`unknown policy "nope"`}},
+		{"unknown predictor", []string{"--model", "scripted-test", "--predictor", "crystal-ball"}, []string{`unknown length predictor "crystal-ball"`, "history"}},
+		{"missing length model", []string{"--model", "scripted-test", "--predictor", filepath.Join(dir, "none.onnx")}, []string{"none.onnx: no such file"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
