@@ -118,11 +118,7 @@ func (rt *Runtime) fitResults(msgs []chat.Message, room int) ([]chat.Message, []
 		empty[i].Content = ""
 		ids[i] = rt.tok.Encode(msgs[i].Content, false)
 	}
-	text, err := rt.tmpl.RenderToolResultsSpans(empty, true)
-	if err != nil {
-		return nil, nil
-	}
-	markup, err := text.Encode(rt.tok)
+	markup, err := rt.resultTokens(empty)
 	if err != nil {
 		return nil, nil
 	}
@@ -138,11 +134,7 @@ func (rt *Runtime) fitResults(msgs []chat.Message, room int) ([]chat.Message, []
 				out[i].Content = strings.ToValidUTF8(rt.tok.Decode(ids[i][:kept[i]]), "") + cutNote(kept[i], len(ids[i]))
 			}
 		}
-		text, err := rt.tmpl.RenderToolResultsSpans(out, true)
-		if err != nil {
-			return nil, nil
-		}
-		toks, err := text.Encode(rt.tok)
+		toks, err := rt.resultTokens(out)
 		if err != nil {
 			return nil, nil
 		}
@@ -152,6 +144,16 @@ func (rt *Runtime) fitResults(msgs []chat.Message, room int) ([]chat.Message, []
 		avail -= len(toks) - room
 	}
 	return nil, nil
+}
+
+// resultTokens renders tool results and tokenizes them as encodeResults
+// does, with the errors returned.
+func (rt *Runtime) resultTokens(msgs []chat.Message) ([]int32, error) {
+	text, err := rt.tmpl.RenderToolResultsSpans(msgs, true)
+	if err != nil {
+		return nil, err
+	}
+	return text.Encode(rt.tok)
 }
 
 func cutNote(kept, of int) string {
