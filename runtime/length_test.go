@@ -207,17 +207,9 @@ func TestLoadLengthUnknown(t *testing.T) {
 
 func histCount(t *testing.T, rt *Runtime, name string) uint64 {
 	t.Helper()
-	mfs, err := rt.Metrics().Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n uint64
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				n += m.GetHistogram().GetSampleCount()
-			}
-		}
+	for _, m := range metricsNamed(t, rt, name) {
+		n += m.GetHistogram().GetSampleCount()
 	}
 	return n
 }
@@ -225,25 +217,8 @@ func histCount(t *testing.T, rt *Runtime, name string) uint64 {
 // gaugeWith is the value of the gauge whose labels include want (-1: none).
 func gaugeWith(t *testing.T, rt *Runtime, name string, want map[string]string) float64 {
 	t.Helper()
-	mfs, err := rt.Metrics().Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				labels[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue next
-				}
-			}
+	for _, m := range metricsNamed(t, rt, name) {
+		if hasLabels(m, want) {
 			return m.GetGauge().GetValue()
 		}
 	}

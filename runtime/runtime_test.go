@@ -18,6 +18,7 @@ import (
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/predictor"
 	"github.com/pitstop-llm/pitstop/tools"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func newTestRuntime(t *testing.T, cfg Config) *Runtime {
@@ -94,29 +95,49 @@ func TestClientSideToolAndResume(t *testing.T) {
 	t.Logf("usage1 %+v usage2 %+v prog %+v", res.Usage, res2.Usage, progs[0])
 }
 
-// counter reads a counter of the runtime's metrics.
+// counter reads a counter of the runtime's metrics: the first series with
+// label=value, or the first series when label is "".
 func counter(t *testing.T, rt *Runtime, name, label, value string) float64 {
+	t.Helper()
+	want := map[string]string{}
+	if label != "" {
+		want[label] = value
+	}
+	for _, m := range metricsNamed(t, rt, name) {
+		if hasLabels(m, want) {
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// metricsNamed gathers the runtime's metrics and returns the series of name.
+func metricsNamed(t *testing.T, rt *Runtime, name string) []*dto.Metric {
 	t.Helper()
 	mfs, err := rt.Metrics().Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-			if label == "" {
-				return m.GetCounter().GetValue()
-			}
+		if mf.GetName() == name {
+			return mf.GetMetric()
 		}
 	}
-	return 0
+	return nil
+}
+
+// hasLabels reports whether m carries every label of want with its value.
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	labels := map[string]string{}
+	for _, lp := range m.GetLabel() {
+		labels[lp.GetName()] = lp.GetValue()
+	}
+	for k, v := range want {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // The sequence of a call that returned tool calls to the client stays
