@@ -125,13 +125,7 @@ func TestBenchWritesReports(t *testing.T) {
 			LeakedBlocks int `json:"leaked_blocks"`
 		}
 	}
-	data, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, js, &rep)
 	if rep.Workload != "infercept-single" || len(rep.Runs) != 4 {
 		t.Fatalf("report has workload %q and %d runs, want infercept-single and 4", rep.Workload, len(rep.Runs))
 	}
@@ -179,13 +173,7 @@ func TestBenchSLOFlags(t *testing.T) {
 				Attainment float64 `json:"slo_attainment"`
 			}
 		}
-		data, err := os.ReadFile(js)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(data, &rep); err != nil {
-			t.Fatal(err)
-		}
+		readJSON(t, js, &rep)
 		for _, r := range rep.Runs {
 			if r.TTFT != c.ttft || r.TPOT != c.tpot || r.Requests == 0 || !(r.Attainment > 0) {
 				t.Errorf("%v: run %+v, want SLOs %g/%g and some attainment", c.args, r, c.ttft, c.tpot)
@@ -292,5 +280,17 @@ func TestBenchCPU(t *testing.T) {
 		if r.Requests == 0 || r.Completed != r.Requests || r.LeakedBlocks != 0 {
 			t.Fatalf("measured-clock run %+v: want every request completed and no leak", r)
 		}
+	}
+}
+
+// readJSON decodes the JSON file at path into v.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatal(err)
 	}
 }
