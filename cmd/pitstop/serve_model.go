@@ -117,9 +117,5 @@ func (f *serveModelFlags) apply(cfg *runtime.Config, changed func(string) bool) 
 	if f.loadFormat == "dummy" {
 		desc += " — DUMMY WEIGHTS: the answers are noise"
 	}
-	dir, err := builtin.Resolve(f.model)
-	if err != nil {
-		return servedModel{}, usageError{err.Error()}
-	}
-	return servedModel{executor: "cpu", description: desc, dir: dir}, nil
+	return servedModel{executor: "cpu", description: desc, dir: m.Dir()}, nil
 }
