@@ -66,7 +66,6 @@ func LoadLengthFor(source, modelDir string) (*Length, error) {
 	path := ""
 	switch {
 	case source == "" || source == LengthONNX:
-		source = LengthONNX
 		if modelDir != "" {
 			if p := filepath.Join(modelDir, LengthModelFile); fileExists(p) {
 				path = p
@@ -76,22 +75,18 @@ func LoadLengthFor(source, modelDir string) (*Length, error) {
 		if !fileExists(source) {
 			return nil, fmt.Errorf("length model %s: no such file", source)
 		}
-		path, source = source, LengthONNX
+		path = source
 	case source == LengthHistory:
 		return &Length{LengthPredictor: predictor.HistoryPredictor{Default: DefaultPredictedTokens},
 			Source: LengthHistory, Requested: LengthHistory}, nil
 	default:
 		return nil, fmt.Errorf("unknown length predictor %q (valid: %s, %s, or the path of an ONNX length model)", source, LengthONNX, LengthHistory)
 	}
-	var m *predictor.Model
-	var err error
-	name := "default"
-	if path == "" {
-		m, err = predictor.LoadDefault()
-	} else {
-		name = path
-		m, err = predictor.LoadModel(path)
+	name, load := "default", predictor.LoadDefault
+	if path != "" {
+		name, load = path, func() (*predictor.Model, error) { return predictor.LoadModel(path) }
 	}
+	m, err := load()
 	if err != nil {
 		return &Length{LengthPredictor: predictor.HistoryPredictor{Default: DefaultPredictedTokens},
 			Source: LengthHistory, Requested: LengthONNX, Fallback: err.Error(), Model: name}, nil
