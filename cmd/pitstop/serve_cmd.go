@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,6 +38,7 @@ func loopbackAddr(addr string) bool {
 
 type serveFlags struct {
 	serveModelFlags
+	lifecycleFlags
 	addr, policy                  string
 	apiKeys                       []string
 	apiKeysFile                   string
@@ -107,6 +104,7 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address")
 	fl.StringVar(&f.policy, "policy", runtime.DefaultPolicy, "scheduling policy")
 	addServeModelFlags(fl, &f.serveModelFlags)
+	addLifecycleFlags(fl, &f.lifecycleFlags)
 	fl.StringSliceVar(&f.apiKeys, "api-key", nil, "accepted API key (repeatable, or comma-separated)")
 	fl.StringVar(&f.apiKeysFile, "api-keys-file", "", "file of accepted API keys, one a line")
 	fl.StringSliceVar(&f.httpAllow, "tools-http-allow", nil, "enable the http_get tool for these hosts (e.g. example.com,*.wikipedia.org)")
@@ -205,6 +203,7 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	if f.webhookPublicOnly {
 		acfg.WebhookPolicy = &tools.DialPolicy{}
 	}
+	acfg.BodyReadTimeout = f.readTimeout
 	srv, err := api.New(acfg)
 	if err != nil {
 		rt.Close()
@@ -215,51 +214,8 @@ func runServe(f serveFlags, changed func(string) bool) error {
 		rt.Close()
 		return fmt.Errorf("listen on %s: %w", f.addr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	saveDurations := func() {
-		if f.durationsPath == "" {
-			return
-		}
-		if err := durations.Save(f.durationsPath); err != nil {
-			log.Warn("saving tool-duration statistics", "file", f.durationsPath, "err", err)
-		}
-	}
-	if f.durationsPath != "" && f.saveInterval > 0 {
-		go func() {
-			t := time.NewTicker(f.saveInterval)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					saveDurations()
-				}
-			}
-		}()
-	}
 	log.Info("pitstop serving", "addr", "http://"+ln.Addr().String()+"/v1", "model", rt.Model().Name(),
 		"executor", served.executor, "served", served.description, "policy", f.policy,
 		"tools", strings.Join(reg.Names(), ","), "auth", len(keys) > 0)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-		log.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
-		err = hs.Shutdown(sctx)
-		cancel()
-	}
-	if rerr := rt.Close(); rerr != nil && err == nil {
-		err = rerr
-	}
-	saveDurations()
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return err
+	return serveUntilSignal(ln, srv.Handler(), rt, f, durations, log)
 }

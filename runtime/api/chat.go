@@ -334,9 +334,13 @@ func (s *Server) stream(c echo.Context, call *runtime.Call, includeUsage bool, r
 		if !w.committed {
 			return fromRuntime(res.Err)
 		}
+		// The stream is committed (status 200): the failure is a final
+		// event with OpenAI's error object, and the stream still ends with
+		// [DONE] so that a client tells a failed call from a cut connection.
 		w.commitRounds() // the rounds that ran before the failure
 		data, _ := json.Marshal(errorBody{Error: fromRuntime(res.Err)})
 		w.raw(data)
+		w.raw([]byte("[DONE]"))
 		w.flush()
 		return nil
 	}

@@ -15,7 +15,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -52,6 +51,9 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (0: DefaultMaxBodyBytes); a larger
 	// body gets 413.
 	MaxBodyBytes int64
+	// BodyReadTimeout is how long a request body may go without a byte
+	// arriving (0: DefaultBodyReadTimeout); body.go states the whole rule.
+	BodyReadTimeout time.Duration
 	// AllowToolRegistration enables POST /v1/tools.
 	AllowToolRegistration bool
 	// WebhookPolicy restricts the addresses registered webhook tools may
@@ -175,25 +177,6 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
-}
-
-// readBody reads a request body within the size limit.
-func (s *Server) readBody(c echo.Context) ([]byte, *APIError) {
-	req := c.Request()
-	if req.ContentLength > s.cfg.MaxBodyBytes {
-		return nil, newError(http.StatusRequestEntityTooLarge, typeInvalidRequest, "", "request_too_large",
-			"Request body of %d bytes is larger than the limit of %d bytes.", req.ContentLength, s.cfg.MaxBodyBytes)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, newError(http.StatusRequestEntityTooLarge, typeInvalidRequest, "", "request_too_large",
-				"Request body is larger than the limit of %d bytes.", s.cfg.MaxBodyBytes)
-		}
-		return nil, invalid("", "invalid_body", "Could not read the request body: %v", err)
-	}
-	return body, nil
 }
 
 // programHeaders reads the program identity of a request.
