@@ -148,7 +148,7 @@ func drainHTTP(ctx context.Context, stop func(), hs *http.Server, ln net.Listene
 		case <-drained:
 		case <-time.After(grace):
 			log.Warn("closing the connections whose clients did not take their last response", "grace", grace)
-			_ = hs.Close() // ends the blocked writes; the only error it returns is the listener's, closed already
+			_ = hs.Close() // ends the blocked writes; its error would be the listeners', which Shutdown closed
 		}
 	}
 	<-served // http.ErrServerClosed, once Shutdown or Close began

@@ -170,3 +170,24 @@ func TestDrainHTTPIdle(t *testing.T) {
 		t.Errorf("runtime closed %d times, want 1", n)
 	}
 }
+
+// --read-timeout and --shutdown-grace refuse what is not a positive
+// duration, as usage errors, before anything is loaded.
+func TestServeLifecycleFlagsBadInput(t *testing.T) {
+	cases := []struct{ args, want []string }{
+		{[]string{"--read-timeout", "0"}, []string{`invalid argument "0" for "--read-timeout"`, "must be positive"}},
+		{[]string{"--read-timeout", "-5s"}, []string{"--read-timeout", "must be positive"}},
+		{[]string{"--shutdown-grace", "soon"}, []string{`"soon" for "--shutdown-grace"`, "not a duration"}},
+	}
+	for _, c := range cases {
+		code, stdout, stderr := pitstop(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...)...)
+		if code != 2 || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line", c.args, code, stdout, stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", c.args, stderr, w)
+			}
+		}
+	}
+}
