@@ -8,13 +8,14 @@ import (
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/models/cpu"
-	"github.com/pitstop-llm/pitstop/models/tokenizer"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
 // seqCtl is the engine.Controller of one call's sequence: it reads every
 // token the model writes through the streaming decoder and the template's
-// streaming tool-call parser, streams content and client tool calls out,
+// streaming tool-call parser, with the token's provenance (a marker token
+// opens a tool call, text that spells one is content; chat.TokenReader),
+// streams content and client tool calls out,
 // and decides at the end of a turn whether the call finishes or pauses for
 // server-side tools. All its state is touched on the engine goroutine only
 // (the first turn is prepared before the call is submitted).
@@ -32,8 +33,7 @@ type seqCtl struct {
 	script     []int32 // forced tokens of a scripted model, or nil
 	scriptTool float64 // the script's turn ends in server-side tools taking this long; -1: it does not
 	pos        int
-	dec        *tokenizer.Decoder
-	parser     chat.ToolCallParser
+	reader     *chat.TokenReader
 	turnText   strings.Builder // content of this turn
 	wsHold     string          // whitespace held back: it may only separate tool calls
 	turnCalls  []chat.ToolCall
@@ -97,7 +97,7 @@ func (r *seqRef) Forecast(s *engine.Sequence) engine.Forecast          { return 
 
 func newSeqCtl(rt *Runtime, c *Call, turn Turn, server map[string]bool, maxTokens, promptTokens int) *seqCtl {
 	return &seqCtl{rt: rt, call: c, turn: turn, server: server, maxTokens: maxTokens,
-		promptTokens: promptTokens, segPrompt: promptTokens, dec: rt.tok.NewDecoder(true)}
+		promptTokens: promptTokens, segPrompt: promptTokens}
 }
 
 // startTurn prepares the next assistant turn.
@@ -107,7 +107,8 @@ func (s *seqCtl) startTurn() {
 	if s.script != nil {
 		// A scripted model knows its turn: the forecast tells the policy
 		// whether it ends in server-side tools and how long they take.
-		res := chat.Parse(s.rt.tmpl, s.rt.tok.Decode(s.script), chat.WithIDs(func(int) string { return "" }))
+		res := chat.ParseTokens(s.rt.tmpl, s.rt.tok, s.rt.markup, s.script,
+			chat.WithProvenance(s.rt.prov), chat.WithIDs(func(int) string { return "" }))
 		all := len(res.ToolCalls) > 0
 		for _, c := range res.ToolCalls {
 			all = all && s.server[c.Name]
@@ -118,8 +119,7 @@ func (s *seqCtl) startTurn() {
 		}
 	}
 	s.pos = 0
-	s.dec.Reset()
-	s.parser = s.rt.tmpl.NewParser()
+	s.reader = s.rt.newTokenReader()
 	s.turnText.Reset()
 	s.wsHold = ""
 	s.turnCalls = nil
@@ -162,12 +162,7 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 	if s.rt.stop[tok] {
 		return s.endTurn(tok)
 	}
-	if s.rt.markup[tok] {
-		// Tool-call markup the tokenizer flags special: the parser needs it.
-		s.events(s.parser.Feed(s.dec.Flush() + string(s.rt.tok.TokenBytes(tok))))
-	} else if txt := s.dec.Add(tok); txt != "" {
-		s.events(s.parser.Feed(txt))
-	}
+	s.events(s.reader.Add(tok))
 	if s.generated >= s.maxTokens || (s.rt.ctxCap > 0 && s.seq != nil && s.seq.NumTokens()+2 > s.rt.ctxCap) {
 		// The token budget is spent, or the model's context is full after
 		// this token (no position for the next one).
@@ -180,10 +175,7 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 
 // closeTurn flushes the decoder and the parser.
 func (s *seqCtl) closeTurn() {
-	if txt := s.dec.Flush(); txt != "" {
-		s.events(s.parser.Feed(txt))
-	}
-	s.events(s.parser.Close())
+	s.events(s.reader.Close())
 }
 
 // endTurn decides what a turn's end token means.

@@ -122,6 +122,13 @@ type Config struct {
 	// resume it (default DefaultClientToolTTL; negative: never, the next
 	// call starts afresh and relies on the prefix cache alone).
 	ClientToolTTL time.Duration
+	// StrictToolCalls runs only the tool calls the model opened with a
+	// marker token, a token of its tokenizer's own for the template's
+	// tool-call markup (docs/tool-call-provenance.md). Off (the default),
+	// calls that text alone makes also run where the model has no such
+	// token (a tokenizer without one, Llama 3.1's JSON calls without
+	// <|python_tag|>), and New logs a warning; on, they are content.
+	StrictToolCalls bool
 	// Trace, when set, receives one JSONL predictor.TraceRecord per segment
 	// of each finished call, written when the call finishes.
 	Trace io.Writer
@@ -137,7 +144,8 @@ type Runtime struct {
 	tmpl    chat.Template
 	tok     *tokenizer.Tokenizer
 	stop    map[int32]bool
-	markup  map[int32]bool // special tokens the tool-call parser reads
+	markup  map[int32]string // marker tokens: the tool-call markup's own tokens
+	prov    chat.Provenance  // where the parsers accept tool-call markup from
 	eos     int32
 	profile *sim.Profile
 	ecfg    engine.Config
@@ -234,14 +242,7 @@ func New(cfg Config) (*Runtime, error) {
 	for _, id := range rt.tok.EOSIDs() {
 		rt.stop[id] = true
 	}
-	// Special tokens that are tool-call markup reach the parser; other
-	// special tokens are dropped from the output.
-	rt.markup = map[int32]bool{}
-	for _, m := range toolCallMarkup() {
-		if id, ok := rt.tok.TokenID(m); ok && rt.tok.IsSpecial(id) && !rt.stop[id] {
-			rt.markup[id] = true
-		}
-	}
+	rt.markup, rt.prov = toolCallProvenance(rt.model.Name(), rt.tmpl, rt.tok, rt.stop, cfg.StrictToolCalls, rt.log)
 	if st, ok := rt.model.(interface{ StopTokens() []int32 }); ok {
 		for _, id := range st.StopTokens() {
 			rt.stop[id] = true
@@ -352,14 +353,6 @@ func New(cfg Config) (*Runtime, error) {
 	go rt.runEngine()
 	go rt.janitor()
 	return rt, nil
-}
-
-// toolCallMarkup are the texts of the tool-call formats' markup
-// (models/chat's parsers: Hermes <tool_call> tags, Llama 3.1's python tag).
-// A tokenizer may flag them special; the runtime decodes them anyway, for
-// the parser to see.
-func toolCallMarkup() []string {
-	return []string{"<tool_call>", "</tool_call>", "<|python_tag|>"}
 }
 
 // builtinPriors are the expected durations, in seconds, of the built-in
