@@ -13,11 +13,10 @@ import (
 
 // seqCtl is the engine.Controller of one call's sequence: it reads every
 // token the model writes through the streaming decoder and the template's
-// streaming tool-call parser, with the token's provenance (a marker token
+// streaming tool-call parser with the token's provenance (a marker token
 // opens a tool call, text that spells one is content; chat.TokenReader),
-// streams content and client tool calls out,
-// and decides at the end of a turn whether the call finishes or pauses for
-// server-side tools. All its state is touched on the engine goroutine only
+// streams content and client tool calls out, and decides at the end of a
+// turn whether the call finishes or pauses for server-side tools. All its state is touched on the engine goroutine only
 // (the first turn is prepared before the call is submitted).
 type seqCtl struct {
 	rt        *Runtime
