@@ -90,8 +90,11 @@ func (p shapingPolicy) Admit(v *engine.View, s *engine.Sequence, budget int) boo
 
 // wrapPolicy turns on the prefix cache, shares the engine between tenants
 // and forwards every optional interface the policy has.
-func wrapPolicy(p engine.Policy) engine.Policy {
-	w := withPrefixCache{Policy: p, tenants: newTenantShare()}
+func wrapPolicy(p engine.Policy, shareTenants bool) engine.Policy {
+	w := withPrefixCache{Policy: p}
+	if shareTenants {
+		w.tenants = newTenantShare()
+	}
 	if _, ok := p.(engine.Shaper); ok {
 		return shapingPolicy{w}
 	}

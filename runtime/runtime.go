@@ -129,6 +129,9 @@ type Config struct {
 	// resume it (default DefaultClientToolTTL; negative: never, the next
 	// call starts afresh and relies on the prefix cache alone).
 	ClientToolTTL time.Duration
+	// DisableTenantShare turns off the sharing of the engine between
+	// tenants (tenantShare): an ablation, for measuring what it does.
+	DisableTenantShare bool
 	// Trace, when set, receives one JSONL predictor.TraceRecord per segment
 	// of each finished call, written when the call finishes.
 	Trace io.Writer
@@ -351,7 +354,7 @@ func New(cfg Config) (*Runtime, error) {
 			rt.policyName = fmt.Sprintf("%T", cfg.PolicyImpl)
 		}
 	}
-	eng, err := engine.New(ecfg, rt.clock, exe, wrapPolicy(pol), engine.Observer(rt))
+	eng, err := engine.New(ecfg, rt.clock, exe, wrapPolicy(pol, !cfg.DisableTenantShare), engine.Observer(rt))
 	if err != nil {
 		exec.Close()
 		return nil, fmt.Errorf("runtime: %w", err)

@@ -38,7 +38,7 @@ type tenantShare struct {
 // level; levels are checked every few iterations, cheap next to ranking.
 const (
 	tenantHalfLife   = 30 * time.Second
-	tenantQuantum    = 1.0 // seconds
+	tenantQuantum    = 0.05 // seconds: a few iterations of a full batch
 	tenantCheckEvery = 8
 	tenantMaxLevel   = 16
 	// tenantLevelClass spaces levels far beyond any policy's own classes.
