@@ -97,14 +97,13 @@ func NewEgressClient(p DialPolicy, opts ...EgressOption) *http.Client {
 	dialer := &net.Dialer{Timeout: cfg.dialTimeout, Resolver: cfg.resolver, Control: p.Control}
 	return &http.Client{
 		Transport: &http.Transport{
-			Proxy:                 nil,
-			DialContext:           dialer.DialContext,
-			ForceAttemptHTTP2:     true,
-			TLSHandshakeTimeout:   cfg.dialTimeout,
-			ExpectContinueTimeout: time.Second,
-			MaxIdleConns:          64,
-			MaxIdleConnsPerHost:   16,
-			IdleConnTimeout:       30 * time.Second,
+			Proxy:               nil,
+			DialContext:         dialer.DialContext,
+			ForceAttemptHTTP2:   true,
+			TLSHandshakeTimeout: cfg.dialTimeout,
+			MaxIdleConns:        64,
+			MaxIdleConnsPerHost: 16,
+			IdleConnTimeout:     30 * time.Second,
 		},
 		CheckRedirect: redirectRule(p, cfg.redirectCheck),
 	}

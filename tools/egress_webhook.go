@@ -92,3 +92,27 @@ func NewWebhookEgress(p DialPolicy, l WebhookLimits, log *slog.Logger, opts ...E
 	}
 	return &WebhookEgress{Policy: p, Limits: l.Effective(), Client: NewEgressClient(p, opts...), Logger: log}, nil
 }
+
+// egress returns the egress spec's calls go through, every field set:
+// spec.Egress's, or OpenDialPolicy with default limits; spec.Client
+// replaces its client.
+func (spec WebhookSpec) egress() (WebhookEgress, error) {
+	eg := WebhookEgress{Policy: OpenDialPolicy()}
+	if spec.Egress != nil {
+		eg = *spec.Egress
+	}
+	if err := eg.Limits.Validate(); err != nil {
+		return eg, err
+	}
+	eg.Limits = eg.Limits.Effective()
+	if spec.Client != nil {
+		eg.Client = spec.Client
+	}
+	if eg.Client == nil {
+		eg.Client = NewEgressClient(eg.Policy)
+	}
+	if eg.Logger == nil {
+		eg.Logger = slog.Default()
+	}
+	return eg, nil
+}

@@ -106,14 +106,11 @@ func NewWebhookTool(spec WebhookSpec) (*Tool, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w %q: webhook URL %q must be an absolute http or https URL", ErrInvalidTool, spec.Name, spec.URL)
 	}
-	eg := spec.Egress
-	if eg == nil {
-		if eg, err = NewWebhookEgress(OpenDialPolicy(), WebhookLimits{}, nil); err != nil {
-			return nil, err
-		}
+	eg, err := spec.egress()
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %w", ErrInvalidTool, spec.Name, err)
 	}
-	limits := eg.Limits.Effective()
-	switch {
+	switch limits := eg.Limits; {
 	case spec.MaxResponseBytes < 0:
 		return nil, fmt.Errorf("%w %q: negative max response bytes", ErrInvalidTool, spec.Name)
 	case spec.MaxResponseBytes > limits.MaxResponseBytes:
@@ -127,16 +124,12 @@ func NewWebhookTool(spec WebhookSpec) (*Tool, error) {
 	}
 	limit := spec.MaxResponseBytes
 	if limit == 0 {
-		limit = limits.MaxResponseBytes
-	}
-	client := spec.Client
-	if client == nil {
-		client = eg.Client
+		limit = eg.Limits.MaxResponseBytes
 	}
 	w := &webhookCaller{
 		name: spec.Name, target: u.String(), logTarget: logURL(u),
 		secret: append([]byte(nil), spec.Secret...), header: spec.Header.Clone(),
-		client: client, limit: limit, maxTimeout: limits.MaxTimeout, log: eg.Logger,
+		client: eg.Client, limit: limit, maxTimeout: eg.Limits.MaxTimeout, log: eg.Logger,
 	}
 	return New(spec.Name, spec.Description, spec.Parameters, w.call,
 		WithTimeout(spec.Timeout), WithMaxConcurrency(spec.MaxConcurrency),

@@ -238,6 +238,17 @@ func TestWebhookLimits(t *testing.T) {
 	if _, err := NewWebhookEgress(DialPolicy{}, WebhookLimits{MaxTimeout: -1}, nil); err == nil {
 		t.Error("negative limit accepted")
 	}
+	// A WebhookEgress built by hand gets the defaults it leaves out.
+	if _, err := NewWebhookTool(WebhookSpec{Name: "x", URL: srv.URL, Egress: &WebhookEgress{Limits: WebhookLimits{MaxResponseBytes: -1}}}); !errors.Is(err, ErrInvalidTool) {
+		t.Errorf("negative hand-built limit: %v", err)
+	}
+	byHand, err := NewWebhookTool(WebhookSpec{Name: "by_hand", URL: srv.URL + "/size/3", Egress: &WebhookEgress{Policy: OpenDialPolicy()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := newTestExecutor(t, ExecutorConfig{}, byHand).Run(context.Background(), Call{Name: "by_hand"}); r.IsError || r.Content != "xxx" {
+		t.Errorf("hand-built egress: %+v", r)
+	}
 }
 
 func TestWebhookLimitsTimeoutFromSeconds(t *testing.T) {
