@@ -131,7 +131,7 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.Float64Var(&f.tenantLimits.TokensPerSecond, "tenant-tokens-per-s", 0, "prompt+completion tokens per second one tenant may use, averaged over 10 s (0: no limit)")
 	fl.BoolVar(&f.metricsPublic, "metrics-public", false, "serve /metrics without an API key (by default, with keys configured, only admin keys read it)")
 	fl.StringSliceVar(&f.webhookAllow, "webhook-allow", nil, "CIDRs webhook tools may reach although they are loopback, private or link-local (e.g. 10.1.2.0/24,127.0.0.1/32)")
-	fl.DurationVar(&f.webhookMaxTimeout, "webhook-max-timeout", 60*time.Second, "largest timeout a webhook tool may ask for (its timeout_s)")
+	fl.DurationVar(&f.webhookMaxTimeout, "webhook-max-timeout", tools.DefaultWebhookMaxTimeout, "largest timeout a webhook tool may ask for (its timeout_s); no webhook call runs longer")
 	fl.Int64Var(&f.webhookMaxResponse, "webhook-max-response-bytes", tools.DefaultWebhookMaxResponseBytes, "largest webhook answer read")
 	fl.DurationVar(&f.anonymousTTL, "anonymous-program-ttl", runtime.DefaultAnonymousProgramTTL, "how long the program row of a call without X-Pitstop-Program stays after the call")
 	fl.StringSliceVar(&f.httpAllow, "tools-http-allow", nil, "enable the http_get tool for these hosts (e.g. example.com,*.wikipedia.org)")
@@ -232,7 +232,7 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	}
 	acfg := api.Config{Runtime: rt, Keys: keys, TenantDefaults: f.tenantLimits, MetricsPublic: f.metricsPublic,
 		MaxBodyBytes: f.maxBody, AllowToolRegistration: f.allowRegistration, Logger: log,
-		WebhookMaxTimeout: f.webhookMaxTimeout, WebhookMaxResponseBytes: f.webhookMaxResponse}
+		WebhookLimits: tools.WebhookLimits{MaxTimeout: f.webhookMaxTimeout, MaxResponseBytes: f.webhookMaxResponse}}
 	if acfg.WebhookPolicy, err = webhookPolicy(f, keys.Len() > 0); err != nil {
 		rt.Close()
 		return err

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/pitstop-llm/pitstop/runtime/api"
@@ -16,10 +17,14 @@ import (
 // an open server on loopback is a developer's and may reach anything (its
 // tool servers are usually local), unless --webhook-public-only.
 func webhookPolicy(f serveFlags, hasKeys bool) (*tools.DialPolicy, error) {
+	allow, err := tools.ParseAllowList(strings.Join(f.webhookAllow, ","))
+	if err != nil {
+		return nil, usagef("--webhook-allow: %v", err)
+	}
 	if !hasKeys && loopbackAddr(f.addr) && !f.webhookPublicOnly {
 		return nil, nil
 	}
-	return &tools.DialPolicy{}, nil // MERGE: Allow from --webhook-allow (egress branch)
+	return &tools.DialPolicy{Allow: allow}, nil
 }
 
 // reloadKeysOnHUP reloads the keys file on SIGHUP: calls in flight go on,

@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -65,11 +66,9 @@ type Config struct {
 	// WebhookPolicy restricts the addresses registered webhook tools may
 	// reach (nil: any).
 	WebhookPolicy *tools.DialPolicy
-	// WebhookMaxTimeout caps a webhook tool's timeout_s (0: the tool
-	// executor's default is the cap); WebhookMaxResponseBytes caps how much
-	// of its answer is read (0: tools.DefaultWebhookMaxResponseBytes).
-	WebhookMaxTimeout       time.Duration
-	WebhookMaxResponseBytes int64
+	// WebhookLimits are the server's maxima of webhook tools (timeout_s,
+	// response size); zero fields are tools' defaults.
+	WebhookLimits tools.WebhookLimits
 	// OnCallDone, if set, is told about every chat call the server
 	// answered (for tests and load reports).
 	OnCallDone func(CallStats)
@@ -103,7 +102,7 @@ type Server struct {
 	keys atomic.Pointer[Keyring]
 	log  *slog.Logger
 
-	webhookClient *http.Client
+	webhooks *tools.WebhookEgress // policy, client and maxima of every webhook tool
 }
 
 // New builds the server.
@@ -121,9 +120,15 @@ func New(cfg Config) (*Server, error) {
 	if err := s.ReloadKeys(cfg.Keys); err != nil {
 		return nil, err
 	}
+	policy := tools.OpenDialPolicy()
 	if cfg.WebhookPolicy != nil {
-		s.webhookClient = webhookClient(*cfg.WebhookPolicy)
+		policy = *cfg.WebhookPolicy
 	}
+	eg, err := tools.NewWebhookEgress(policy, cfg.WebhookLimits, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	s.webhooks = eg
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler

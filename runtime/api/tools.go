@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"net/http"
 	"time"
 
@@ -112,23 +111,20 @@ func (s *Server) putTool(c echo.Context, name string, replace bool) error {
 			return invalid("name", "invalid_value", "The body names tool %q but the URL names %q.", r.Name, name)
 		}
 	}
-	maxTimeout := s.cfg.WebhookMaxTimeout
 	switch {
 	case r.URL == "":
 		return invalid("url", "missing_required_parameter", "Missing required parameter: url.")
-	case r.TimeoutS < 0 || r.CacheTTLS < 0 || r.ExpectedS < 0 || r.MaxConcurrency < 0:
-		return invalid("", "invalid_value", "timeout_s, cache_ttl_s, expected_duration_s and max_concurrency must not be negative.")
-	case maxTimeout > 0 && seconds(r.TimeoutS) > maxTimeout:
-		return invalid("timeout_s", "invalid_value", "timeout_s must be at most %g on this server, got %g.", maxTimeout.Seconds(), r.TimeoutS)
+	case r.CacheTTLS < 0 || r.ExpectedS < 0 || r.MaxConcurrency < 0:
+		return invalid("", "invalid_value", "cache_ttl_s, expected_duration_s and max_concurrency must not be negative.")
 	}
-	timeout := seconds(r.TimeoutS)
-	if timeout == 0 {
-		timeout = maxTimeout // 0 when uncapped: the executor's default
+	timeout, err := s.webhooks.Limits.TimeoutFromSeconds(r.TimeoutS)
+	if err != nil {
+		return invalid("timeout_s", "invalid_value", "timeout_s: %v.", err)
 	}
 	spec := tools.WebhookSpec{
 		Name: r.Name, Description: r.Description, URL: r.URL, Parameters: r.Parameters, Secret: []byte(r.Secret),
 		Timeout: timeout, MaxConcurrency: r.MaxConcurrency, Idempotent: r.Idempotent, CacheTTL: seconds(r.CacheTTLS),
-		MaxResponseBytes: s.cfg.WebhookMaxResponseBytes, Client: s.webhookClient,
+		Egress: s.webhooks,
 	}
 	if len(r.Headers) > 0 {
 		spec.Header = http.Header{}
@@ -205,15 +201,4 @@ func (s *Server) invokeTool(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, invokeResponse{Tool: name, CallID: r.CallID, Program: program, Content: res.Content,
 		IsError: res.IsError, Truncated: res.Truncated, Cached: res.Cached, DurationMS: float64(res.Duration().Microseconds()) / 1000})
-}
-
-// webhookClient is an HTTP client whose connections obey a dial policy.
-func webhookClient(p tools.DialPolicy) *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second, Control: p.Control}
-	return &http.Client{
-		Transport: &http.Transport{Proxy: nil, DialContext: d.DialContext, MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second},
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse // a redirect would drop the POST body
-		},
-	}
 }
