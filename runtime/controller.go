@@ -111,7 +111,7 @@ func (s *seqCtl) startTurn() {
 		all := len(res.ToolCalls) > 0
 		for _, c := range res.ToolCalls {
 			all = all && s.server[c.Name]
-			s.scriptTool = max(s.scriptTool, s.rt.durations.PredictDuration(c.Name))
+			s.scriptTool = max(s.scriptTool, s.rt.durations.PredictDuration(s.rt.toolStatsKey(s.call.tenant, c.Name)))
 		}
 		if !all {
 			s.scriptTool = -1
@@ -201,8 +201,8 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 			// program's next call brings the results (a tool call of
 			// the client's duration, handled like any other).
 			s.parking = true
-			expected := s.rt.durations.PredictDuration(clientToolKey(calls[0].Name))
-			return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: clientToolKey(describeCalls(calls)), Expected: expected}}
+			expected := s.rt.durations.PredictDuration(clientToolKey(s.call.tenant, calls[0].Name))
+			return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: clientToolKey(s.call.tenant, describeCalls(calls)), Expected: expected}}
 		}
 		return engine.Action{Token: tok, Kind: engine.Finish}
 	}
@@ -214,7 +214,7 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 	}
 	var expected float64
 	for _, c := range calls {
-		expected = max(expected, s.rt.durations.PredictDuration(c.Name))
+		expected = max(expected, s.rt.durations.PredictDuration(s.rt.toolStatsKey(s.call.tenant, c.Name)))
 	}
 	s.pending = &pendingRound{calls: calls, text: strings.TrimSpace(s.turnText.String()),
 		predicted: time.Duration(expected * float64(time.Second))}
@@ -325,7 +325,7 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 // endSegment books a trace record for the segment that just ended.
 func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
 	out := s.generated - s.segGenStart
-	idx := s.rt.programs.segment(s.call.program, out, tool)
+	idx := s.rt.programs.segment(s.call.key, out, tool)
 	var names []string
 	for _, t := range s.turn.Tools {
 		names = append(names, t.Name)

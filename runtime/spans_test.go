@@ -23,7 +23,7 @@ func TestPromptInjectionIsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	offered, _, err := rt.resolveTools(tools)
+	offered, _, err := rt.resolveTools("", tools)
 	if err != nil {
 		t.Fatal(err)
 	}
