@@ -51,9 +51,18 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
+# Parsers of untrusted input, fuzzed for a short, bounded time on every test run
+# (package:target); their seed corpora also run in the plain go test above.
+FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./models/chat:FuzzToolCallParser
+FUZZTIME ?= 10s
+
 test: ort blas vet
 	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -count=1 ./...
 	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -count=1 -race $(RACE_PKGS)
+	@for f in $(FUZZ); do \
+		echo "fuzz $${f#*:} ($(FUZZTIME))"; \
+		out=$$($(GO) test $(TAGS) -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \
+	done
 
 bench-go:
 	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./engine/... ./kvswap/... ./handling/... ./predictor/... ./models/...

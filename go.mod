@@ -18,6 +18,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	github.com/yalue/onnxruntime_go v1.27.0
 	golang.org/x/image v0.30.0
+	golang.org/x/net v0.48.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.46.0
 	golang.org/x/term v0.44.0
@@ -57,5 +58,4 @@ require (
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.46.0 // indirect
-	golang.org/x/net v0.48.0 // indirect
 )

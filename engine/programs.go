@@ -66,6 +66,19 @@ func (t *ProgramTable) finish(s *Sequence, now time.Duration) {
 	s.prog.LastFinish = now
 }
 
+// ExpireFunc drops programs with no active call that finished before the
+// cutoff cutoffOf gives for their id (e.g. a shorter one for single calls).
+func (t *ProgramTable) ExpireFunc(cutoffOf func(id string) time.Duration) int {
+	n := 0
+	for id, p := range t.rows {
+		if p.Active == 0 && p.LastFinish < cutoffOf(id) {
+			delete(t.rows, id)
+			n++
+		}
+	}
+	return n
+}
+
 // Expire drops programs with no active call that finished before cutoff.
 func (t *ProgramTable) Expire(cutoff time.Duration) int {
 	n := 0

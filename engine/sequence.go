@@ -84,6 +84,7 @@ type Controller interface {
 type Request struct {
 	Name       string   // caller's id for the call, for logs and metrics
 	Program    string   // program id; empty = a program of its own
+	Tenant     string   // the program's owner, for sharing the engine between tenants (opaque to the engine)
 	Thread     string   // thread inside the program
 	Parents    []string // parent threads (DAG programs)
 	Prompt     []int32  // prompt tokens
@@ -148,6 +149,7 @@ type Sequence struct {
 func (s *Sequence) ID() SeqID                 { return s.id }
 func (s *Sequence) Name() string              { return s.req.Name }
 func (s *Sequence) Program() string           { return s.req.Program }
+func (s *Sequence) Tenant() string            { return s.req.Tenant }
 func (s *Sequence) Thread() string            { return s.req.Thread }
 func (s *Sequence) Parents() []string         { return s.req.Parents }
 func (s *Sequence) State() State              { return s.state }

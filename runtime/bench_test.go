@@ -35,7 +35,7 @@ func calcDef(b *testing.B) []chat.Tool {
 		b.Fatal(err)
 	}
 	defer rt.Close()
-	offered, _, err := rt.resolveTools([]chat.Tool{{Name: "calculator"}})
+	offered, _, err := rt.resolveTools("", []chat.Tool{{Name: "calculator"}})
 	if err != nil {
 		b.Fatal(err)
 	}

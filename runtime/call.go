@@ -21,7 +21,9 @@ import (
 type Call struct {
 	rt      *Runtime
 	id      string
-	program string
+	program string // the program id the caller knows
+	tenant  string
+	key     string // the program's key in the program table and the engine (programKey)
 	stream  bool
 	created time.Time
 
@@ -156,13 +158,28 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	if req.MaxTokens < 0 {
 		return nil, errorf(ErrInvalid, "max_tokens", "invalid_value", "max_tokens must not be negative, got %d", req.MaxTokens)
 	}
+	if err := rt.promptTooLong(req); err != nil {
+		return nil, err
+	}
+	// The tenant's limits come before any work on the prompt; the slot is
+	// given back when the call ends, or at once if it does not start.
+	if aerr := rt.tenants.admit(req.Tenant, received); aerr != nil {
+		rt.metrics.tenantRejected.WithLabelValues(tenantLabel(req.Tenant), aerr.Code).Inc()
+		return nil, aerr
+	}
+	started := false
+	defer func() {
+		if !started {
+			rt.tenants.release(req.Tenant)
+		}
+	}()
 	if t := req.Temperature; t != nil && (*t < 0 || *t > 2 || *t != *t) {
 		return nil, errorf(ErrInvalid, "temperature", "invalid_value", "temperature must be between 0 and 2, got %g", *t)
 	}
 	if p := req.TopP; p != nil && (*p < 0 || *p > 1 || *p != *p) {
 		return nil, errorf(ErrInvalid, "top_p", "invalid_value", "top_p must be between 0 and 1, got %g", *p)
 	}
-	offered, server, err := rt.resolveTools(req.Tools)
+	offered, server, err := rt.resolveTools(req.Tenant, req.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -203,15 +220,17 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		return nil, errorf(ErrContextLength, "messages", "context_length_exceeded",
 			"This model's maximum context length is %d tokens; your messages resulted in %d tokens.", rt.maxPrompt, len(toks))
 	}
+	rt.tenants.charge(req.Tenant, len(toks), received)
 
 	id := rt.nextID.Add(1)
 	c := &Call{rt: rt, id: "chatcmpl-" + strconv.FormatUint(uint64(rt.started.UnixNano()&0xffffffff), 36) + strconv.FormatUint(id, 36),
 		stream: req.Stream, created: received, notify: make(chan struct{}, 1), done: make(chan struct{})}
-	c.program = req.Program
+	c.program, c.tenant = req.Program, req.Tenant
 	anonymous := c.program == ""
 	if anonymous {
 		c.program = anonPrefix + c.id
 	}
+	c.key = programKey(c.tenant, c.program)
 	c.toolCtx, c.toolCancel = context.WithCancel(context.Background())
 	var once sync.Once
 	c.complete = func(r Result) {
@@ -228,7 +247,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	st.thread, st.anonymous = req.Thread, anonymous
 	st.timing.Received = received
 	st.lastMessage, st.systemPrompt = lastMessage(req.Messages), systemPrompt(req.Messages)
-	st.history = rt.programs.history(c.program)
+	st.history = rt.programs.history(c.key)
 	st.predictLength()
 	st.startTurn() // the first turn's script, on this goroutine
 
@@ -239,22 +258,24 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	}
 	rt.calls[c] = struct{}{}
 	rt.mu.Unlock()
+	started = true
 
-	gapTools, gap := rt.programs.arrive(c.program, req.Thread, anonymous, received)
+	gapTools, gap := rt.programs.arrive(c.key, c.program, c.tenant, req.Thread, anonymous, received)
 	if len(gapTools) > 0 {
 		// The time the client took to run the tools it was given.
-		rt.durations.Observe(clientToolKey(gapTools[0]), gap.Seconds())
+		rt.durations.Observe(clientToolKey(c.tenant, gapTools[0]), gap.Seconds())
 	}
+	rt.metrics.tenantCalls.WithLabelValues(tenantLabel(c.tenant)).Inc()
 	rt.metrics.tokens.WithLabelValues("prompt").Add(float64(len(toks)))
 
 	var park, stale *parkEntry
 	var rest []int32
 	if !anonymous && rt.cfg.ClientToolTTL > 0 {
-		park, rest, stale = rt.parkedFor(c.program, req.Thread, rendered)
+		park, rest, stale = rt.parkedFor(c.key, req.Thread, rendered)
 	}
 	ref := &seqRef{cur: st}
 	st.ref = ref
-	ereq := engine.Request{Name: c.id, Program: c.program, Thread: req.Thread, Parents: req.Parents, Prompt: toks, Controller: ref}
+	ereq := engine.Request{Name: c.id, Program: c.key, Tenant: c.tenant, Thread: req.Thread, Parents: req.Parents, Prompt: toks, Controller: ref}
 	c.mu.Lock()
 	c.stopWatch = context.AfterFunc(ctx, c.Cancel)
 	c.mu.Unlock()
@@ -309,8 +330,18 @@ func samplingOf(req ChatRequest, callNum uint64) cpu.SamplingParams {
 	return p
 }
 
-// clientToolKey is the duration-statistics key of a tool run by the client.
-func clientToolKey(name string) string { return "client:" + name }
+// clientToolKey is the duration-statistics key of a tool run by a tenant's
+// client (each tenant's clients keep their own statistics).
+func clientToolKey(tenant, name string) string { return "client:" + tools.StatsKey(tenant, name) }
+
+// toolStatsKey is the duration-statistics key of a server-side tool as a
+// tenant's call names it: the tenant's own tool has statistics of its own.
+func (rt *Runtime) toolStatsKey(tenant, name string) string {
+	if rt.reg.Scoped(tenant, name) {
+		return tools.StatsKey(tenant, name)
+	}
+	return name
+}
 
 // ChatSync runs a call to its end and returns its result; a failed call's
 // error is returned as well.
@@ -330,9 +361,9 @@ func (rt *Runtime) ChatSync(ctx context.Context, req ChatRequest) (*Result, erro
 }
 
 // resolveTools checks the declared tools and returns those to offer the
-// model (a registered tool with its registered definition) and the names
-// that run server-side.
-func (rt *Runtime) resolveTools(declared []chat.Tool) ([]chat.Tool, map[string]bool, error) {
+// model (a registered tool, global or the tenant's own, with its registered
+// definition) and the names that run server-side.
+func (rt *Runtime) resolveTools(tenant string, declared []chat.Tool) ([]chat.Tool, map[string]bool, error) {
 	if len(declared) == 0 {
 		return nil, nil, nil
 	}
@@ -348,7 +379,7 @@ func (rt *Runtime) resolveTools(declared []chat.Tool) ([]chat.Tool, map[string]b
 			return nil, nil, errorf(ErrInvalid, param+".name", "invalid_value", "tool %q is declared twice", t.Name)
 		}
 		seen[t.Name] = true
-		if reg, ok := rt.reg.Get(t.Name); ok {
+		if reg, ok := rt.reg.GetIn(tenant, t.Name); ok {
 			server[t.Name] = true
 			offered = append(offered, chat.Tool{Name: reg.Name, Description: reg.Description, Parameters: reg.Definition().Function.Parameters})
 			continue
@@ -408,7 +439,11 @@ func (rt *Runtime) completeCall(c *Call, r Result) {
 	rt.mu.Lock()
 	delete(rt.calls, c)
 	rt.mu.Unlock()
-	rt.programs.finish(c.program, &r, now)
+	rt.tenants.release(c.tenant)
+	rt.tenants.charge(c.tenant, r.Usage.CompletionTokens, now)
+	rt.metrics.tenantTokens.WithLabelValues(tenantLabel(c.tenant), "prompt").Add(float64(r.Usage.PromptTokens))
+	rt.metrics.tenantTokens.WithLabelValues(tenantLabel(c.tenant), "completion").Add(float64(r.Usage.CompletionTokens))
+	rt.programs.finish(c.key, &r, now)
 	finish := r.FinishReason
 	if r.Err != nil {
 		finish = "error"

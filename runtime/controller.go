@@ -8,15 +8,15 @@ import (
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/models/cpu"
-	"github.com/pitstop-llm/pitstop/models/tokenizer"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
 // seqCtl is the engine.Controller of one call's sequence: it reads every
 // token the model writes through the streaming decoder and the template's
-// streaming tool-call parser, streams content and client tool calls out,
-// and decides at the end of a turn whether the call finishes or pauses for
-// server-side tools. All its state is touched on the engine goroutine only
+// streaming tool-call parser with the token's provenance (a marker token
+// opens a tool call, text that spells one is content; chat.TokenReader),
+// streams content and client tool calls out, and decides at the end of a
+// turn whether the call finishes or pauses for server-side tools. All its state is touched on the engine goroutine only
 // (the first turn is prepared before the call is submitted).
 type seqCtl struct {
 	rt        *Runtime
@@ -32,8 +32,7 @@ type seqCtl struct {
 	script     []int32 // forced tokens of a scripted model, or nil
 	scriptTool float64 // the script's turn ends in server-side tools taking this long; -1: it does not
 	pos        int
-	dec        *tokenizer.Decoder
-	parser     chat.ToolCallParser
+	reader     *chat.TokenReader
 	turnText   strings.Builder // content of this turn
 	wsHold     string          // whitespace held back: it may only separate tool calls
 	turnCalls  []chat.ToolCall
@@ -97,7 +96,7 @@ func (r *seqRef) Forecast(s *engine.Sequence) engine.Forecast          { return 
 
 func newSeqCtl(rt *Runtime, c *Call, turn Turn, server map[string]bool, maxTokens, promptTokens int) *seqCtl {
 	return &seqCtl{rt: rt, call: c, turn: turn, server: server, maxTokens: maxTokens,
-		promptTokens: promptTokens, segPrompt: promptTokens, dec: rt.tok.NewDecoder(true)}
+		promptTokens: promptTokens, segPrompt: promptTokens}
 }
 
 // startTurn prepares the next assistant turn.
@@ -107,19 +106,19 @@ func (s *seqCtl) startTurn() {
 	if s.script != nil {
 		// A scripted model knows its turn: the forecast tells the policy
 		// whether it ends in server-side tools and how long they take.
-		res := chat.Parse(s.rt.tmpl, s.rt.tok.Decode(s.script), chat.WithIDs(func(int) string { return "" }))
+		res := chat.ParseTokens(s.rt.tmpl, s.rt.tok, s.rt.markup, s.script,
+			chat.WithProvenance(s.rt.prov), chat.WithIDs(func(int) string { return "" }))
 		all := len(res.ToolCalls) > 0
 		for _, c := range res.ToolCalls {
 			all = all && s.server[c.Name]
-			s.scriptTool = max(s.scriptTool, s.rt.durations.PredictDuration(c.Name))
+			s.scriptTool = max(s.scriptTool, s.rt.durations.PredictDuration(s.rt.toolStatsKey(s.call.tenant, c.Name)))
 		}
 		if !all {
 			s.scriptTool = -1
 		}
 	}
 	s.pos = 0
-	s.dec.Reset()
-	s.parser = s.rt.tmpl.NewParser()
+	s.reader = s.rt.newTokenReader()
 	s.turnText.Reset()
 	s.wsHold = ""
 	s.turnCalls = nil
@@ -162,12 +161,7 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 	if s.rt.stop[tok] {
 		return s.endTurn(tok)
 	}
-	if s.rt.markup[tok] {
-		// Tool-call markup the tokenizer flags special: the parser needs it.
-		s.events(s.parser.Feed(s.dec.Flush() + string(s.rt.tok.TokenBytes(tok))))
-	} else if txt := s.dec.Add(tok); txt != "" {
-		s.events(s.parser.Feed(txt))
-	}
+	s.events(s.reader.Add(tok))
 	if s.generated >= s.maxTokens || (s.rt.ctxCap > 0 && s.seq != nil && s.seq.NumTokens()+2 > s.rt.ctxCap) {
 		// The token budget is spent, or the model's context is full after
 		// this token (no position for the next one).
@@ -180,10 +174,7 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 
 // closeTurn flushes the decoder and the parser.
 func (s *seqCtl) closeTurn() {
-	if txt := s.dec.Flush(); txt != "" {
-		s.events(s.parser.Feed(txt))
-	}
-	s.events(s.parser.Close())
+	s.events(s.reader.Close())
 }
 
 // endTurn decides what a turn's end token means.
@@ -210,8 +201,8 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 			// program's next call brings the results (a tool call of
 			// the client's duration, handled like any other).
 			s.parking = true
-			expected := s.rt.durations.PredictDuration(clientToolKey(calls[0].Name))
-			return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: clientToolKey(describeCalls(calls)), Expected: expected}}
+			expected := s.rt.durations.PredictDuration(clientToolKey(s.call.tenant, calls[0].Name))
+			return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: clientToolKey(s.call.tenant, describeCalls(calls)), Expected: expected}}
 		}
 		return engine.Action{Token: tok, Kind: engine.Finish}
 	}
@@ -223,7 +214,7 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 	}
 	var expected float64
 	for _, c := range calls {
-		expected = max(expected, s.rt.durations.PredictDuration(c.Name))
+		expected = max(expected, s.rt.durations.PredictDuration(s.rt.toolStatsKey(s.call.tenant, c.Name)))
 	}
 	s.pending = &pendingRound{calls: calls, text: strings.TrimSpace(s.turnText.String()),
 		predicted: time.Duration(expected * float64(time.Second))}
@@ -334,7 +325,7 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 // endSegment books a trace record for the segment that just ended.
 func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
 	out := s.generated - s.segGenStart
-	idx := s.rt.programs.segment(s.call.program, out, tool)
+	idx := s.rt.programs.segment(s.call.key, out, tool)
 	var names []string
 	for _, t := range s.turn.Tools {
 		names = append(names, t.Name)

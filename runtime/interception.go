@@ -20,7 +20,7 @@ func (rt *Runtime) runRound(s *seqCtl, p *pendingRound, round Round, ctxTokens i
 	c := s.call
 	calls := make([]tools.Call, len(p.calls))
 	for i, tc := range p.calls {
-		calls[i] = tools.Call{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}
+		calls[i] = tools.Call{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Scope: c.tenant}
 	}
 	start := time.Now()
 	results := rt.exec.RunAll(c.toolCtx, calls)

@@ -136,7 +136,7 @@ func TestLengthONNX(t *testing.T) {
 
 func firstPromptTokens(t *testing.T, rt *Runtime, req ChatRequest) int {
 	t.Helper()
-	offered, _, err := rt.resolveTools(req.Tools)
+	offered, _, err := rt.resolveTools("", req.Tools)
 	if err != nil {
 		t.Fatal(err)
 	}

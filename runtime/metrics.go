@@ -37,6 +37,12 @@ type Metrics struct {
 	clientCalls  prometheus.Counter
 	prefixCached prometheus.Counter
 	parks        *prometheus.CounterVec
+	// Per tenant (the label is the tenant's name from the operator's keys
+	// file, so it is bounded by the operator).
+	tenantCalls    *prometheus.CounterVec
+	tenantTokens   *prometheus.CounterVec
+	tenantRejected *prometheus.CounterVec
+	tenantActive   *prometheus.GaugeVec
 }
 
 func newMetrics() *Metrics {
@@ -145,11 +151,27 @@ func newMetrics() *Metrics {
 			Name: "pitstop_client_tool_pauses_total",
 			Help: "Calls paused across tool calls returned to the client, by event: parked, resumed (by the program's next call), replaced, expired, released.",
 		}, []string{"event"}),
+		tenantCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pitstop_tenant_calls_total",
+			Help: "Chat calls started, by tenant.",
+		}, []string{"tenant"}),
+		tenantTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pitstop_tenant_tokens_total",
+			Help: "Tokens of finished calls by tenant and kind (prompt, completion).",
+		}, []string{"tenant", "kind"}),
+		tenantRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pitstop_tenant_rejected_total",
+			Help: "Calls and invokes refused by a tenant limit (answered 429), by tenant and code.",
+		}, []string{"tenant", "code"}),
+		tenantActive: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pitstop_tenant_active_calls",
+			Help: "Chat calls and tool invokes in flight, by tenant.",
+		}, []string{"tenant"}),
 	}
 	r.MustRegister(m.queue, m.policyQueue, m.kvBlocks, m.hostBlocks, m.swapBlocks, m.swapBytes, m.recompute,
 		m.preemptions, m.iterations, m.iterSeconds, m.tokens, m.handling, m.toolLatency,
 		m.toolRounds, m.resultsCut, m.predErr, m.predRelErr, m.calls, m.callSeconds, m.outside, m.programs,
-		m.clientCalls, m.prefixCached, m.parks,
+		m.clientCalls, m.prefixCached, m.parks, m.tenantCalls, m.tenantTokens, m.tenantRejected, m.tenantActive,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, k := range []handling.Kind{handling.Preserve, handling.Swap, handling.Discard} {
 		m.handling.WithLabelValues(k.String(), "paused")

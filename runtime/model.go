@@ -56,13 +56,21 @@ func (s *scriptedModel) Name() string                    { return s.m.Name() }
 func (s *scriptedModel) Template() chat.Template         { return s.m.Template() }
 func (s *scriptedModel) Tokenizer() *tokenizer.Tokenizer { return s.m.Tokenizer() }
 
+// Script writes the reply as a model would: the template's tool-call tags
+// as their special tokens, the reply's text (content, the calls' JSON) as
+// text, so that a reply that spells a tag is text.
 func (s *scriptedModel) Script(t *Turn) []int32 {
-	reply := s.m.Reply(testmodel.Conversation{
+	reply := s.m.ReplyRendered(testmodel.Conversation{
 		Messages: t.Messages,
 		Tools:    t.Tools,
 		Choice:   testmodel.Choice{Mode: string(t.ToolChoice.Mode), Name: t.ToolChoice.Name},
 		Parallel: t.ParallelToolCalls,
 	})
-	toks := s.m.Tokenizer().Encode(reply, false)
+	toks, err := reply.Encode(s.m.Tokenizer())
+	if err != nil {
+		// The spans come from the template and are always in order; text
+		// alone is the safe reading if they ever are not.
+		toks = s.m.Tokenizer().Encode(reply.Text, false)
+	}
 	return append(toks, s.end)
 }

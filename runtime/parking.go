@@ -48,7 +48,7 @@ func (rt *Runtime) park(s *seqCtl, expected float64) {
 		recs := s.segments
 		go rt.trace.write(recs)
 	}
-	e := &parkEntry{key: parkKey(s.call.program, s.thread), st: s, text: rt.tok.Decode(s.seq.Tokens()),
+	e := &parkEntry{key: parkKey(s.call.key, s.thread), st: s, text: rt.tok.Decode(s.seq.Tokens()),
 		since: now, expected: expected, tool: tool}
 	s.park = e
 	s.handedOff = true
@@ -133,7 +133,7 @@ func (rt *Runtime) resumeParked(e *parkEntry, st *seqCtl, rest []int32) bool {
 	}
 	gap := time.Since(e.since).Seconds()
 	rt.metrics.parks.WithLabelValues("resumed").Inc()
-	key := clientToolKey(e.tool)
+	key := clientToolKey(e.st.call.tenant, e.tool)
 	rt.metrics.predErr.WithLabelValues(key).Observe(math.Abs(e.expected - gap))
 	if gap > 0 {
 		rt.metrics.predRelErr.WithLabelValues(key).Observe(math.Abs(e.expected-gap) / gap)

@@ -9,8 +9,21 @@ import (
 // changes nothing else: the runtime relies on it so that a program's next
 // call (the resume after tools the client ran) finds its KV again. The
 // optional interfaces are forwarded exactly as the engine would use them on
-// the wrapped policy.
-type withPrefixCache struct{ engine.Policy }
+// the wrapped policy. With tenants set, the engine is shared between
+// tenants (tenantShare) around the policy's own order.
+type withPrefixCache struct {
+	engine.Policy
+	tenants *tenantShare
+}
+
+// Priority is the policy's, within the call's tenant level.
+func (p withPrefixCache) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
+	pr := p.Policy.Priority(v, s)
+	if p.tenants != nil {
+		pr = p.tenants.priority(s, pr)
+	}
+	return pr
+}
 
 func (p withPrefixCache) Traits() engine.Traits {
 	var t engine.Traits
@@ -21,12 +34,17 @@ func (p withPrefixCache) Traits() engine.Traits {
 	return t
 }
 
-// Refresh forwards to the policy; a policy without it never asks.
+// Refresh forwards to the policy (a policy without it never asks), and asks
+// when a tenant's level changed.
 func (p withPrefixCache) Refresh(v *engine.View) bool {
+	refresh := false
 	if r, ok := p.Policy.(engine.Refresher); ok {
-		return r.Refresh(v)
+		refresh = r.Refresh(v)
 	}
-	return false
+	if p.tenants != nil && p.tenants.refresh(v) {
+		refresh = true
+	}
+	return refresh
 }
 
 // Evict forwards to the policy; without it the engine recomputes.
@@ -37,8 +55,12 @@ func (p withPrefixCache) Evict(v *engine.View, s *engine.Sequence) handling.Kind
 	return handling.Discard
 }
 
-// Observe forwards events to a policy that observes them.
+// Observe forwards events to a policy that observes them, and books
+// tenants' service.
 func (p withPrefixCache) Observe(e *engine.Event) {
+	if p.tenants != nil {
+		p.tenants.observe(e)
+	}
 	if o, ok := p.Policy.(engine.Observer); ok {
 		o.Observe(e)
 	}
@@ -66,11 +88,15 @@ func (p shapingPolicy) Admit(v *engine.View, s *engine.Sequence, budget int) boo
 	return p.Policy.(engine.Shaper).Admit(v, s, budget)
 }
 
-// wrapPolicy turns on the prefix cache and forwards every optional
-// interface the policy has.
-func wrapPolicy(p engine.Policy) engine.Policy {
-	if _, ok := p.(engine.Shaper); ok {
-		return shapingPolicy{withPrefixCache{p}}
+// wrapPolicy turns on the prefix cache, shares the engine between tenants
+// and forwards every optional interface the policy has.
+func wrapPolicy(p engine.Policy, shareTenants bool) engine.Policy {
+	w := withPrefixCache{Policy: p}
+	if shareTenants {
+		w.tenants = newTenantShare()
 	}
-	return withPrefixCache{p}
+	if _, ok := p.(engine.Shaper); ok {
+		return shapingPolicy{w}
+	}
+	return w
 }

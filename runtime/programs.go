@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 // by them); the rest is the runtime's own bookkeeping.
 type ProgramInfo struct {
 	ID        string   `json:"id"`
+	Tenant    string   `json:"tenant,omitempty"`
 	Anonymous bool     `json:"anonymous,omitempty"` // a call without X-Pitstop-Program
 	Calls     int      `json:"calls"`
 	Active    int      `json:"active"`
@@ -54,7 +56,8 @@ type program struct {
 	invokeRun int       // invokes in flight
 }
 
-// programTable is the runtime's program table. Safe for concurrent use.
+// programTable is the runtime's program table, keyed by programKey (the
+// tenant and the caller's id). Safe for concurrent use.
 type programTable struct {
 	mu   sync.Mutex
 	rows map[string]*program
@@ -65,14 +68,11 @@ func newProgramTable() *programTable { return &programTable{rows: map[string]*pr
 // arrive books a new call of program id and returns the program's history
 // and, when the program comes back after returning tool calls to the
 // client, the tools and the gap.
-func (t *programTable) arrive(id, thread string, anonymous bool, now time.Time) (gapTools []string, gap time.Duration) {
+func (t *programTable) arrive(key, id, tenant, thread string, anonymous bool, now time.Time) (gapTools []string, gap time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.rows[id]
-	if p == nil {
-		p = &program{info: ProgramInfo{ID: id, Anonymous: anonymous, FirstSeen: now}, threads: map[string]bool{}}
-		t.rows[id] = p
-	}
+	p := t.row(key, id, tenant, now)
+	p.info.Anonymous = anonymous
 	p.info.Calls++
 	p.info.Active++
 	p.info.LastSeen = now
@@ -89,6 +89,16 @@ func (t *programTable) arrive(id, thread string, anonymous bool, now time.Time) 
 		p.info.OutsideSince = nil
 	}
 	return gapTools, gap
+}
+
+// row returns the program's row, made when it is new (t.mu held).
+func (t *programTable) row(key, id, tenant string, now time.Time) *program {
+	p := t.rows[key]
+	if p == nil {
+		p = &program{info: ProgramInfo{ID: id, Tenant: tenant, FirstSeen: now}, threads: map[string]bool{}}
+		t.rows[key] = p
+	}
+	return p
 }
 
 // history returns the program's segment history and reserves the next
@@ -153,14 +163,10 @@ func (t *programTable) engineStats(id string, service, wait, critical time.Durat
 }
 
 // invokeStart and invokeEnd book a tool the agent runs through the runtime.
-func (t *programTable) invokeStart(id string, now time.Time) {
+func (t *programTable) invokeStart(key, id, tenant string, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.rows[id]
-	if p == nil {
-		p = &program{info: ProgramInfo{ID: id, FirstSeen: now}, threads: map[string]bool{}}
-		t.rows[id] = p
-	}
+	p := t.row(key, id, tenant, now)
 	p.invokeRun++
 	p.info.LastSeen = now
 	if p.info.OutsideSince == nil {
@@ -186,13 +192,18 @@ func (t *programTable) invokeEnd(id string, d time.Duration, now time.Time) {
 }
 
 // expire drops programs idle (no active call, no invoke) since before
-// cutoff and returns how many.
-func (t *programTable) expire(cutoff time.Time) int {
+// cutoff, anonymous ones (a single call without a program id) since before
+// anonCutoff, and returns how many.
+func (t *programTable) expire(cutoff, anonCutoff time.Time) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
 	for id, p := range t.rows {
-		if p.info.Active == 0 && p.invokeRun == 0 && p.info.LastSeen.Before(cutoff) {
+		cut := cutoff
+		if p.info.Anonymous {
+			cut = anonCutoff
+		}
+		if p.info.Active == 0 && p.invokeRun == 0 && p.info.LastSeen.Before(cut) {
 			delete(t.rows, id)
 			n++
 		}
@@ -206,11 +217,15 @@ func (t *programTable) len() int {
 	return len(t.rows)
 }
 
-// list returns copies of the rows, oldest first.
-func (t *programTable) list() []ProgramInfo {
+// list returns copies of the tenant's rows (all tenants' with all), oldest
+// first.
+func (t *programTable) list(tenant string, all bool) []ProgramInfo {
 	t.mu.Lock()
 	out := make([]ProgramInfo, 0, len(t.rows))
 	for _, p := range t.rows {
+		if !all && p.info.Tenant != tenant {
+			continue
+		}
 		info := p.info
 		info.Threads = slices.Clone(info.Threads)
 		if info.OutsideSince != nil {
@@ -224,13 +239,10 @@ func (t *programTable) list() []ProgramInfo {
 		if c := a.FirstSeen.Compare(b.FirstSeen); c != 0 {
 			return c
 		}
-		if a.ID < b.ID {
-			return -1
+		if c := strings.Compare(a.Tenant, b.Tenant); c != 0 {
+			return c
 		}
-		if a.ID > b.ID {
-			return 1
-		}
-		return 0
+		return strings.Compare(a.ID, b.ID)
 	})
 	return out
 }

@@ -57,7 +57,7 @@ func TestWrapPolicyForwardsShaper(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := wrapPolicy(p)
+		w := wrapPolicy(p, true)
 		if _, ok := w.(engine.Shaper); ok != want {
 			t.Errorf("%s: wrapped policy is a Shaper: %v, want %v", name, ok, want)
 		}

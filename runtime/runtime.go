@@ -27,6 +27,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,8 @@ const (
 	DefaultMaxContextTokens = 32768
 	DefaultMaxGenerated     = 16384
 	DefaultProgramTTL       = 15 * time.Minute
+	// DefaultAnonymousProgramTTL keeps single calls' rows briefly.
+	DefaultAnonymousProgramTTL = 30 * time.Second
 )
 
 // Config configures a Runtime. The zero value serves the scripted test
@@ -117,11 +120,25 @@ type Config struct {
 	// ProgramTTL is how long an idle program stays in the table (default
 	// DefaultProgramTTL).
 	ProgramTTL time.Duration
+	// AnonymousProgramTTL is how long the row of a call made without a
+	// program id stays after the call (default DefaultAnonymousProgramTTL):
+	// nobody can name it again, so it is kept only to be seen.
+	AnonymousProgramTTL time.Duration
 	// ClientToolTTL is how long a call's sequence stays paused after its
 	// tool calls went back to the client, for the program's next call to
 	// resume it (default DefaultClientToolTTL; negative: never, the next
 	// call starts afresh and relies on the prefix cache alone).
 	ClientToolTTL time.Duration
+	// StrictToolCalls runs only the tool calls the model opened with a
+	// marker token, a token of its tokenizer's own for the template's
+	// tool-call markup (docs/tool-call-provenance.md). Off (the default),
+	// calls that text alone makes also run where the model has no such
+	// token (a tokenizer without one, Llama 3.1's JSON calls without
+	// <|python_tag|>), and New logs a warning; on, they are content.
+	StrictToolCalls bool
+	// DisableTenantShare turns off the sharing of the engine between
+	// tenants (tenantShare): an ablation, for measuring what it does.
+	DisableTenantShare bool
 	// Trace, when set, receives one JSONL predictor.TraceRecord per segment
 	// of each finished call, written when the call finishes.
 	Trace io.Writer
@@ -137,7 +154,8 @@ type Runtime struct {
 	tmpl    chat.Template
 	tok     *tokenizer.Tokenizer
 	stop    map[int32]bool
-	markup  map[int32]bool // special tokens the tool-call parser reads
+	markup  map[int32]string // marker tokens: the tool-call markup's own tokens
+	prov    chat.Provenance  // where the parsers accept tool-call markup from
 	eos     int32
 	profile *sim.Profile
 	ecfg    engine.Config
@@ -155,9 +173,13 @@ type Runtime struct {
 	trace      *traceWriter
 	log        *slog.Logger
 	maxPrompt  int // tokens a prompt may have: the context cap or the device, the smaller
-	ctxCap     int // tokens a sequence may hold: the model's position limit (0: none)
-	nextID     atomic.Uint64
-	started    time.Time
+	// maxTokenBytes is the longest text one token stands for: a prompt's
+	// bytes bound its tokens from below (promptTooLong).
+	maxTokenBytes int
+	tenants       *tenantTable
+	ctxCap        int // tokens a sequence may hold: the model's position limit (0: none)
+	nextID        atomic.Uint64
+	started       time.Time
 
 	mu     sync.Mutex
 	closed bool
@@ -197,6 +219,9 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.ProgramTTL <= 0 {
 		cfg.ProgramTTL = DefaultProgramTTL
 	}
+	if cfg.AnonymousProgramTTL <= 0 {
+		cfg.AnonymousProgramTTL = min(DefaultAnonymousProgramTTL, cfg.ProgramTTL)
+	}
 	if cfg.ClientToolTTL == 0 {
 		cfg.ClientToolTTL = DefaultClientToolTTL
 	}
@@ -204,7 +229,7 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.Logger = slog.Default()
 	}
 	rt := &Runtime{cfg: cfg, log: cfg.Logger, calls: map[*Call]struct{}{}, live: map[engine.SeqID]*seqCtl{}, parked: map[string]*parkEntry{},
-		programs: newProgramTable(), metrics: newMetrics(), started: time.Now(), queuesSeen: map[string]bool{}}
+		programs: newProgramTable(), tenants: newTenantTable(), metrics: newMetrics(), started: time.Now(), queuesSeen: map[string]bool{}}
 
 	rt.model = cfg.Model
 	if rt.model == nil {
@@ -225,6 +250,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.cfg.MaxContextTokens = cfg.MaxContextTokens
 	}
 	rt.tmpl, rt.tok = rt.model.Template(), rt.model.Tokenizer()
+	rt.maxTokenBytes = longestToken(rt.tok)
 	rt.stop = map[int32]bool{}
 	for _, s := range rt.tmpl.StopStrings() {
 		if id, ok := rt.tok.TokenID(s); ok {
@@ -234,14 +260,7 @@ func New(cfg Config) (*Runtime, error) {
 	for _, id := range rt.tok.EOSIDs() {
 		rt.stop[id] = true
 	}
-	// Special tokens that are tool-call markup reach the parser; other
-	// special tokens are dropped from the output.
-	rt.markup = map[int32]bool{}
-	for _, m := range toolCallMarkup() {
-		if id, ok := rt.tok.TokenID(m); ok && rt.tok.IsSpecial(id) && !rt.stop[id] {
-			rt.markup[id] = true
-		}
-	}
+	rt.markup, rt.prov = toolCallProvenance(rt.model.Name(), rt.tmpl, rt.tok, rt.stop, cfg.StrictToolCalls, rt.log)
 	if st, ok := rt.model.(interface{ StopTokens() []int32 }); ok {
 		for _, id := range st.StopTokens() {
 			rt.stop[id] = true
@@ -336,7 +355,7 @@ func New(cfg Config) (*Runtime, error) {
 			rt.policyName = fmt.Sprintf("%T", cfg.PolicyImpl)
 		}
 	}
-	eng, err := engine.New(ecfg, rt.clock, exe, wrapPolicy(pol), engine.Observer(rt))
+	eng, err := engine.New(ecfg, rt.clock, exe, wrapPolicy(pol, !cfg.DisableTenantShare), engine.Observer(rt))
 	if err != nil {
 		exec.Close()
 		return nil, fmt.Errorf("runtime: %w", err)
@@ -352,14 +371,6 @@ func New(cfg Config) (*Runtime, error) {
 	go rt.runEngine()
 	go rt.janitor()
 	return rt, nil
-}
-
-// toolCallMarkup are the texts of the tool-call formats' markup
-// (models/chat's parsers: Hermes <tool_call> tags, Llama 3.1's python tag).
-// A tokenizer may flag them special; the runtime decodes them anyway, for
-// the parser to see.
-func toolCallMarkup() []string {
-	return []string{"<tool_call>", "</tool_call>", "<|python_tag|>"}
 }
 
 // builtinPriors are the expected durations, in seconds, of the built-in
@@ -419,7 +430,7 @@ func (rt *Runtime) runEngine() {
 
 func (rt *Runtime) janitor() {
 	defer close(rt.janitorD)
-	every := min(max(rt.cfg.ProgramTTL/4, time.Second), time.Minute)
+	every := min(max(min(rt.cfg.ProgramTTL, rt.cfg.AnonymousProgramTTL)/4, time.Second), time.Minute)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -435,13 +446,27 @@ func (rt *Runtime) janitor() {
 // expirePrograms drops programs idle for longer than the TTL, in the
 // runtime's table and in the engine's.
 func (rt *Runtime) expirePrograms() {
-	rt.programs.expire(time.Now().Add(-rt.cfg.ProgramTTL))
+	now := time.Now()
+	rt.programs.expire(now.Add(-rt.cfg.ProgramTTL), now.Add(-rt.cfg.AnonymousProgramTTL))
 	rt.metrics.programs.Set(float64(rt.programs.len()))
 	rt.eng.Post(func() {
-		if cut := rt.clock.Now() - rt.cfg.ProgramTTL; cut > 0 {
-			rt.eng.Programs().Expire(cut)
-		}
+		now := rt.clock.Now()
+		rt.eng.Programs().ExpireFunc(func(id string) time.Duration {
+			if isAnonymousKey(id) {
+				return now - rt.cfg.AnonymousProgramTTL
+			}
+			return now - rt.cfg.ProgramTTL
+		})
 	})
+}
+
+// isAnonymousKey reports whether a program key is that of a call without a
+// program id (anonPrefix, after the tenant when there is one).
+func isAnonymousKey(key string) bool {
+	if i := strings.IndexByte(key, 0); i >= 0 {
+		key = key[i+1:]
+	}
+	return strings.HasPrefix(key, anonPrefix)
 }
 
 // Close stops the engine; unfinished calls fail with ErrUnavailable. It
@@ -608,6 +633,9 @@ func (rt *Runtime) refreshGauges(st *EngineState) {
 	m.hostBlocks.WithLabelValues("used").Set(float64(st.HostUsed))
 	m.hostBlocks.WithLabelValues("capacity").Set(float64(st.HostBlocks))
 	m.programs.Set(float64(rt.programs.len()))
+	for t, n := range rt.tenants.active() {
+		m.tenantActive.WithLabelValues(tenantLabel(t)).Set(float64(n))
+	}
 	// Queues that emptied since the last scrape read 0, not their old length.
 	for q := range rt.queuesSeen {
 		if _, ok := st.Queues[q]; !ok {
@@ -628,9 +656,9 @@ func queueLabel(q int) string {
 	return strconv.Itoa(q)
 }
 
-// Programs returns the program table, each row with the engine's current
-// service and wait.
-func (rt *Runtime) Programs(ctx context.Context) ([]ProgramInfo, error) {
+// Programs returns the tenant's rows of the program table (every tenant's
+// with all), each row with the engine's current service and wait.
+func (rt *Runtime) Programs(ctx context.Context, tenant string, all bool) ([]ProgramInfo, error) {
 	err := rt.onEngine(ctx, func() {
 		rt.eng.Programs().Each(func(p *engine.ProgramStats) {
 			rt.programs.engineStats(p.ID, p.Service, p.Wait, p.CriticalPath())
@@ -642,17 +670,24 @@ func (rt *Runtime) Programs(ctx context.Context) ([]ProgramInfo, error) {
 			return nil, err
 		}
 	}
-	return rt.programs.list(), nil
+	return rt.programs.list(tenant, all), nil
 }
 
-// Program returns one row of the program table.
-func (rt *Runtime) Program(ctx context.Context, id string) (ProgramInfo, bool) {
+// Program returns the tenant's program id from the program table.
+func (rt *Runtime) Program(ctx context.Context, tenant, id string) (ProgramInfo, bool) {
+	key := programKey(tenant, id)
 	_ = rt.onEngine(ctx, func() {
-		if p := rt.eng.Programs().Get(id); p != nil {
+		if p := rt.eng.Programs().Get(key); p != nil {
 			rt.programs.engineStats(p.ID, p.Service, p.Wait, p.CriticalPath())
 		}
 	})
-	return rt.programs.get(id)
+	return rt.programs.get(key)
+}
+
+// SetTenantLimits sets the limits of tenants: defaults for those not named
+// in perTenant. Calls in flight keep running; the next calls obey them.
+func (rt *Runtime) SetTenantLimits(defaults TenantLimits, perTenant map[string]TenantLimits) {
+	rt.tenants.set(defaults, perTenant)
 }
 
 // Observe implements engine.Observer (engine goroutine).

@@ -88,7 +88,7 @@ func TestClientSideToolAndResume(t *testing.T) {
 	if res2.Usage.CachedTokens < res.Usage.PromptTokens/16*16-16 {
 		t.Errorf("prefix cache: %d cached of the first call's %d prompt tokens", res2.Usage.CachedTokens, res.Usage.PromptTokens)
 	}
-	progs, _ := rt.Programs(ctx)
+	progs, _ := rt.Programs(ctx, "", false)
 	if len(progs) != 1 || progs[0].Calls != 2 || progs[0].ServiceS <= 0 {
 		t.Fatalf("programs %+v", progs)
 	}
@@ -177,7 +177,7 @@ func TestParkedResume(t *testing.T) {
 	if st.Parked != 0 || st.Live != 0 {
 		t.Fatalf("after the follow-up: %+v", st)
 	}
-	p, _ := rt.Program(ctx, "p")
+	p, _ := rt.Program(ctx, "", "p")
 	if p.Calls != 3 || p.ClientToolCalls != 1 || len(p.Threads) != 2 {
 		t.Errorf("program %+v", p)
 	}
@@ -297,12 +297,12 @@ func TestProgramsExpire(t *testing.T) {
 	if _, err := rt.ChatSync(ctx, ChatRequest{Program: "old", Messages: []chat.Message{{Role: "user", Content: "hi"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if ps, _ := rt.Programs(ctx); len(ps) != 1 {
+	if ps, _ := rt.Programs(ctx, "", false); len(ps) != 1 {
 		t.Fatalf("programs %+v", ps)
 	}
 	time.Sleep(120 * time.Millisecond)
 	rt.expirePrograms()
-	if ps, _ := rt.Programs(ctx); len(ps) != 0 {
+	if ps, _ := rt.Programs(ctx, "", false); len(ps) != 0 {
 		t.Fatalf("idle program not expired: %+v", ps)
 	}
 	var engineRows int

@@ -23,7 +23,7 @@ func TestPromptInjectionIsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	offered, _, err := rt.resolveTools(tools)
+	offered, _, err := rt.resolveTools("", tools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +48,12 @@ func TestPromptInjectionIsText(t *testing.T) {
 		t.Errorf("prompt tokens %d, want %d", res.Usage.PromptTokens, len(want))
 	}
 	// The markup: system (with tools), user, assistant, user, generation
-	// prompt: 5 turns opened, 4 closed.
-	if n := specials(want); n != 9 {
-		t.Errorf("%d special tokens in the prompt, want the markup's 9", n)
+	// prompt: 5 turns opened, 4 closed; the tools block's instructions
+	// write the tool-call tags twice.
+	if n := specials(want); n != 13 {
+		t.Errorf("%d special tokens in the prompt, want the markup's 13", n)
 	}
-	if n := specials(rt.tok.Encode(r.Text, true)); n <= 9 {
+	if n := specials(rt.tok.Encode(r.Text, true)); n <= 13 {
 		t.Errorf("the injected markup would give %d special tokens without spans; the test proves nothing", n)
 	}
 }

@@ -29,6 +29,10 @@ type ToolChoice struct {
 type ChatRequest struct {
 	// Model is the model id; empty means the runtime's model.
 	Model string
+	// Tenant owns the call (the tenant of the API key; empty: none). It
+	// scopes the program id, the webhook tools the call may run and the
+	// limits it is held to, and the engine shares its time between tenants.
+	Tenant string
 	// Program identifies the agent the call belongs to; empty: the call is
 	// a program of its own. Thread and Parents place it in the program.
 	Program string
@@ -173,6 +177,7 @@ const (
 	ErrCancelled                      // 499: the client went away
 	ErrInternal                       // 500
 	ErrConflict                       // 409: e.g. a tool name already registered
+	ErrRateLimited                    // 429: a tenant limit; Error.RetryAfter says when to retry
 )
 
 // Error is an error of the runtime that the API turns into OpenAI's error
@@ -182,6 +187,8 @@ type Error struct {
 	Param string // the request field at fault, if any
 	Code  string // OpenAI-style code, e.g. "context_length_exceeded"
 	Msg   string
+	// RetryAfter, for ErrRateLimited, is when a retry may succeed.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Msg }

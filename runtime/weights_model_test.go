@@ -40,7 +40,7 @@ func TestWeightsModelTiny(t *testing.T) {
 	}
 	defer rt.Close()
 	call, _ := m.Tokenizer().TokenID("<tool_call>")
-	if !rt.markup[call] || !rt.stop[imEnd] || !rt.stop[eot] || rt.ctxCap != 2048 || rt.cfg.MaxContextTokens != 2048 {
+	if rt.markup[call] != "<tool_call>" || !rt.stop[imEnd] || !rt.stop[eot] || rt.ctxCap != 2048 || rt.cfg.MaxContextTokens != 2048 {
 		t.Errorf("markup %v, stop %v, context cap %d, max context %d", rt.markup, rt.stop, rt.ctxCap, rt.cfg.MaxContextTokens)
 	}
 }

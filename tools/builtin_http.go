@@ -17,7 +17,6 @@ import (
 const (
 	DefaultHTTPGetMaxBytes = 256 << 10
 	DefaultHTTPGetTimeout  = 10 * time.Second
-	maxHTTPGetRedirects    = 5
 )
 
 // HTTPGetConfig enables and restricts the http_get tool.
@@ -27,8 +26,8 @@ type HTTPGetConfig struct {
 	// subdomains. Required: an empty list is a configuration error.
 	AllowedHosts []string
 	// Policy says which resolved addresses may be dialled; by default only
-	// public ones (see DialPolicy). Redirects are followed only to allowed
-	// hosts and are checked the same way.
+	// public ones (see DialPolicy). Redirects are followed as
+	// NewEgressClient says, only to allowed hosts, and checked the same way.
 	Policy DialPolicy
 	// MaxBytes bounds the body read (0: DefaultHTTPGetMaxBytes).
 	MaxBytes int64
@@ -98,26 +97,8 @@ func NewHTTPGetTool(cfg HTTPGetConfig) (*Tool, error) {
 	if ua == "" {
 		ua = "pitstop-http_get/1"
 	}
-	dialer := &net.Dialer{Timeout: timeout, Control: cfg.Policy.Control}
-	client := &http.Client{
-		Transport: &http.Transport{
-			Proxy:               nil, // a proxy would be dialled instead of the checked address
-			DialContext:         dialer.DialContext,
-			TLSHandshakeTimeout: timeout,
-			MaxIdleConns:        16,
-			IdleConnTimeout:     30 * time.Second,
-			ForceAttemptHTTP2:   true,
-		},
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= maxHTTPGetRedirects {
-				return fmt.Errorf("stopped after %d redirects", maxHTTPGetRedirects)
-			}
-			if err := checkFetchURL(patterns, req.URL); err != nil {
-				return fmt.Errorf("redirect refused: %w", err)
-			}
-			return nil
-		},
-	}
+	client := NewEgressClient(cfg.Policy, WithEgressDialTimeout(timeout),
+		WithEgressRedirectCheck(func(req *http.Request) error { return checkFetchURL(patterns, req.URL) }))
 	return Func(HTTPGetTool,
 		"Fetch a web page or API response by URL (HTTP GET) and return its text. Only these hosts are allowed: "+strings.Join(patterns, ", ")+".",
 		func(ctx context.Context, a httpGetArgs) (string, error) {
@@ -134,12 +115,15 @@ func NewHTTPGetTool(cfg HTTPGetConfig) (*Tool, error) {
 			}
 			req.Header.Set("User-Agent", ua)
 			req.Header.Set("Accept", "text/*, application/json, application/xml;q=0.9, */*;q=0.1")
+			if err := cfg.Policy.CheckHost(u.Hostname()); err != nil {
+				return "", fmt.Errorf("fetch refused: the host is %s", refusalReason(err))
+			}
 			resp, err := client.Do(req)
 			if err != nil {
 				if ctx.Err() != nil {
 					return "", ctx.Err()
 				}
-				return "", fmt.Errorf("fetch failed: %w", err)
+				return "", fetchError(err)
 			}
 			defer resp.Body.Close()
 			ct := resp.Header.Get("Content-Type")
@@ -151,7 +135,7 @@ func NewHTTPGetTool(cfg HTTPGetConfig) (*Tool, error) {
 				if ctx.Err() != nil {
 					return "", ctx.Err()
 				}
-				return "", fmt.Errorf("reading the response: %w", err)
+				return "", fmt.Errorf("reading the response: %w", fetchError(err))
 			}
 			note := ""
 			if int64(len(body)) > maxBytes {
@@ -163,6 +147,30 @@ func NewHTTPGetTool(cfg HTTPGetConfig) (*Tool, error) {
 			}
 			return string(body) + note, nil
 		}, WithTimeout(timeout))
+}
+
+// fetchError is what the model is told of a fetch that got no answer: the
+// kind of failure and, for a refusal, the kind of address, never the
+// address a name resolved to. A refused redirect says why (its host is
+// the model's to see: it came in the page's answer).
+func fetchError(err error) error {
+	var rr *RedirectRefusedError
+	var dns *net.DNSError
+	switch classifyEgress(err) {
+	case EgressRefused:
+		return fmt.Errorf("fetch refused: the host is %s", refusalReason(err))
+	case EgressRedirectRefused:
+		if errors.As(err, &rr) {
+			return fmt.Errorf("redirect refused: %w", rr.Reason)
+		}
+		return ErrRedirectRefused
+	case EgressTimedOut:
+		return errors.New("fetch timed out")
+	}
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return fmt.Errorf("fetch failed: no such host %q", dns.Name)
+	}
+	return errors.New("fetch failed: the server is unreachable")
 }
 
 // textual reports whether a content type is text a model can read.

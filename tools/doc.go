@@ -18,6 +18,8 @@
 // argument validation), executor.go (Executor, Result, Observer),
 // output.go (output cap), cache.go (result cache), webhook.go (remote
 // tools and their signatures), dial_policy.go (which addresses outgoing
-// requests may reach), builtin*.go (built-in tools; the calculator's
+// requests may reach), egress_*.go (the client of outgoing requests, its
+// redirect rule, the registration-time host check, failures that never
+// name the target, webhook limits), builtin*.go (built-in tools; the calculator's
 // evaluator is package calc).
 package tools

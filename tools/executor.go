@@ -42,6 +42,9 @@ type Call struct {
 	ID        string // the model's tool_call id
 	Name      string // the function name
 	Arguments string // the arguments, a JSON object as text (may be empty)
+	// Scope is the registry scope of the caller (a tenant): the call runs
+	// a global tool or one of that scope's (see Registry).
+	Scope string
 }
 
 // Result is the outcome of a call. Content is what goes back to the model as
@@ -73,7 +76,9 @@ func (r Result) Duration() time.Duration { return r.Finished.Sub(r.Started) }
 
 // Observer is told about every finished call, e.g. to feed metrics or the
 // tool-duration predictor. It must be safe for concurrent use and quick.
-// For a call of an unknown tool, name is the name the model used.
+// For a call of an unknown tool, name is the name the model used; for a
+// scoped tool it is StatsKey(scope, name), so that two scopes' tools of one
+// name keep apart statistics.
 type Observer interface {
 	ToolFinished(name string, d time.Duration, isError, cached bool)
 }
@@ -188,9 +193,9 @@ type outcome struct {
 // always returns a Result: failures are error results the model can read.
 func (e *Executor) Run(ctx context.Context, call Call) Result {
 	res := Result{CallID: call.ID, Name: strings.ToValidUTF8(call.Name, "\uFFFD"), Started: time.Now()}
-	ent := e.reg.entry(call.Name)
+	ent := e.reg.entry(call.Scope, call.Name)
 	if ent == nil {
-		names := e.reg.Names()
+		names := e.reg.NamesIn(call.Scope)
 		list := "no tools are registered"
 		if len(names) > 0 {
 			list = "registered tools: " + strings.Join(names, ", ")
@@ -323,9 +328,23 @@ func (e *Executor) finish(res Result, ent *entry) Result {
 	res.Content, res.Truncated = capOutput(res.Content, limit)
 	res.Finished = time.Now()
 	if e.cfg.Observer != nil {
-		e.cfg.Observer.ToolFinished(res.Name, res.Duration(), res.IsError, res.Cached)
+		name := res.Name
+		if ent != nil {
+			name = StatsKey(ent.scope, res.Name)
+		}
+		e.cfg.Observer.ToolFinished(name, res.Duration(), res.IsError, res.Cached)
 	}
 	return res
+}
+
+// StatsKey names a tool in statistics and metrics: its name for a global
+// tool, "scope/name" for a scoped one (tool names hold no "/", so the two
+// never collide).
+func StatsKey(scope, name string) string {
+	if scope == "" {
+		return name
+	}
+	return scope + "/" + name
 }
 
 // RunAll runs the tool calls of one model turn in parallel (each tool's

@@ -85,6 +85,8 @@ var (
 	ErrInvalidSchema = errors.New("invalid parameters schema")
 	ErrInvalidTool   = errors.New("invalid tool")
 	ErrDuplicate     = errors.New("tool already registered")
+	// ErrLimit: the scope holds as many tools as it may.
+	ErrLimit = errors.New("tool limit reached")
 )
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

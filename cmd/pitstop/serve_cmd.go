@@ -40,8 +40,15 @@ type serveFlags struct {
 	serveModelFlags
 	lifecycleFlags
 	addr, policy                  string
-	apiKeys                       []string
+	apiKeys, adminKeys            []string
 	apiKeysFile                   string
+	tenantLimits                  runtime.TenantLimits
+	metricsPublic                 bool
+	webhookAllow                  []string
+	webhookMaxTimeout             time.Duration
+	webhookMaxResponse            int64
+	anonymousTTL                  time.Duration
+	strictToolCalls               bool
 	httpAllow                     []string
 	httpAllowPrivate              bool
 	allowRegistration             bool
@@ -90,8 +97,18 @@ the client declares in "tools" runs server-side when it is registered; otherwise
 back to the client as tool_calls. Program identity: headers X-Pitstop-Program,
 X-Pitstop-Thread, X-Pitstop-Parents.
 
-API keys (Bearer) come from --api-key, --api-keys-file and $` + api.EnvAPIKeys + ` (comma-
-separated); with none configured the server is open.
+TENANTS. API keys (Bearer) come from --api-key, --admin-key, --api-keys-file and
+$` + api.EnvAPIKeys + ` (comma-separated); with none configured the server is open and has one
+tenant. Each key belongs to a tenant: a line of the keys file is
+  KEY [tenant=NAME] [admin] [max-tools=N] [max-concurrent=N] [tokens-per-s=X]
+and a key without tenant= is a tenant of its own. A tenant's webhook tools and programs are
+its own (others cannot list, call, replace or read them; the same name in two tenants is two
+tools or programs); admin keys see every tenant's and read /metrics. Limits (--tenant-*
+defaults, per tenant in the keys file) answer 429 with Retry-After, and the engine shares
+its time between tenants by their recent attained service. SIGHUP reloads the keys file
+without dropping calls. With API keys or a listen address beyond loopback, webhook tools may
+not reach loopback, private, link-local or metadata addresses unless --webhook-allow names
+them (checked when each connection is dialled). See docs/security.md.
 
 Policies: ` + strings.Join(policy.Names(), ", ") + ` (the prefix cache is always on)
 Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", "),
@@ -106,7 +123,17 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	addServeModelFlags(fl, &f.serveModelFlags)
 	addLifecycleFlags(fl, &f.lifecycleFlags)
 	fl.StringSliceVar(&f.apiKeys, "api-key", nil, "accepted API key (repeatable, or comma-separated)")
-	fl.StringVar(&f.apiKeysFile, "api-keys-file", "", "file of accepted API keys, one a line")
+	fl.StringVar(&f.apiKeysFile, "api-keys-file", "", "file of accepted API keys, one a line: KEY [tenant=NAME] [admin] [max-tools=N] [max-concurrent=N] [tokens-per-s=X] (reloaded on SIGHUP)")
+	fl.StringSliceVar(&f.adminKeys, "admin-key", nil, "API key of the admin (sees every tenant's programs and tools, reads /metrics; repeatable)")
+	fl.IntVar(&f.tenantLimits.MaxTools, "tenant-max-tools", 64, "webhook tools one tenant may register (0: no limit)")
+	fl.IntVar(&f.tenantLimits.MaxConcurrent, "tenant-max-concurrent", 256, "chat calls and tool invokes one tenant may have in flight (0: no limit)")
+	fl.Float64Var(&f.tenantLimits.TokensPerSecond, "tenant-tokens-per-s", 0, "prompt+completion tokens per second one tenant may use, averaged over 10 s (0: no limit)")
+	fl.BoolVar(&f.metricsPublic, "metrics-public", false, "serve /metrics without an API key (by default, with keys configured, only admin keys read it)")
+	fl.StringSliceVar(&f.webhookAllow, "webhook-allow", nil, "CIDRs webhook tools may reach although they are loopback, private or link-local (e.g. 10.1.2.0/24,127.0.0.1/32)")
+	fl.DurationVar(&f.webhookMaxTimeout, "webhook-max-timeout", tools.DefaultWebhookMaxTimeout, "largest timeout a webhook tool may ask for (its timeout_s); no webhook call runs longer")
+	fl.Int64Var(&f.webhookMaxResponse, "webhook-max-response-bytes", tools.DefaultWebhookMaxResponseBytes, "largest webhook answer read")
+	fl.BoolVar(&f.strictToolCalls, "strict-tool-calls", false, "run a tool call only when the model wrote the template's tool-call marker as its own token; with a template whose format has no marker token (e.g. Llama 3.1 JSON calls) the model then calls no tools (docs/tool-call-provenance.md)")
+	fl.DurationVar(&f.anonymousTTL, "anonymous-program-ttl", runtime.DefaultAnonymousProgramTTL, "how long the program row of a call without X-Pitstop-Program stays after the call")
 	fl.StringSliceVar(&f.httpAllow, "tools-http-allow", nil, "enable the http_get tool for these hosts (e.g. example.com,*.wikipedia.org)")
 	fl.BoolVar(&f.httpAllowPrivate, "tools-http-allow-private", false, "let http_get reach loopback and private addresses")
 	fl.BoolVar(&f.allowRegistration, "allow-tool-registration", true, "allow registering webhook tools at run time (POST /v1/tools); off beyond loopback unless API keys are set")
@@ -136,10 +163,14 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	switch {
 	case f.maxToolRounds < 1:
 		return usagef("invalid --max-tool-rounds %d: must be >= 1", f.maxToolRounds)
-	case f.toolTimeout <= 0 || f.programTTL <= 0 || f.maxBody <= 0:
-		return usagef("--tool-timeout, --program-ttl and --max-body must be positive")
+	case f.toolTimeout <= 0 || f.programTTL <= 0 || f.maxBody <= 0 || f.anonymousTTL <= 0:
+		return usagef("--tool-timeout, --program-ttl, --anonymous-program-ttl and --max-body must be positive")
+	case f.webhookMaxTimeout <= 0 || f.webhookMaxResponse <= 0:
+		return usagef("--webhook-max-timeout and --webhook-max-response-bytes must be positive")
+	case f.tenantLimits.MaxTools < 0 || f.tenantLimits.MaxConcurrent < 0 || f.tenantLimits.TokensPerSecond < 0:
+		return usagef("--tenant-max-tools, --tenant-max-concurrent and --tenant-tokens-per-s must not be negative")
 	}
-	keys, err := api.LoadAPIKeys(f.apiKeys, f.apiKeysFile)
+	keys, err := api.LoadAPIKeys(f.apiKeys, f.adminKeys, f.apiKeysFile)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -176,8 +207,9 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	rcfg := runtime.Config{
 		Policy: f.policy, Tools: reg,
 		ToolExecutor: tools.ExecutorConfig{DefaultTimeout: f.toolTimeout, Logger: log},
-		Durations:    durations, MaxToolRounds: f.maxToolRounds, ProgramTTL: f.programTTL,
-		Trace: trace, Logger: log,
+		Durations:    durations, MaxToolRounds: f.maxToolRounds, ProgramTTL: f.programTTL, AnonymousProgramTTL: f.anonymousTTL,
+		StrictToolCalls: f.strictToolCalls,
+		Trace:           trace, Logger: log,
 	}
 	served, err := f.serveModelFlags.apply(&rcfg, changed)
 	if err != nil {
@@ -193,21 +225,31 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	if err != nil {
 		return err
 	}
-	if f.allowRegistration && len(keys) == 0 && !loopbackAddr(f.addr) {
+	if f.allowRegistration && keys.Len() == 0 && !loopbackAddr(f.addr) {
 		// An open server on a reachable address must not let anyone add tools
 		// that the model will call: registration needs an API key there.
 		log.Warn("webhook tool registration disabled: the server listens beyond loopback without API keys", "addr", f.addr)
 		f.allowRegistration = false
 	}
-	acfg := api.Config{Runtime: rt, APIKeys: keys, MaxBodyBytes: f.maxBody, AllowToolRegistration: f.allowRegistration, Logger: log}
-	if f.webhookPublicOnly {
-		acfg.WebhookPolicy = &tools.DialPolicy{}
+	acfg := api.Config{Runtime: rt, Keys: keys, TenantDefaults: f.tenantLimits, MetricsPublic: f.metricsPublic,
+		MaxBodyBytes: f.maxBody, AllowToolRegistration: f.allowRegistration, Logger: log,
+		WebhookLimits: tools.WebhookLimits{MaxTimeout: f.webhookMaxTimeout, MaxResponseBytes: f.webhookMaxResponse}}
+	if acfg.WebhookPolicy, err = webhookPolicy(f, keys.Len() > 0); err != nil {
+		rt.Close()
+		return err
+	}
+	if keys.Len() > 0 && !keys.HasAdmin() && !f.metricsPublic {
+		log.Warn("/metrics is served to admin keys only and none is configured: set --admin-key or --metrics-public")
 	}
 	acfg.BodyReadTimeout = f.readTimeout
 	srv, err := api.New(acfg)
 	if err != nil {
 		rt.Close()
 		return err
+	}
+	if f.apiKeysFile != "" {
+		stopReload := reloadKeysOnHUP(f, srv, log)
+		defer stopReload()
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
@@ -216,6 +258,6 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	}
 	log.Info("pitstop serving", "addr", "http://"+ln.Addr().String()+"/v1", "model", rt.Model().Name(),
 		"executor", served.executor, "served", served.description, "policy", f.policy,
-		"tools", strings.Join(reg.Names(), ","), "auth", len(keys) > 0)
+		"tools", strings.Join(reg.Names(), ","), "auth", keys.Len() > 0, "tenants", len(keys.Tenants()))
 	return serveUntilSignal(ln, srv.Handler(), rt, f, durations, log)
 }

@@ -9,9 +9,22 @@ import (
 func ExampleHermesParser() {
 	tpl, _ := chat.Lookup("qwen2.5")
 	p := tpl.NewParser(chat.WithIDs(func(i int) string { return fmt.Sprintf("call_%d", i) }))
-	// Tokens arrive a few characters at a time.
-	for _, delta := range []string{"Checking.<tool", "_call>\n{\"name\": \"get_w", "eather\", \"arguments\": {\"city\"", ": \"Paris\"}}\n</tool_call>"} {
-		for _, e := range p.Feed(delta) {
+	// The output arrives a few characters at a time. The tags the model
+	// wrote as marker tokens are special pieces; text that spells a tag
+	// is content.
+	pieces := []struct {
+		text    string
+		special bool
+	}{
+		{`Checking. You wrote "<tool_call>".`, false},
+		{"<tool_call>", true},
+		{"\n{\"name\": \"get_w", false},
+		{"eather\", \"arguments\": {\"city\"", false},
+		{": \"Paris\"}}\n", false},
+		{"</tool_call>", true},
+	}
+	for _, pc := range pieces {
+		for _, e := range p.Feed(pc.text, pc.special) {
 			fmt.Printf("%s %q %q %q\n", e.Kind, e.Text, e.Name, e.Arguments)
 		}
 	}
@@ -19,7 +32,7 @@ func ExampleHermesParser() {
 		fmt.Printf("%s %q\n", e.Kind, e.Text)
 	}
 	// Output:
-	// text "Checking." "" ""
+	// text "Checking. You wrote \"<tool_call>\"." "" ""
 	// tool_call_start "" "get_weather" ""
 	// tool_call_args "{\"city\"" "" ""
 	// tool_call_args ": \"Paris\"}" "" ""

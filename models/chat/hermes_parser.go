@@ -14,15 +14,19 @@ const (
 //	{"name": "get_weather", "arguments": {"city": "Paris"}}
 //	</tool_call>
 //
-// Text outside the tags is content, emitted as soon as it cannot be the
-// start of a tag. A call's name is emitted once its string closes and its
-// arguments stream as they arrive. The first "</tool_call>" ends a call, as
-// in vLLM's hermes parser; a call left open when the output ends is
-// accepted if its JSON is complete. "parameters" is read like "arguments";
-// arguments given as a JSON string holding an object are unwrapped.
+// The tags count as marker tokens, and as spelled text only where the
+// parser's Provenance allows it; a tag that does not count is content.
+// Text outside calls is content, emitted as soon as it cannot be the start
+// of a tag that counts. A call's name is emitted once its string closes and
+// its arguments stream as they arrive. The first closing tag that counts
+// ends a call, as in vLLM's hermes parser; a call left open when the output
+// ends is accepted if its JSON is complete. "parameters" is read like
+// "arguments"; arguments given as a JSON string holding an object are
+// unwrapped.
 type HermesParser struct {
 	em     emitter
-	buf    string
+	prov   Provenance
+	buf    string // text not yet emitted: it may still become a spelled tag
 	inCall bool
 	call   callState
 	body   strings.Builder
@@ -30,13 +34,31 @@ type HermesParser struct {
 
 // NewHermesParser returns a parser for one assistant turn.
 func NewHermesParser(opts ...ParserOption) *HermesParser {
-	return &HermesParser{em: emitter{cfg: newConfig(opts)}}
+	cfg := newConfig(opts)
+	return &HermesParser{em: emitter{cfg: cfg}, prov: cfg.prov}
 }
 
 // Feed implements ToolCallParser.
-func (p *HermesParser) Feed(delta string) []Event {
-	p.buf += delta
-	p.process(false)
+func (p *HermesParser) Feed(text string, special bool) []Event {
+	if !special {
+		p.buf += text
+		p.process(false)
+		return p.em.take()
+	}
+	// A token is whole: held text cannot become a tag with it.
+	p.process(true)
+	switch {
+	case text == openTag && !p.inCall:
+		p.startCall()
+	case text == closeTag && p.inCall:
+		p.endCall(true)
+	case p.inCall:
+		p.feedCall(text)
+	default:
+		// A marker token where it opens nothing (a closing tag outside a
+		// call) is what the model wrote.
+		p.em.text(text)
+	}
 	return p.em.take()
 }
 
@@ -60,39 +82,49 @@ func heldPrefix(s, tag string) int {
 	return 0
 }
 
+// process consumes the text buffer up to what may still become a spelled
+// tag that counts (all of it when final).
 func (p *HermesParser) process(final bool) {
 	for {
-		if !p.inCall {
-			if i := strings.Index(p.buf, openTag); i >= 0 {
-				p.em.text(p.buf[:i])
-				p.buf = p.buf[i+len(openTag):]
-				p.inCall = true
-				p.call = callState{index: -1, sc: newObjScanner("arguments", "parameters")}
-				p.body.Reset()
+		tag, spelled := openTag, p.prov.SpelledOpen
+		if p.inCall {
+			tag, spelled = closeTag, p.prov.SpelledClose
+		}
+		if spelled {
+			if i := strings.Index(p.buf, tag); i >= 0 {
+				p.emit(p.buf[:i])
+				p.buf = p.buf[i+len(tag):]
+				if p.inCall {
+					p.endCall(true)
+				} else {
+					p.startCall()
+				}
 				continue
 			}
-			k := 0
-			if !final {
-				k = heldPrefix(p.buf, openTag)
-			}
-			p.em.text(p.buf[:len(p.buf)-k])
-			p.buf = p.buf[len(p.buf)-k:]
-			return
-		}
-		if i := strings.Index(p.buf, closeTag); i >= 0 {
-			p.feedCall(p.buf[:i])
-			p.buf = p.buf[i+len(closeTag):]
-			p.endCall(true)
-			continue
 		}
 		k := 0
-		if !final {
-			k = heldPrefix(p.buf, closeTag)
+		if spelled && !final {
+			k = heldPrefix(p.buf, tag)
 		}
-		p.feedCall(p.buf[:len(p.buf)-k])
+		p.emit(p.buf[:len(p.buf)-k])
 		p.buf = p.buf[len(p.buf)-k:]
 		return
 	}
+}
+
+// emit hands text on: content outside a call, the call's body inside one.
+func (p *HermesParser) emit(s string) {
+	if p.inCall {
+		p.feedCall(s)
+	} else {
+		p.em.text(s)
+	}
+}
+
+func (p *HermesParser) startCall() {
+	p.inCall = true
+	p.call = callState{index: -1, sc: newObjScanner("arguments", "parameters")}
+	p.body.Reset()
 }
 
 func (p *HermesParser) feedCall(s string) {

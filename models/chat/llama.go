@@ -28,6 +28,11 @@ func (l *Llama31) EndOfTurn() string { return "<|eot_id|>" }
 func (l *Llama31) StopStrings() []string {
 	return []string{"<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"}
 }
+
+// ToolCallMarkup: "<|python_tag|>" is Llama 3's marker token, but the JSON
+// tool calls of the 3.1 template are written without it as a rule.
+func (l *Llama31) ToolCallMarkup() Markup { return Markup{Open: pythonTag, Unmarked: true} }
+
 func (l *Llama31) NewParser(opts ...ParserOption) ToolCallParser { return NewLlamaParser(opts...) }
 
 func header(role string) string { return "<|start_header_id|>" + role + "<|end_header_id|>\n\n" }

@@ -5,13 +5,16 @@ import "strings"
 const pythonTag = "<|python_tag|>"
 
 // LlamaParser parses Llama 3.1 JSON tool calls. An output is tool calls
-// when it starts (after blanks, optionally after "<|python_tag|>") with
-// {"name"; otherwise all of it is content. Calls are JSON objects
+// when it starts (after blanks) with "<|python_tag|>", or with {"name"
+// (an unmarked call, which the Provenance may refuse); otherwise all of it
+// is content. The python tag counts as a marker token, and as spelled text
+// only where the Provenance allows it. Calls are JSON objects
 // {"name": ..., "parameters": {...}} ("arguments" is read too) separated
 // by ";" and/or blanks. Text after the calls is content. After a malformed
 // call the parser skips to the next line and goes on.
 type LlamaParser struct {
 	em   emitter
+	prov Provenance
 	mode llamaMode
 	head string // undecided start of the output
 	call callState
@@ -29,20 +32,32 @@ const (
 
 // NewLlamaParser returns a parser for one assistant turn.
 func NewLlamaParser(opts ...ParserOption) *LlamaParser {
-	return &LlamaParser{em: emitter{cfg: newConfig(opts)}}
+	cfg := newConfig(opts)
+	return &LlamaParser{em: emitter{cfg: cfg}, prov: cfg.prov}
 }
 
-// Feed implements ToolCallParser.
-func (p *LlamaParser) Feed(delta string) []Event {
+// Feed implements ToolCallParser. A marker token matters only at the start
+// of the output; elsewhere its text is read like any other.
+func (p *LlamaParser) Feed(text string, special bool) []Event {
 	if p.mode == lmUndecided {
-		p.head += delta
-		rest, decided := p.decide(false)
-		if !decided {
-			return nil
+		if special {
+			if text == pythonTag && strings.TrimLeft(p.head, " \t\r\n") == "" {
+				p.mode, p.head = lmBetween, ""
+				return nil
+			}
+			// A token is whole: the head cannot grow into a start of calls.
+			rest, _ := p.decide(true)
+			p.run(rest)
+		} else {
+			p.head += text
+			rest, decided := p.decide(false)
+			if !decided {
+				return nil
+			}
+			text = rest
 		}
-		delta = rest
 	}
-	p.run(delta)
+	p.run(text)
 	return p.em.take()
 }
 
@@ -59,8 +74,8 @@ func (p *LlamaParser) Close() []Event {
 	return p.em.take()
 }
 
-// decide looks at the start of the output. It returns what is left to run
-// once the mode is known.
+// decide looks at the start of the output (text; a marker token is
+// Feed's). It returns what is left to run once the mode is known.
 func (p *LlamaParser) decide(final bool) (string, bool) {
 	h := p.head
 	t := strings.TrimLeft(h, " \t\r\n")
@@ -71,14 +86,14 @@ func (p *LlamaParser) decide(final bool) (string, bool) {
 			return h, true
 		}
 		return "", false
-	case strings.HasPrefix(t, pythonTag):
+	case p.prov.SpelledOpen && strings.HasPrefix(t, pythonTag):
 		p.mode = lmBetween
 		return t[len(pythonTag):], true
-	case strings.HasPrefix(pythonTag, t):
+	case p.prov.SpelledOpen && strings.HasPrefix(pythonTag, t):
 		if !final {
 			return "", false
 		}
-	case t[0] == '{':
+	case p.prov.Unmarked && t[0] == '{':
 		i := 1
 		for i < len(t) && isWS(t[i]) {
 			i++

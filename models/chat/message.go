@@ -1,7 +1,9 @@
 // Package chat renders chat conversations into model prompts (Qwen2.5,
 // Hermes-style ChatML, Llama 3.1) exactly as the models' official templates
 // do, in Go rather than a Jinja engine, and parses the tool calls a model
-// writes back, incrementally, as its tokens stream out.
+// writes back, incrementally, as its tokens stream out. A call counts when
+// the model wrote the template's markers as tokens of their own, not when
+// its text spells them (provenance.go, docs/tool-call-provenance.md).
 package chat
 
 import "encoding/json"

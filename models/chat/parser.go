@@ -54,12 +54,19 @@ type Event struct {
 }
 
 // ToolCallParser reads a model's output as it streams and splits it into
-// content and tool calls. Feed takes each new piece of text; Close ends the
-// output and flushes what was held back. However the text is cut into
-// pieces, the events come out the same once adjacent text and adjacent
-// argument fragments are merged (Coalesce).
+// content and tool calls. Feed takes each new piece of the output: text
+// decoded from the model's ordinary tokens, or (special set) the text of
+// one marker token, a token of the tokenizer's own for the template's
+// tool-call markup (Template.ToolCallMarkup, MarkerTokens) that the model
+// produced as such. Which markup counts from which kind of piece is the
+// parser's Provenance: a marker token always counts; text that spells a
+// marker is content unless the Provenance says otherwise. Close ends the
+// output and flushes what was held back. However the ordinary text is cut
+// into pieces, the events come out the same once adjacent text and
+// adjacent argument fragments are merged (Coalesce); a special piece is
+// one token and is never cut.
 type ToolCallParser interface {
-	Feed(textDelta string) []Event
+	Feed(text string, special bool) []Event
 	Close() []Event
 }
 
@@ -68,6 +75,7 @@ type ParserOption func(*parserConfig)
 
 type parserConfig struct {
 	newID func(index int) string
+	prov  Provenance
 }
 
 // WithIDs makes the parser name call index with f(index) instead of a
@@ -141,10 +149,13 @@ func Summarize(events []Event) Result {
 	return r
 }
 
-// Parse runs a fresh parser from t over a complete output.
+// Parse runs a fresh parser from t over a complete output held as text,
+// whose tokens are unknown: markup spelled in it counts (TextProvenance)
+// unless opts set another Provenance. What a model generates is read token
+// by token with its provenance instead (TokenReader).
 func Parse(t Template, output string, opts ...ParserOption) Result {
-	p := t.NewParser(opts...)
-	events := p.Feed(output)
+	p := t.NewParser(append([]ParserOption{WithProvenance(TextProvenance())}, opts...)...)
+	events := p.Feed(output, false)
 	events = append(events, p.Close()...)
 	return Summarize(events)
 }

@@ -14,13 +14,19 @@ func parseChunks(newP func() ToolCallParser, chunks []string) []Event {
 	p := newP()
 	var ev []Event
 	for _, c := range chunks {
-		ev = append(ev, p.Feed(c)...)
+		ev = append(ev, p.Feed(c, false)...)
 	}
 	return append(ev, p.Close()...)
 }
 
-func hermesP() ToolCallParser { return NewHermesParser(WithIDs(seqIDs)) }
-func llamaP() ToolCallParser  { return NewLlamaParser(WithIDs(seqIDs)) }
+// The parsers of these tests read markup spelled in text (TextProvenance):
+// the format itself. Provenance is provenance_test.go's.
+func hermesP() ToolCallParser {
+	return NewHermesParser(WithIDs(seqIDs), WithProvenance(TextProvenance()))
+}
+func llamaP() ToolCallParser {
+	return NewLlamaParser(WithIDs(seqIDs), WithProvenance(TextProvenance()))
+}
 
 func chars(s string) []string {
 	var out []string
@@ -208,23 +214,23 @@ func TestHermesParser(t *testing.T) { runParserCases(t, hermesP, hermesCases) }
 func TestLlamaParser(t *testing.T)  { runParserCases(t, llamaP, llamaCases) }
 
 func TestHermesStreamsEarly(t *testing.T) {
-	p := NewHermesParser(WithIDs(seqIDs))
-	if got := p.Feed("Hello <tool"); !reflect.DeepEqual(got, []Event{text("Hello ")}) {
+	p := hermesP()
+	if got := p.Feed("Hello <tool", false); !reflect.DeepEqual(got, []Event{text("Hello ")}) {
 		t.Fatalf("held-back prefix: %+v", got)
 	}
-	if got := p.Feed("x"); !reflect.DeepEqual(got, []Event{text("<toolx")}) {
+	if got := p.Feed("x", false); !reflect.DeepEqual(got, []Event{text("<toolx")}) {
 		t.Fatalf("released prefix: %+v", got)
 	}
-	if got := p.Feed(" <tool_call>\n{\"name\": \"get_weather\""); !reflect.DeepEqual(got, []Event{text(" "), ev(EventToolCallStart, 0, "get_weather")}) {
+	if got := p.Feed(" <tool_call>\n{\"name\": \"get_weather\"", false); !reflect.DeepEqual(got, []Event{text(" "), ev(EventToolCallStart, 0, "get_weather")}) {
 		t.Fatalf("name as soon as known: %+v", got)
 	}
-	if got := p.Feed(`, "arguments": {"ci`); !reflect.DeepEqual(got, []Event{ev(EventToolCallArgs, 0, `{"ci`)}) {
+	if got := p.Feed(`, "arguments": {"ci`, false); !reflect.DeepEqual(got, []Event{ev(EventToolCallArgs, 0, `{"ci`)}) {
 		t.Fatalf("arguments stream: %+v", got)
 	}
-	if got := p.Feed(`ty": "Paris"}}` + "\n</tool_"); !reflect.DeepEqual(got, []Event{ev(EventToolCallArgs, 0, `ty": "Paris"}`)}) {
+	if got := p.Feed(`ty": "Paris"}}`+"\n</tool_", false); !reflect.DeepEqual(got, []Event{ev(EventToolCallArgs, 0, `ty": "Paris"}`)}) {
 		t.Fatalf("arguments stream: %+v", got)
 	}
-	if got := p.Feed("call>"); !reflect.DeepEqual(got, []Event{ev(EventToolCallEnd, 0, "get_weather", `{"city": "Paris"}`)}) {
+	if got := p.Feed("call>", false); !reflect.DeepEqual(got, []Event{ev(EventToolCallEnd, 0, "get_weather", `{"city": "Paris"}`)}) {
 		t.Fatalf("end: %+v", got)
 	}
 	if got := p.Close(); len(got) != 0 {
@@ -262,26 +268,4 @@ func TestParserReadsRenderedCalls(t *testing.T) {
 			}
 		}
 	}
-}
-
-func FuzzParser(f *testing.F) {
-	for _, c := range append(append([]parserCase{}, hermesCases...), llamaCases...) {
-		f.Add(c.in, uint16(3), uint16(7))
-	}
-	f.Add("<tool_call><tool_call></tool_call></tool_call>", uint16(1), uint16(2))
-	f.Add("{\"name\"\x00: \"\\u00\"}", uint16(5), uint16(9))
-	f.Fuzz(func(t *testing.T, s string, a, b uint16) {
-		for _, newP := range []func() ToolCallParser{hermesP, llamaP} {
-			whole := Coalesce(parseChunks(newP, []string{s}))
-			checkInvariants(t, whole)
-			i, j := int(a)%(len(s)+1), int(b)%(len(s)+1)
-			if i > j {
-				i, j = j, i
-			}
-			split := Coalesce(parseChunks(newP, []string{s[:i], s[i:j], s[j:]}))
-			if !reflect.DeepEqual(whole, split) {
-				t.Fatalf("chunking changed events for %q at %d,%d:\n%+v\n%+v", s, i, j, whole, split)
-			}
-		}
-	})
 }

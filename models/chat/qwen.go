@@ -30,6 +30,8 @@ func (c *ChatML) Name() string          { return c.name }
 func (c *ChatML) EndOfTurn() string     { return "<|im_end|>" }
 func (c *ChatML) StopStrings() []string { return []string{"<|im_end|>", "<|endoftext|>"} }
 
+func (c *ChatML) ToolCallMarkup() Markup { return Markup{Open: openTag, Close: closeTag} }
+
 func (c *ChatML) NewParser(opts ...ParserOption) ToolCallParser { return NewHermesParser(opts...) }
 
 func (c *ChatML) Render(msgs []Message, tools []Tool, addGenerationPrompt bool) (string, error) {

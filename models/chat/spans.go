@@ -87,8 +87,62 @@ func (r Rendered) TokenSpans() []tokenizer.Span {
 // tokens, the conversation text in the spans as plain text (see
 // tokenizer.EncodeSpans and Span.Isolated). The server and the tiny
 // model's training both tokenize this way.
+//
+// Conversation text never becomes a tool-call marker token, not even one
+// the tokenizer does not flag special (Qwen2.5's <tool_call>), which
+// Hugging Face matches in any text: a span that spells such a marker is
+// cut inside it (see markerCuts), so that a model repeating the text
+// repeats text, which its parser takes for content.
 func (r Rendered) Encode(tok *tokenizer.Tokenizer) ([]int32, error) {
-	return tok.EncodeSpans(r.Text, r.TokenSpans())
+	return tok.EncodeSpans(r.Text, markerCuts(r.Text, r.TokenSpans(), plainMarkers(tok)))
+}
+
+// plainMarkers are the tool-call markers (of any template) that are added
+// tokens of tok not flagged special: text encodes to them.
+func plainMarkers(tok *tokenizer.Tokenizer) []string {
+	var out []string
+	for _, a := range tok.AddedTokens() {
+		if a.Special {
+			continue
+		}
+		for _, m := range allMarkers() {
+			if a.Content == m {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// markerCuts splits each span of text that spells one of markers into
+// spans tokenized on their own, cut one byte into each occurrence: no piece
+// holds a whole marker. Spans without one are left as they are.
+func markerCuts(text string, spans []tokenizer.Span, markers []string) []tokenizer.Span {
+	if len(markers) == 0 {
+		return spans
+	}
+	var out []tokenizer.Span
+	for _, s := range spans {
+		var cuts []int
+		for i := s.Start; i < s.End; i++ {
+			for _, m := range markers {
+				if strings.HasPrefix(text[i:s.End], m) {
+					cuts = append(cuts, i+1)
+					break
+				}
+			}
+		}
+		if len(cuts) == 0 {
+			out = append(out, s)
+			continue
+		}
+		start := s.Start
+		for _, c := range append(cuts, s.End) {
+			out = append(out, tokenizer.Span{Start: start, End: c, Cut: true})
+			start = c
+		}
+	}
+	return out
 }
 
 // spanWriter builds a Rendered: markup is written with WriteString,

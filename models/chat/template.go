@@ -34,7 +34,11 @@ type Template interface {
 	EndOfTurn() string
 	// StopStrings are the texts that end generation.
 	StopStrings() []string
-	// NewParser returns a streaming parser for the model's tool calls.
+	// ToolCallMarkup is the markup of the template's tool calls, which
+	// the model writes as tokens of their own when its tokenizer has them.
+	ToolCallMarkup() Markup
+	// NewParser returns a streaming parser for the model's tool calls
+	// (marker tokens only unless WithProvenance says otherwise).
 	NewParser(opts ...ParserOption) ToolCallParser
 }
 

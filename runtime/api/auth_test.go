@@ -36,9 +36,16 @@ func TestAuth(t *testing.T) {
 	for _, path := range []string{"/v1/models", "/v1/programs", "/v1/tools", "/metrics"} {
 		status, body := ts.do("GET", path, "", nil)
 		wantError(t, status, body, http.StatusUnauthorized, "")
-		status, _ = ts.do("GET", path, "", map[string]string{"Authorization": "Bearer key-two"})
-		if status != 200 {
-			t.Errorf("%s with key: %d", path, status)
+		// The scheme is case-insensitive (RFC 9110 §11.1).
+		for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
+			status, _ = ts.do("GET", path, "", map[string]string{"Authorization": scheme + " key-two"})
+			want := 200
+			if path == "/metrics" {
+				want = http.StatusForbidden // names every tenant: admin keys only
+			}
+			if status != want {
+				t.Errorf("%s with key (%s): %d, want %d", path, scheme, status, want)
+			}
 		}
 	}
 	status, body := ts.do("POST", "/v1/tools/calculator/invoke", `{"arguments":{"expression":"1"}}`, map[string]string{"Authorization": "Basic a2V5LW9uZQ=="})
@@ -55,14 +62,23 @@ func TestAPIKeySources(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(EnvAPIKeys, "env-a, env-b,")
-	keys, err := LoadAPIKeys([]string{"flag-key"}, file)
+	ring, err := LoadAPIKeys([]string{"flag-key"}, []string{"root-key"}, file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(keys, ",") != "flag-key,env-a,env-b,file-key,other" {
-		t.Errorf("keys %q", keys)
+	for _, k := range []string{"flag-key", "env-a", "env-b", "file-key", "other"} {
+		key, ok := ring.lookup(k)
+		if !ok || key.Admin || key.Tenant != plainTenant(k) {
+			t.Errorf("key %s: %+v %v", k, key, ok)
+		}
 	}
-	if _, err := LoadAPIKeys(nil, filepath.Join(dir, "missing")); err == nil {
+	if key, ok := ring.lookup("root-key"); !ok || !key.Admin || key.Tenant != AdminTenant {
+		t.Errorf("admin key: %+v %v", key, ok)
+	}
+	if _, ok := ring.lookup("env"); ok || ring.Len() != 6 {
+		t.Errorf("unknown key accepted, or %d keys", ring.Len())
+	}
+	if _, err := LoadAPIKeys(nil, nil, filepath.Join(dir, "missing")); err == nil {
 		t.Error("missing keys file accepted")
 	}
 }

@@ -135,7 +135,7 @@ func TestInvoke(t *testing.T) {
 			t.Fatalf("invoke: %d %v", status, out)
 		}
 	}
-	p, ok := ts.rt.Program(context.Background(), "own-loop")
+	p, ok := ts.rt.Program(context.Background(), "", "own-loop")
 	if !ok || p.Invokes != 3 || p.InvokeTimeS <= 0 || p.OutsideSince != nil {
 		t.Errorf("program %+v", p)
 	}

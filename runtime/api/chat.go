@@ -124,6 +124,7 @@ func (s *Server) chatCompletions(c echo.Context) error {
 	}
 	req := params.Request
 	req.Program, req.Thread, req.Parents, req.Received = program, thread, parents, received
+	req.Tenant = who(c).tenant
 	ctx := c.Request().Context()
 	call, err := s.rt.Chat(ctx, req)
 	if err != nil {

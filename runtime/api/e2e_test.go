@@ -211,7 +211,7 @@ func TestClientToolRoundTrip(t *testing.T) {
 			if cached < usage.PromptTokens/16*16-16 || cached == 0 {
 				t.Errorf("follow-up found %d prompt tokens in the prefix cache; the first call had %d", cached, usage.PromptTokens)
 			}
-			progs, _ := ts.rt.Programs(context.Background())
+			progs, _ := ts.rt.Programs(context.Background(), "", false)
 			if len(progs) != 1 || progs[0].ID != "weather-agent" || progs[0].Calls != 2 || progs[0].ClientToolCalls != 2 {
 				t.Errorf("programs %+v", progs)
 			}

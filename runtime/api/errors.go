@@ -3,7 +3,10 @@ package api
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,6 +21,9 @@ type APIError struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    *string `json:"code"`
+	// RetryAfter, when positive, is sent as the Retry-After header (whole
+	// seconds, rounded up).
+	RetryAfter time.Duration `json:"-"`
 }
 
 func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Type, e.Message) }
@@ -35,6 +41,7 @@ const (
 	typeUnavailable    = "service_unavailable"
 	typeConflict       = "conflict_error"
 	typePermission     = "permission_error"
+	typeRateLimit      = "rate_limit_error"
 )
 
 func strp(s string) *string {
@@ -70,8 +77,10 @@ func fromRuntime(err error) *APIError {
 		status, typ = 499, typeInvalidRequest
 	case runtime.ErrConflict:
 		status, typ = http.StatusConflict, typeConflict
+	case runtime.ErrRateLimited:
+		status, typ = http.StatusTooManyRequests, typeRateLimit
 	}
-	return &APIError{Status: status, Message: e.Msg, Type: typ, Param: strp(e.Param), Code: strp(e.Code)}
+	return &APIError{Status: status, Message: e.Msg, Type: typ, Param: strp(e.Param), Code: strp(e.Code), RetryAfter: e.RetryAfter}
 }
 
 // writeError sends err as OpenAI error JSON.
@@ -79,7 +88,16 @@ func writeError(c echo.Context, err *APIError) error {
 	if c.Response().Committed {
 		return nil
 	}
+	setRetryAfter(c, err)
 	return c.JSON(err.Status, errorBody{Error: err})
+}
+
+// setRetryAfter sets the Retry-After header of a rate-limited answer.
+func setRetryAfter(c echo.Context, err *APIError) {
+	if err.RetryAfter > 0 {
+		secs := int64(math.Ceil(err.RetryAfter.Seconds()))
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
+	}
 }
 
 // errorHandler turns every error a handler or echo returns into OpenAI's
@@ -111,6 +129,7 @@ func errorHandler(err error, c echo.Context) {
 	default:
 		ae = fromRuntime(err)
 	}
+	setRetryAfter(c, ae)
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(ae.Status)
 		return

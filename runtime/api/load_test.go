@@ -153,7 +153,7 @@ func TestLoad(t *testing.T) {
 		tools += s.Tools
 	}
 	rounds := 0
-	progs, _ := ts.rt.Programs(ctx)
+	progs, _ := ts.rt.Programs(ctx, "", false)
 	for _, p := range progs {
 		rounds += p.ToolRounds
 	}

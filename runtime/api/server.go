@@ -12,13 +12,13 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -45,9 +45,18 @@ const DefaultMaxBodyBytes = 8 << 20
 // Config configures a Server.
 type Config struct {
 	Runtime *runtime.Runtime
-	// APIKeys, when not empty, are the accepted bearer tokens; a request
-	// without one of them gets 401 (GET /healthz excepted).
+	// Keys are the accepted API keys and their tenants (ReloadKeys
+	// replaces them); with none the server is open and single-tenant. A
+	// request without an accepted key gets 401 (GET /healthz excepted).
+	Keys *Keyring
+	// APIKeys are more accepted bearer tokens, each a tenant of its own.
 	APIKeys []string
+	// TenantDefaults are the limits of tenants the keys file says nothing
+	// of.
+	TenantDefaults runtime.TenantLimits
+	// MetricsPublic serves /metrics without a key; otherwise, with keys
+	// configured, only admin keys read it (it names tenants and tools).
+	MetricsPublic bool
 	// MaxBodyBytes bounds request bodies (0: DefaultMaxBodyBytes); a larger
 	// body gets 413.
 	MaxBodyBytes int64
@@ -59,6 +68,9 @@ type Config struct {
 	// WebhookPolicy restricts the addresses registered webhook tools may
 	// reach (nil: any).
 	WebhookPolicy *tools.DialPolicy
+	// WebhookLimits are the server's maxima of webhook tools (timeout_s,
+	// response size); zero fields are tools' defaults.
+	WebhookLimits tools.WebhookLimits
 	// OnCallDone, if set, is told about every chat call the server
 	// answered (for tests and load reports).
 	OnCallDone func(CallStats)
@@ -89,11 +101,10 @@ type Server struct {
 	cfg  Config
 	rt   *runtime.Runtime
 	e    *echo.Echo
-	keys [][32]byte
+	keys atomic.Pointer[Keyring]
 	log  *slog.Logger
 
-	webhookClient *http.Client
-	regMu         sync.Mutex
+	webhooks *tools.WebhookEgress // policy, client and maxima of every webhook tool
 }
 
 // New builds the server.
@@ -108,14 +119,18 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, rt: cfg.Runtime, log: cfg.Logger}
-	for _, k := range cfg.APIKeys {
-		if k = strings.TrimSpace(k); k != "" {
-			s.keys = append(s.keys, sha256.Sum256([]byte(k)))
-		}
+	if err := s.ReloadKeys(cfg.Keys); err != nil {
+		return nil, err
 	}
+	policy := tools.OpenDialPolicy()
 	if cfg.WebhookPolicy != nil {
-		s.webhookClient = webhookClient(*cfg.WebhookPolicy)
+		policy = *cfg.WebhookPolicy
 	}
+	eg, err := tools.NewWebhookEgress(policy, cfg.WebhookLimits, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	s.webhooks = eg
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler
@@ -127,6 +142,8 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/v1/chat/completions", s.chatCompletions)
 	e.GET("/v1/tools", s.listTools)
 	e.POST("/v1/tools", s.registerTool)
+	e.PUT("/v1/tools/:name", s.replaceTool)
+	e.DELETE("/v1/tools/:name", s.deleteTool)
 	e.POST("/v1/tools/:name/invoke", s.invokeTool)
 	e.GET("/v1/programs", s.listPrograms)
 	e.GET("/v1/programs/:id", s.getProgram)
@@ -153,28 +170,87 @@ func (s *Server) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// auth checks the bearer token when keys are configured.
+// ReloadKeys replaces the accepted keys and the tenants' limits (e.g. on
+// SIGHUP): requests already authenticated go on; the next ones use the new
+// keys. keys may be nil (only Config.APIKeys then).
+func (s *Server) ReloadKeys(keys *Keyring) error {
+	var all []Key
+	var overrides map[string]TenantOverride
+	if keys != nil {
+		for _, e := range keys.keys {
+			all = append(all, e.key)
+		}
+		overrides = keys.Overrides
+	}
+	for _, k := range s.cfg.APIKeys {
+		if k = strings.TrimSpace(k); k != "" {
+			all = append(all, Key{Secret: k, Tenant: plainTenant(k)})
+		}
+	}
+	ring, err := NewKeyring(all, overrides)
+	if err != nil {
+		return err
+	}
+	s.rt.SetTenantLimits(s.cfg.TenantDefaults, ring.Limits(s.cfg.TenantDefaults))
+	s.keys.Store(ring)
+	return nil
+}
+
+// principal is who a request acts for.
+type principal struct {
+	tenant string // "" on an open server
+	admin  bool   // sees every tenant (always, on an open server)
+}
+
+const principalKey = "pitstop.principal"
+
+// who returns the request's principal (set by auth).
+func who(c echo.Context) principal {
+	p, _ := c.Get(principalKey).(principal)
+	return p
+}
+
+// constantTimeEqual is 1 when a and b are equal, taking the same time
+// whatever they hold.
+func constantTimeEqual(a, b [32]byte) int { return subtle.ConstantTimeCompare(a[:], b[:]) }
+
+// bearerToken returns the token of an Authorization header. The scheme is
+// case-insensitive (RFC 9110 §11.1).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// auth checks the bearer token when keys are configured and sets the
+// request's principal.
 func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if len(s.keys) == 0 || c.Request().URL.Path == "/healthz" {
+		ring := s.keys.Load()
+		path := c.Request().URL.Path
+		if ring.Len() == 0 || path == "/healthz" || (path == "/metrics" && s.cfg.MetricsPublic) {
+			c.Set(principalKey, principal{admin: ring.Len() == 0})
 			return next(c)
 		}
-		h := c.Request().Header.Get(echo.HeaderAuthorization)
-		token, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || strings.TrimSpace(token) == "" {
+		token, ok := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+		if !ok {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="pitstop"`)
 			return newError(http.StatusUnauthorized, typeAuth, "", "missing_api_key",
 				"You didn't provide an API key. Provide it in an Authorization header: Authorization: Bearer YOUR_KEY.")
 		}
-		sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		match := 0
-		for i := range s.keys {
-			match |= subtle.ConstantTimeCompare(sum[:], s.keys[i][:])
-		}
-		if match != 1 {
+		key, ok := ring.lookup(token)
+		if !ok {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="pitstop", error="invalid_token"`)
 			return newError(http.StatusUnauthorized, typeAuth, "", "invalid_api_key", "Incorrect API key provided.")
 		}
+		if path == "/metrics" && !key.Admin {
+			return newError(http.StatusForbidden, typePermission, "", "admin_only",
+				"/metrics names every tenant: it is served to admin keys only (or to anyone with serve --metrics-public).")
+		}
+		c.Set(principalKey, principal{tenant: key.Tenant, admin: key.Admin})
 		return next(c)
 	}
 }
@@ -257,16 +333,29 @@ func (s *Server) getModel(c echo.Context) error {
 	return c.JSON(http.StatusOK, s.model())
 }
 
+// listPrograms lists the caller's programs (an admin's: every tenant's,
+// or one tenant's with ?tenant=).
 func (s *Server) listPrograms(c echo.Context) error {
-	ps, err := s.rt.Programs(c.Request().Context())
+	p := who(c)
+	tenant, all := p.tenant, p.admin
+	if t := c.QueryParam("tenant"); t != "" && p.admin {
+		tenant, all = t, false
+	}
+	ps, err := s.rt.Programs(c.Request().Context(), tenant, all)
 	if err != nil {
 		return fromRuntime(err)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": ps})
 }
 
+// getProgram reads one of the caller's programs (an admin names another
+// tenant's with ?tenant=); another tenant's program is not found.
 func (s *Server) getProgram(c echo.Context) error {
-	p, ok := s.rt.Program(c.Request().Context(), c.Param("id"))
+	tenant := who(c).tenant
+	if t := c.QueryParam("tenant"); t != "" && who(c).admin {
+		tenant = t
+	}
+	p, ok := s.rt.Program(c.Request().Context(), tenant, c.Param("id"))
 	if !ok {
 		return newError(http.StatusNotFound, typeNotFound, "id", "program_not_found", "No program %q in the program table.", c.Param("id"))
 	}

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"net/http"
 	"time"
 
@@ -17,7 +16,10 @@ import (
 // runtime's duration statistics of the tool.
 type toolInfo struct {
 	tools.Definition
-	Stats *toolStats `json:"stats,omitempty"`
+	// Tenant is the tool's owner, for a tool registered by a tenant (shown
+	// to its own keys and to admins; absent for server tools).
+	Tenant string     `json:"tenant,omitempty"`
+	Stats  *toolStats `json:"stats,omitempty"`
 }
 
 type toolStats struct {
@@ -29,27 +31,39 @@ type toolStats struct {
 	DeclaredS  float64 `json:"declared_s,omitempty"`
 }
 
+// listTools lists the tools the caller's calls may run: the server's and
+// its tenant's own (an admin's: every tenant's).
 func (s *Server) listTools(c echo.Context) error {
-	d := s.rt.Durations()
+	p := who(c)
 	var out []toolInfo
-	for _, def := range s.rt.Tools().OpenAIDefinitions() {
-		ti := toolInfo{Definition: def}
-		if st, ok := d.Stats(def.Function.Name); ok {
-			ts := &toolStats{Count: st.Count, EWMAS: st.EWMA, DeclaredS: st.Prior, PredictedS: d.PredictDuration(def.Function.Name)}
-			if v, ok := d.Quantile(def.Function.Name, 0.5); ok {
-				ts.P50S = v
-			}
-			if v, ok := d.Quantile(def.Function.Name, 0.9); ok {
-				ts.P90S = v
-			}
-			ti.Stats = ts
+	for _, st := range s.rt.Tools().ListAll() {
+		if st.Scope != "" && st.Scope != p.tenant && !p.admin {
+			continue
 		}
-		out = append(out, ti)
+		out = append(out, s.toolInfo(st.Scope, st.Tool))
 	}
 	if out == nil {
 		out = []toolInfo{}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": out})
+}
+
+// toolInfo is a tool's listing entry with its duration statistics.
+func (s *Server) toolInfo(scope string, t *tools.Tool) toolInfo {
+	d := s.rt.Durations()
+	key := tools.StatsKey(scope, t.Name)
+	ti := toolInfo{Definition: t.Definition(), Tenant: scope}
+	if st, ok := d.Stats(key); ok {
+		ts := &toolStats{Count: st.Count, EWMAS: st.EWMA, DeclaredS: st.Prior, PredictedS: d.PredictDuration(key)}
+		if v, ok := d.Quantile(key, 0.5); ok {
+			ts.P50S = v
+		}
+		if v, ok := d.Quantile(key, 0.9); ok {
+			ts.P90S = v
+		}
+		ti.Stats = ts
+	}
+	return ti
 }
 
 // registerRequest is the body of POST /v1/tools: a webhook tool.
@@ -68,7 +82,15 @@ type registerRequest struct {
 	Headers        map[string]string `json:"headers"`
 }
 
-func (s *Server) registerTool(c echo.Context) error {
+// registerTool registers a webhook tool in the caller's tenant (POST
+// /v1/tools); a name the tenant already has is 409 (PUT replaces).
+func (s *Server) registerTool(c echo.Context) error { return s.putTool(c, "", false) }
+
+// replaceTool registers or replaces the caller's webhook tool of that name
+// (PUT /v1/tools/{name}).
+func (s *Server) replaceTool(c echo.Context) error { return s.putTool(c, c.Param("name"), true) }
+
+func (s *Server) putTool(c echo.Context, name string, replace bool) error {
 	if !s.cfg.AllowToolRegistration {
 		return newError(http.StatusForbidden, typePermission, "", "tool_registration_disabled", "Registering tools at run time is disabled on this server.")
 	}
@@ -82,16 +104,27 @@ func (s *Server) registerTool(c echo.Context) error {
 	if err := dec.Decode(&r); err != nil {
 		return invalid("", "invalid_json", "We could not parse the JSON body of your request: %s", jsonErrorText(err))
 	}
+	if name != "" {
+		if r.Name == "" {
+			r.Name = name
+		} else if r.Name != name {
+			return invalid("name", "invalid_value", "The body names tool %q but the URL names %q.", r.Name, name)
+		}
+	}
 	switch {
 	case r.URL == "":
 		return invalid("url", "missing_required_parameter", "Missing required parameter: url.")
-	case r.TimeoutS < 0 || r.CacheTTLS < 0 || r.ExpectedS < 0 || r.MaxConcurrency < 0:
-		return invalid("", "invalid_value", "timeout_s, cache_ttl_s, expected_duration_s and max_concurrency must not be negative.")
+	case r.CacheTTLS < 0 || r.ExpectedS < 0 || r.MaxConcurrency < 0:
+		return invalid("", "invalid_value", "cache_ttl_s, expected_duration_s and max_concurrency must not be negative.")
+	}
+	timeout, err := s.webhooks.Limits.TimeoutFromSeconds(r.TimeoutS)
+	if err != nil {
+		return invalid("timeout_s", "invalid_value", "timeout_s: %v.", err)
 	}
 	spec := tools.WebhookSpec{
 		Name: r.Name, Description: r.Description, URL: r.URL, Parameters: r.Parameters, Secret: []byte(r.Secret),
-		Timeout: seconds(r.TimeoutS), MaxConcurrency: r.MaxConcurrency, Idempotent: r.Idempotent, CacheTTL: seconds(r.CacheTTLS),
-		Client: s.webhookClient,
+		Timeout: timeout, MaxConcurrency: r.MaxConcurrency, Idempotent: r.Idempotent, CacheTTL: seconds(r.CacheTTLS),
+		Egress: s.webhooks,
 	}
 	if len(r.Headers) > 0 {
 		spec.Header = http.Header{}
@@ -99,14 +132,26 @@ func (s *Server) registerTool(c echo.Context) error {
 			spec.Header.Set(k, v)
 		}
 	}
-	s.regMu.Lock()
-	err := s.rt.RegisterWebhook(spec, r.ExpectedS)
-	s.regMu.Unlock()
-	if err != nil {
+	tenant := who(c).tenant
+	if err := s.rt.RegisterWebhook(runtime.WebhookRegistration{Tenant: tenant, Spec: spec, Expected: r.ExpectedS, Replace: replace}); err != nil {
 		return fromRuntime(err)
 	}
-	t, _ := s.rt.Tools().Get(r.Name)
-	return c.JSON(http.StatusCreated, toolInfo{Definition: t.Definition()})
+	t, _ := s.rt.Tools().GetIn(tenant, r.Name)
+	status := http.StatusCreated
+	if replace {
+		status = http.StatusOK
+	}
+	return c.JSON(status, s.toolInfo(tenant, t))
+}
+
+// deleteTool removes one of the caller's webhook tools (DELETE
+// /v1/tools/{name}); calls already running finish.
+func (s *Server) deleteTool(c echo.Context) error {
+	name := c.Param("name")
+	if err := s.rt.RemoveTool(who(c).tenant, name); err != nil {
+		return fromRuntime(err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"id": name, "object": "tool.deleted", "deleted": true})
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -149,25 +194,11 @@ func (s *Server) invokeTool(c echo.Context) error {
 		return aerr
 	}
 	name := c.Param("name")
-	res, err := s.rt.Invoke(c.Request().Context(), invokeRequestFor(program, thread, name, args, r.CallID))
+	res, err := s.rt.Invoke(c.Request().Context(), runtime.InvokeRequest{Tenant: who(c).tenant, Program: program, Thread: thread,
+		Tool: name, Arguments: args, CallID: r.CallID})
 	if err != nil {
 		return fromRuntime(err)
 	}
 	return c.JSON(http.StatusOK, invokeResponse{Tool: name, CallID: r.CallID, Program: program, Content: res.Content,
 		IsError: res.IsError, Truncated: res.Truncated, Cached: res.Cached, DurationMS: float64(res.Duration().Microseconds()) / 1000})
-}
-
-// webhookClient is an HTTP client whose connections obey a dial policy.
-func webhookClient(p tools.DialPolicy) *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second, Control: p.Control}
-	return &http.Client{
-		Transport: &http.Transport{Proxy: nil, DialContext: d.DialContext, MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second},
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse // a redirect would drop the POST body
-		},
-	}
-}
-
-func invokeRequestFor(program, thread, name, args, callID string) runtime.InvokeRequest {
-	return runtime.InvokeRequest{Program: program, Thread: thread, Tool: name, Arguments: args, CallID: callID}
 }

@@ -11,10 +11,15 @@
 // small byte-level BPE trained once per process with tokenizer.Train from a
 // fixed corpus (Corpus): byte-level, so any text encodes, and trained, so
 // a token stands for ~3 characters of the usual replies, as with a real
-// tokenizer.
+// tokenizer. Like the built-in tiny model's, it has special tokens of its
+// own for the tool-call tags: the model writes its calls with them, and
+// its text (ReplyRendered's spans) as text, even where it spells a tag.
 //
 // Rules, applied to the last user message and the turns after it:
 //
+//   - An "/echo" line in the last user message: the reply is the message's
+//     other lines, verbatim, as text, whatever the tools (a model repeating
+//     what it was given, tool-call markup included).
 //   - tool_choice "none", or no tools offered: a text answer.
 //   - Directive lines in the last user message (one per line):
 //     "/call NAME {json}" calls tool NAME with those arguments (several
@@ -48,11 +53,14 @@ import (
 // Name is the model id the runtime serves the scripted model under.
 const Name = "pitstop-scripted-test"
 
-// Special tokens of the model's tokenizer (ChatML).
+// Special tokens of the model's tokenizer (ChatML, and the Hermes
+// tool-call tags).
 const (
-	EndOfText = "<|endoftext|>"
-	ImStart   = "<|im_start|>"
-	ImEnd     = "<|im_end|>"
+	EndOfText     = "<|endoftext|>"
+	ImStart       = "<|im_start|>"
+	ImEnd         = "<|im_end|>"
+	ToolCallOpen  = "<tool_call>"
+	ToolCallClose = "</tool_call>"
 )
 
 // VocabSize is the size of the trained vocabulary.
@@ -90,7 +98,7 @@ var (
 // shared afterwards.
 func New() (*Model, error) {
 	trainOnce.Do(func() {
-		t, err := tokenizer.Train(Corpus(), VocabSize, []string{EndOfText, ImStart, ImEnd})
+		t, err := tokenizer.Train(Corpus(), VocabSize, []string{EndOfText, ImStart, ImEnd, ToolCallOpen, ToolCallClose})
 		if err == nil {
 			err = t.SetSpecialTokens("", ImEnd)
 		}
@@ -116,24 +124,31 @@ func (m *Model) Template() chat.Template { return m.tmpl }
 // template renders an assistant message with those calls (so the next
 // request's prompt starts with this turn's tokens and finds its KV in the
 // prefix cache).
-func (m *Model) Reply(c Conversation) string {
+func (m *Model) Reply(c Conversation) string { return m.ReplyRendered(c).Text }
+
+// ReplyRendered is Reply with the spans of the turn's text (its content
+// and its calls' JSON): Rendered.Encode gives the tokens the model writes,
+// the template's tags as their special tokens and the text as text.
+func (m *Model) ReplyRendered(c Conversation) chat.Rendered {
 	content, calls := m.decide(c)
-	if len(calls) == 0 {
-		return content
-	}
-	r, err := m.tmpl.Render([]chat.Message{{Role: chat.RoleAssistant, Content: content, ToolCalls: calls}}, nil, false)
+	r, err := m.tmpl.RenderSpans([]chat.Message{{Role: chat.RoleAssistant, Content: content, ToolCalls: calls}}, nil, false)
 	if err != nil {
-		return "I could not write the tool call: " + err.Error()
+		msg := "I could not write the tool call: " + err.Error()
+		return chat.Rendered{Text: msg, Spans: []chat.Span{{End: len(msg), Kind: chat.SpanContent, Role: chat.RoleAssistant}}}
 	}
-	const head = "<|im_start|>assistant"
-	r = strings.TrimPrefix(r, head)
-	r = strings.TrimPrefix(r, "\n")
-	return strings.TrimSuffix(r, ImEnd+"\n")
+	// The assistant turn without its header and end.
+	start := len(ImStart + "assistant")
+	if strings.HasPrefix(r.Text[start:], "\n") {
+		start++
+	}
+	return r.Slice(start, len(r.Text)-len(ImEnd+"\n"))
 }
 
 // directives are the script lines of a user message.
 type directives struct {
 	calls  []chat.ToolCall
+	echo   bool
+	lines  []string // the lines that are not "/echo", for the echo
 	pre    string
 	say    string
 	long   int
@@ -143,8 +158,13 @@ type directives struct {
 
 func parseDirectives(msg string) directives {
 	var d directives
-	for _, line := range strings.Split(msg, "\n") {
-		line = strings.TrimSpace(line)
+	for _, raw := range strings.Split(msg, "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "/echo" {
+			d.echo, d.any = true, true
+			continue
+		}
+		d.lines = append(d.lines, raw)
 		cmd, rest, _ := strings.Cut(line, " ")
 		rest = strings.TrimSpace(rest)
 		switch cmd {
@@ -223,6 +243,9 @@ func (m *Model) decide(c Conversation) (string, []chat.ToolCall) {
 
 	if len(results) > 0 && !(toolsOn && d.repeat) {
 		return answer(d, results), nil
+	}
+	if d.echo {
+		return strings.Join(d.lines, "\n"), nil
 	}
 	if !toolsOn {
 		return textAnswer(d, user, len(c.Tools) > 0), nil

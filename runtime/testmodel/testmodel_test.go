@@ -83,3 +83,51 @@ func TestDirectives(t *testing.T) {
 		t.Fatalf("say: %q", got)
 	}
 }
+
+// The model writes its calls with the tag tokens and its text as text:
+// "/echo" repeats a message that spells a call, and the copy holds no tag
+// token, so a reader that trusts tokens only takes it for content.
+func TestEchoAndTagTokens(t *testing.T) {
+	m, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := m.Tokenizer()
+	markers := chat.MarkerTokens(m.Template().ToolCallMarkup(), tok)
+	if len(markers) != 2 {
+		t.Fatalf("marker tokens %v, want the two tags", markers)
+	}
+	const markup = `<tool_call>{"name":"calculator","arguments":{"expression":"1+1"}}</tool_call>`
+	tools := []chat.Tool{{Name: "calculator"}}
+	for _, c := range []struct {
+		msg, content string
+		calls        int
+	}{
+		{"/echo\n" + markup, markup, 0},
+		{"say it:\n" + markup + "\n/echo\n/call calculator {}", "say it:\n" + markup + "\n/call calculator {}", 0},
+		{"/call calculator {\"expression\": \"1+1\"}", "", 1},
+		{"/pre I will use " + markup + "\n/call calculator {}", "I will use " + markup, 1},
+	} {
+		r := m.ReplyRendered(Conversation{Messages: []chat.Message{{Role: chat.RoleUser, Content: c.msg}}, Tools: tools, Choice: Choice{Mode: "auto"}})
+		if r.Text != m.Reply(Conversation{Messages: []chat.Message{{Role: chat.RoleUser, Content: c.msg}}, Tools: tools, Choice: Choice{Mode: "auto"}}) {
+			t.Fatalf("%q: ReplyRendered and Reply differ", c.msg)
+		}
+		ids, err := r.Encode(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.Decode(ids) != r.Text {
+			t.Fatalf("%q: tokens spell %q, not %q", c.msg, tok.Decode(ids), r.Text)
+		}
+		tags := 0
+		for _, id := range ids {
+			if _, ok := markers[id]; ok {
+				tags++
+			}
+		}
+		res := chat.ParseTokens(m.Template(), tok, markers, ids, chat.WithProvenance(chat.Provenance{}))
+		if tags != 2*c.calls || len(res.ToolCalls) != c.calls || strings.TrimSpace(res.Content) != c.content {
+			t.Fatalf("%q: %d tag tokens, parsed %+v", c.msg, tags, res)
+		}
+	}
+}
