@@ -38,8 +38,10 @@ blas:
 agent:
 	$(GO) build $(TAGS) -o $(AGENT) ./examples/agent
 
-run: build agent
-	@scripts/run_demo.sh $(BIN) $(AGENT) $(PORT) $(OUT)/serve.log
+# make run installs what the default serve needs (the ONNX Runtime library of
+# its length predictor) and refuses a busy port at once.
+run: build agent ort
+	@PITSTOP_ORT_LIB=$(ORT_LIB) scripts/run_demo.sh $(BIN) $(AGENT) $(PORT) $(OUT)/serve.log
 
 bench-policies: build
 	@mkdir -p $(OUT)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -380,6 +381,17 @@ func (rt *Runtime) resolveTools(tenant string, declared []chat.Tool) ([]chat.Too
 		}
 		seen[t.Name] = true
 		if reg, ok := rt.reg.GetIn(tenant, t.Name); ok {
+			// A declared tool of a registered tool's name runs server-side
+			// with the registered definition when the client's parameters
+			// have the same shape (the same properties, of the same types,
+			// the same required ones; descriptions and constraints may
+			// differ). Other parameters mean another tool: say so rather
+			// than swap it.
+			regParams := reg.Definition().Function.Parameters
+			if len(t.Parameters) > 0 && !sameShape(t.Parameters, regParams) {
+				return nil, nil, errorf(ErrInvalid, param+".parameters", "tool_name_clash",
+					"tool %q is registered on this server with other parameters (%s); declare it with the registered parameters, with none, or rename your client-side tool", t.Name, clip(string(regParams), 300))
+			}
 			server[t.Name] = true
 			offered = append(offered, chat.Tool{Name: reg.Name, Description: reg.Description, Parameters: reg.Definition().Function.Parameters})
 			continue
@@ -395,6 +407,31 @@ func (rt *Runtime) resolveTools(tenant string, declared []chat.Tool) ([]chat.Too
 }
 
 func noHandler(context.Context, json.RawMessage) (string, error) { return "", nil }
+
+// sameShape reports whether two object schemas take the same arguments:
+// the same property names with the same "type", and the same required
+// properties.
+func sameShape(a, b json.RawMessage) bool {
+	type schema struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	var x, y schema
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil || len(x.Properties) != len(y.Properties) {
+		return false
+	}
+	for name, p := range x.Properties {
+		q, ok := y.Properties[name]
+		if !ok || fmt.Sprint(p.Type) != fmt.Sprint(q.Type) {
+			return false
+		}
+	}
+	slices.Sort(x.Required)
+	slices.Sort(y.Required)
+	return slices.Equal(x.Required, y.Required)
+}
 
 func lastMessage(msgs []chat.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {

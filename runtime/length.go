@@ -62,6 +62,18 @@ func LoadLength(source string) (*Length, error) { return LoadLengthFor(source, "
 // (LengthModelFile, trained on that model's outputs) when it has one, else
 // the default one. source may also be the path of an ONNX length model
 // (ending in ".onnx"); a path that does not exist is an error.
+// Describe says in a few words which predictor serves and why: "onnx
+// (MODEL)", or "history (onnx unavailable: REASON)".
+func (l *Length) Describe() string {
+	switch {
+	case l.Fallback != "":
+		return l.Source + " (" + l.Requested + " unavailable: " + l.Fallback + ")"
+	case l.Model != "":
+		return l.Source + " (" + l.Model + ")"
+	}
+	return l.Source
+}
+
 func LoadLengthFor(source, modelDir string) (*Length, error) {
 	path := ""
 	switch {

@@ -10,6 +10,12 @@ ADDR=127.0.0.1:$PORT
 start=$(date +%s.%N)
 
 mkdir -p "$(dirname "$LOG")"
+# A busy port fails at once: the agent must never talk to a server this
+# script did not start.
+if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+	echo "make run: port $PORT is already in use on 127.0.0.1 (another pitstop?); choose another: make run PORT=18081" >&2
+	exit 1
+fi
 "$BIN" serve --addr "$ADDR" >"$LOG" 2>&1 &
 pid=$!
 stop() {
@@ -22,6 +28,18 @@ stop() {
 trap stop EXIT INT TERM
 
 echo "pitstop serve --addr $ADDR (pid $pid, log $LOG): the built-in tiny model on the CPU executor"
+# Wait for our server: healthy, or exited (its log says why, e.g. a bind error).
+for _ in $(seq 1 600); do
+	if ! kill -0 "$pid" 2>/dev/null; then
+		echo "pitstop serve exited before it was ready; its log:" >&2
+		cat "$LOG" >&2
+		trap - EXIT INT TERM
+		exit 1
+	fi
+	grep -q 'pitstop serving' "$LOG" && break
+	sleep 0.1
+done
+grep -m1 -o 'predictor="[^"]*"' "$LOG" | sed 's/^predictor=/length predictor: /; s/"//g' || true
 status=0
 if "$AGENT" -base-url "http://$ADDR/v1" -wait 60s; then :; else status=$?; fi
 if [ "$status" -ne 0 ] && ! kill -0 "$pid" 2>/dev/null; then

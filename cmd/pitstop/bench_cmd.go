@@ -60,7 +60,7 @@ cost profile (--executor sim), or with a real model's forward pass on this machi
 CPU (--executor cpu: runs go one at a time, the model calibrates first, and
 --fit-profile writes a cost profile fitted to the measured iterations that
 --executor sim --profile FILE replays). It prints a table and writes the JSON report
-(DESIGN.md §8), a CSV and PNG plots of latency against rate per policy.
+(docs/design.md §8), a CSV and PNG plots of latency against rate per policy.
 
 The traces are GPU-sized: on a CPU scale them down with --scale-tokens (every token
 count) and --scale-time (tool, think and arrival times), and keep --duration short;

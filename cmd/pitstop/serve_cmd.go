@@ -93,8 +93,10 @@ field (non-stream) and in a "pitstop" chunk of the stream.
 
 Tools: calculator, current_time and unit_convert are built in; http_get is enabled by
 --tools-http-allow; webhook tools can be registered at run time (POST /v1/tools). A tool
-the client declares in "tools" runs server-side when it is registered; otherwise it goes
-back to the client as tool_calls. Program identity: headers X-Pitstop-Program,
+the client declares in "tools" runs server-side when it is registered (a declaration whose
+parameters differ in shape from the registered tool's, i.e. other properties, types or
+required ones, is a 400 naming the clash); otherwise it goes back to the client as
+tool_calls. Program identity: headers X-Pitstop-Program,
 X-Pitstop-Thread, X-Pitstop-Parents.
 
 TENANTS. API keys (Bearer) come from --api-key, --admin-key, --api-keys-file and
@@ -257,7 +259,7 @@ func runServe(f serveFlags, changed func(string) bool) error {
 		return fmt.Errorf("listen on %s: %w", f.addr, err)
 	}
 	log.Info("pitstop serving", "addr", "http://"+ln.Addr().String()+"/v1", "model", rt.Model().Name(),
-		"executor", served.executor, "served", served.description, "policy", f.policy,
+		"executor", served.executor, "served", served.description, "policy", f.policy, "predictor", length.Describe(),
 		"tools", strings.Join(reg.Names(), ","), "auth", keys.Len() > 0, "tenants", len(keys.Tenants()))
 	return serveUntilSignal(ln, srv.Handler(), rt, f, durations, log)
 }

@@ -147,3 +147,25 @@ func TestInvoke(t *testing.T) {
 		t.Errorf("tools: %d %v", status, out)
 	}
 }
+
+// A client tool named like a registered one runs server-side only when its
+// parameters have the registered shape; other parameters are a 400 naming
+// the clash, never a silent swap.
+func TestClientToolNameClash(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	ask := func(params string) (int, map[string]any) {
+		return ts.do("POST", "/v1/chat/completions", `{"model":"pitstop-scripted-test","messages":[{"role":"user","content":"What is 2+3?"}],
+			"tools":[{"type":"function","function":{"name":"calculator","parameters":`+params+`}}]}`, nil)
+	}
+	// The same shape, other descriptions and constraints: the server's calculator.
+	status, out := ask(`{"type":"object","properties":{"expression":{"type":"string","description":"math"}},"required":["expression"]}`)
+	if status != 200 || out["pitstop"].(map[string]any)["tool_rounds"] == nil {
+		t.Fatalf("compatible declaration: %d %v", status, out)
+	}
+	// Another tool under the same name.
+	status, out = ask(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)
+	wantError(t, status, out, http.StatusBadRequest, "tools[0].function.parameters")
+	if msg := out["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "registered on this server with other parameters") {
+		t.Errorf("message %q", msg)
+	}
+}
