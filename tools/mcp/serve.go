@@ -80,6 +80,8 @@ func NewHandler(cfg ServeConfig) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// The SDK logs every session's start and end at Info: keep its warnings.
+	cfg.Logger = slog.New(minLevel{Handler: cfg.Logger.Handler(), min: slog.LevelWarn})
 	return &Handler{cfg: cfg, scopes: map[string]*scopeServer{}}, nil
 }
 
@@ -174,4 +176,22 @@ func (ss *scopeServer) add(h *Handler, name, desc string, params json.RawMessage
 			return &sdk.CallToolResult{IsError: res.IsError, Content: []sdk.Content{&sdk.TextContent{Text: res.Content}}}, nil
 		})
 	return nil
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{Handler: m.Handler.WithAttrs(a), min: m.min}
+}
+
+func (m minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: m.Handler.WithGroup(name), min: m.min}
 }

@@ -135,20 +135,55 @@ func (s *Source) handler(mcpName string) tools.Handler {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
-			var werr *jsonrpc.Error
-			if errors.As(err, &werr) {
+			if werr := serverError(err); werr != nil {
 				// The server answered with a protocol error: the connection
 				// is fine.
 				return "", fmt.Errorf("MCP server %q refused the call of %q: %s", s.spec.Name, mcpName, werr.Message)
 			}
-			s.fault(cs, err)
-			return "", fmt.Errorf("MCP server %q: the connection failed during the call (reconnecting): %w", s.spec.Name, err)
+			go s.check(cs, err)
+			return "", fmt.Errorf("MCP server %q: the call failed on the connection: %w", s.spec.Name, err)
 		}
 		text := RenderContent(res)
 		if res.IsError {
 			return "", &ToolError{Server: s.spec.Name, Tool: mcpName, Text: text}
 		}
 		return text, nil
+	}
+}
+
+// Codes of errors the SDK makes on the client's side (its jsonrpc2
+// extensions), not answers of the server.
+const (
+	codeClientClosing = -32003
+	codeServerClosing = -32004
+	codeRejected      = -32005 // the transport could not deliver the request
+)
+
+// serverError returns the JSON-RPC error the server answered with, or nil
+// when err is the connection's (transport failures, closing).
+func serverError(err error) *jsonrpc.Error {
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) {
+		return nil
+	}
+	switch werr.Code {
+	case codeClientClosing, codeServerClosing, codeRejected:
+		return nil
+	}
+	return werr
+}
+
+// checkTimeout bounds the ping that tells a broken connection from a
+// request the transport refused alone.
+const checkTimeout = 5 * time.Second
+
+// check pings the server after a call failed on the connection, and ends
+// the session when the ping fails too (the supervisor reconnects).
+func (s *Source) check(cs *sdk.ClientSession, callErr error) {
+	ctx, cancel := context.WithTimeout(s.ctx, checkTimeout)
+	defer cancel()
+	if err := cs.Ping(ctx, nil); err != nil && s.ctx.Err() == nil {
+		s.fault(cs, fmt.Errorf("%w; then a ping failed: %v", callErr, err))
 	}
 }
 
