@@ -70,6 +70,8 @@ type Config struct {
 	// of its answer is read (0: tools.DefaultWebhookMaxResponseBytes).
 	WebhookMaxTimeout       time.Duration
 	WebhookMaxResponseBytes int64
+	// MCP configures /mcp and the MCP servers pitstop takes tools from.
+	MCP MCPConfig
 	// OnCallDone, if set, is told about every chat call the server
 	// answered (for tests and load reports).
 	OnCallDone func(CallStats)
@@ -140,6 +142,9 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/v1/tools/:name/invoke", s.invokeTool)
 	e.GET("/v1/programs", s.listPrograms)
 	e.GET("/v1/programs/:id", s.getProgram)
+	if err := s.mountMCP(e); err != nil {
+		return nil, err
+	}
 	s.e = e
 	return s, nil
 }
