@@ -382,4 +382,3 @@ func TestMCPServeProxiedTools(t *testing.T) {
 		return strings.HasPrefix(desc, mcp.UnavailablePrefix)
 	})
 }
-
