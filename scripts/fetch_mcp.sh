@@ -38,6 +38,12 @@ command -v node >/dev/null || {
 	exit 1
 }
 
+# Fail fast when the registry cannot be reached (npm install would retry for minutes).
+timeout 20 npm ping --loglevel=error >/dev/null 2>&1 || {
+	echo "fetch_mcp.sh: the npm registry is not reachable (npm ping failed)" >&2
+	exit 1
+}
+
 mkdir -p "${cache}/mcp"
 tmp="$(mktemp -d "${cache}/mcp/.install.XXXXXX")"
 trap 'rm -rf "${tmp}"' EXIT

@@ -62,6 +62,7 @@ type serveFlags struct {
 	logLevel                      string
 	shutdownTimeout, saveInterval time.Duration
 	lengthPredictor               string
+	mcp                           mcpFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -147,6 +148,7 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.DurationVar(&f.saveInterval, "durations-save-every", time.Minute, "how often to save --durations")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.lengthPredictor, "predictor", runtime.LengthONNX, "output-length predictor of each call segment: onnx (the served model's own length.onnx when its directory has one, as builtin:tiny-tools does, else the default model in predictor/data; through ONNX Runtime: $PITSTOP_ORT_LIB or scripts/fetch_ort.sh's cache; without it, history, said in the log and /metrics), history (the program's mean so far), or the path of an ONNX length model")
+	addMCPFlags(fl, &f.mcp)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to let calls in flight finish on SIGINT/SIGTERM")
 	return cmd
 }
@@ -240,6 +242,12 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	if keys.Len() > 0 && !keys.HasAdmin() && !f.metricsPublic {
 		log.Warn("/metrics is served to admin keys only and none is configured: set --admin-key or --metrics-public")
 	}
+	stopMCP, err := startMCP(f.mcp, reg, &acfg, log)
+	if err != nil {
+		rt.Close()
+		return err
+	}
+	defer stopMCP()
 	srv, err := api.New(acfg)
 	if err != nil {
 		rt.Close()

@@ -20,7 +20,9 @@ import (
 )
 
 // EnvBin names the directory of the packages' executables
-// (node_modules/.bin), as the Makefile sets it from scripts/fetch_mcp.sh.
+// (node_modules/.bin), as the Makefile sets it from scripts/fetch_mcp.sh;
+// set and empty, it says the script failed (the tests skip without trying
+// again).
 const EnvBin = "PITSTOP_MCP_BIN"
 
 // Executables of the packages.
@@ -55,7 +57,10 @@ func Bin(t testing.TB, name string) string {
 }
 
 func locate() (string, error) {
-	if dir := os.Getenv(EnvBin); dir != "" {
+	if dir, set := os.LookupEnv(EnvBin); set {
+		if dir == "" { // the Makefile ran the script and it failed
+			return "", fmt.Errorf("$%s is empty: scripts/fetch_mcp.sh could not install them", EnvBin)
+		}
 		return dir, nil
 	}
 	if _, err := exec.LookPath("node"); err != nil {
