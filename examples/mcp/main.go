@@ -87,4 +87,3 @@ func main() {
 	fmt.Fprintf(os.Stderr, "wordcount MCP server at http://%s/mcp\n", *addr)
 	log.Fatal(hs.ListenAndServe())
 }
-
