@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func TestServeMCPEverything(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "serve", "--addr", addr, "--model", "scripted-test", "--predictor", "history",
 		"--mcp", "everything="+bin+" stdio", "--mcp-timeout", "10s")
 	cmd.Env = append(os.Environ(), "PITSTOP_TEST_MAIN=1")
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -181,4 +182,23 @@ func getJSON(t *testing.T, url string, v any) {
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer the child's stderr copier and the test
+// may use at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
