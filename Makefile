@@ -12,6 +12,9 @@ OUT ?= out
 PORT ?= 18080
 # The ONNX Runtime library the predictor loads; fetched once from npm into a cache.
 ORT_LIB = $(shell scripts/fetch_ort.sh)
+# The npm MCP packages the MCP tests run (reference server, Inspector); empty when npm is
+# unreachable, and those tests then skip saying so.
+MCP_BIN = $(shell scripts/fetch_mcp.sh 2>/dev/null)
 # Packages whose goroutines meet run under the race detector.
 RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/...
 # OpenBLAS for the CPU executor's GEMMs when Debian's libopenblas-dev is (or can be) installed;
@@ -59,8 +62,8 @@ FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./mo
 FUZZTIME ?= 10s
 
 test: ort blas vet
-	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -count=1 ./...
-	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -count=1 -race $(RACE_PKGS)
+	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test $(TAGS) -count=1 ./...
+	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test $(TAGS) -count=1 -race $(RACE_PKGS)
 	@for f in $(FUZZ); do \
 		echo "fuzz $${f#*:} ($(FUZZTIME))"; \
 		out=$$($(GO) test $(TAGS) -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \

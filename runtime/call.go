@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -382,13 +381,14 @@ func (rt *Runtime) resolveTools(tenant string, declared []chat.Tool) ([]chat.Too
 		seen[t.Name] = true
 		if reg, ok := rt.reg.GetIn(tenant, t.Name); ok {
 			// A declared tool of a registered tool's name runs server-side
-			// with the registered definition when the client's parameters
-			// have the same shape (the same properties, of the same types,
-			// the same required ones; descriptions and constraints may
-			// differ). Other parameters mean another tool: say so rather
-			// than swap it.
+			// with the registered definition when the client leaves its
+			// parameters open (none, or {"type":"object"}) or they have the
+			// same shape (the same properties, of the same types;
+			// descriptions, required ones and constraints may differ: the
+			// registered schema validates). Other parameters mean another
+			// tool: say so rather than swap it.
 			regParams := reg.Definition().Function.Parameters
-			if len(t.Parameters) > 0 && !sameShape(t.Parameters, regParams) {
+			if declaresProperties(t.Parameters) && !sameShape(t.Parameters, regParams) {
 				return nil, nil, errorf(ErrInvalid, param+".parameters", "tool_name_clash",
 					"tool %q is registered on this server with other parameters (%s); declare it with the registered parameters, with none, or rename your client-side tool", t.Name, clip(string(regParams), 300))
 			}
@@ -408,15 +408,24 @@ func (rt *Runtime) resolveTools(tenant string, declared []chat.Tool) ([]chat.Too
 
 func noHandler(context.Context, json.RawMessage) (string, error) { return "", nil }
 
+// declaresProperties reports whether a declared schema says which
+// properties it takes (no schema, or {"type":"object"} alone, defers to the
+// registered tool's).
+func declaresProperties(schema json.RawMessage) bool {
+	var s struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	return len(schema) > 0 && json.Unmarshal(schema, &s) == nil && len(s.Properties) > 0
+}
+
 // sameShape reports whether two object schemas take the same arguments:
-// the same property names with the same "type", and the same required
-// properties.
+// the same property names with the same "type" (which are required, and
+// other constraints, may differ: the registered schema validates).
 func sameShape(a, b json.RawMessage) bool {
 	type schema struct {
 		Properties map[string]struct {
 			Type any `json:"type"`
 		} `json:"properties"`
-		Required []string `json:"required"`
 	}
 	var x, y schema
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil || len(x.Properties) != len(y.Properties) {
@@ -428,9 +437,7 @@ func sameShape(a, b json.RawMessage) bool {
 			return false
 		}
 	}
-	slices.Sort(x.Required)
-	slices.Sort(y.Required)
-	return slices.Equal(x.Required, y.Required)
+	return true
 }
 
 func lastMessage(msgs []chat.Message) string {

@@ -60,6 +60,7 @@ type serveFlags struct {
 	logLevel                      string
 	shutdownTimeout, saveInterval time.Duration
 	lengthPredictor               string
+	mcp                           mcpFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -94,8 +95,8 @@ field (non-stream) and in a "pitstop" chunk of the stream.
 Tools: calculator, current_time and unit_convert are built in; http_get is enabled by
 --tools-http-allow; webhook tools can be registered at run time (POST /v1/tools). A tool
 the client declares in "tools" runs server-side when it is registered (a declaration whose
-parameters differ in shape from the registered tool's, i.e. other properties, types or
-required ones, is a 400 naming the clash); otherwise it goes back to the client as
+parameters name other properties or types than the registered tool's is a 400 naming the
+clash); otherwise it goes back to the client as
 tool_calls. Program identity: headers X-Pitstop-Program,
 X-Pitstop-Thread, X-Pitstop-Parents.
 
@@ -149,6 +150,7 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.DurationVar(&f.saveInterval, "durations-save-every", time.Minute, "how often to save --durations")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.lengthPredictor, "predictor", runtime.LengthONNX, "output-length predictor of each call segment: onnx (the served model's own length.onnx when its directory has one, as builtin:tiny-tools does, else the default model in predictor/data; through ONNX Runtime: $PITSTOP_ORT_LIB or scripts/fetch_ort.sh's cache; without it, history, said in the log and /metrics), history (the program's mean so far), or the path of an ONNX length model")
+	addMCPFlags(fl, &f.mcp)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to let calls in flight finish on SIGINT/SIGTERM")
 	return cmd
 }
@@ -244,6 +246,12 @@ func runServe(f serveFlags, changed func(string) bool) error {
 		log.Warn("/metrics is served to admin keys only and none is configured: set --admin-key or --metrics-public")
 	}
 	acfg.BodyReadTimeout = f.readTimeout
+	stopMCP, err := startMCP(f.mcp, reg, &acfg, log)
+	if err != nil {
+		rt.Close()
+		return err
+	}
+	defer stopMCP()
 	srv, err := api.New(acfg)
 	if err != nil {
 		rt.Close()

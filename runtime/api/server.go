@@ -71,6 +71,8 @@ type Config struct {
 	// WebhookLimits are the server's maxima of webhook tools (timeout_s,
 	// response size); zero fields are tools' defaults.
 	WebhookLimits tools.WebhookLimits
+	// MCP configures /mcp and the MCP servers pitstop takes tools from.
+	MCP MCPConfig
 	// OnCallDone, if set, is told about every chat call the server
 	// answered (for tests and load reports).
 	OnCallDone func(CallStats)
@@ -147,6 +149,9 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/v1/tools/:name/invoke", s.invokeTool)
 	e.GET("/v1/programs", s.listPrograms)
 	e.GET("/v1/programs/:id", s.getProgram)
+	if err := s.mountMCP(e); err != nil {
+		return nil, err
+	}
 	s.e = e
 	return s, nil
 }
