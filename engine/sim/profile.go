@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
 	"github.com/pitstop-llm/pitstop/kvswap"
 )
@@ -87,6 +88,22 @@ func (p *Profile) HandlingCost() handling.CostModel {
 		SwapBandwidth:   p.Swap.Bandwidth,
 		BlockTokens:     p.BlockSize,
 		GatheredSwap:    p.Swap.Gathered,
+	}
+}
+
+// EngineConfig sizes an engine as the profile's device: its KV capacity,
+// host tier, batch limits, swap budget and cost model (what `pitstop bench
+// --executor sim` runs on).
+func (p *Profile) EngineConfig() engine.Config {
+	return engine.Config{
+		NumBlocks:         p.NumBlocks(),
+		BlockSize:         p.BlockSize,
+		HostBlocks:        p.HostBlocks(),
+		MaxBatchedTokens:  p.MaxBatchedTokens,
+		MaxSeqs:           p.MaxSeqs,
+		SwapBlocksPerIter: p.Swap.BlocksPerIter,
+		Cost:              p.HandlingCost(),
+		HostBlockBytes:    p.BlockBytes(),
 	}
 }
 
