@@ -137,6 +137,8 @@ type Sequence struct {
 	prio      Priority
 	dirty     bool
 	activeIdx int
+	hostIdx   int   // index in the engine's onHost, -1 when holding no host slot
+	hostIter  int64 // iteration of its last swap-out
 	prog      *ProgramStats
 	err       error
 
