@@ -201,6 +201,18 @@ func (e *Engine) Resume(id SeqID, result []int32) error {
 	return e.resume(s, result)
 }
 
+// ResumeWith is Resume for a paused sequence that goes on as a new request
+// with its own sampling (the runtime's call parked across a client's tools):
+// its tokens from now on are drawn with sampling.
+func (e *Engine) ResumeWith(id SeqID, result []int32, sampling Sampling) error {
+	s := e.seqs[id]
+	if s == nil || s.state != Paused {
+		return fmt.Errorf("engine: sequence %d is not paused", id)
+	}
+	s.req.Sampling = sampling
+	return e.resume(s, result)
+}
+
 func (e *Engine) resume(s *Sequence, result []int32) error {
 	s.tokens = append(s.tokens, result...)
 	s.segments++

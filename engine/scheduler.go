@@ -72,7 +72,7 @@ func (e *Engine) fillBatch(ask bool, budget, maxSeqs int) (refused bool) {
 		e.setState(s, Running)
 		s.place = OnDevice
 		s.lastRun = e.iter
-		e.batch.Items = append(e.batch.Items, BatchItem{Seq: s, Start: s.computed, Len: n, Sample: s.computed+n == len(s.tokens)})
+		e.batch.Items = append(e.batch.Items, BatchItem{Seq: s, Start: s.computed, Len: n, Sample: s.computed+n == len(s.tokens), Sampling: s.req.Sampling})
 		budget -= n
 	}
 	return refused
