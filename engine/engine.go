@@ -70,6 +70,8 @@ type Engine struct {
 	dirty     []*Sequence // calls to re-rank before the next iteration
 	paused    []*Sequence // paused with KV on the device
 	onHost    []*Sequence // calls holding host slots (swapped, or paused with KV on the host)
+	hostVer   uint64      // changes with onHost
+	hostRanks hostRanks   // the parked KV that may give way, in HostRank order
 	cands     []*Sequence // victim candidates handed to the policy (scratch)
 	batch     Batch
 	view      View

@@ -139,7 +139,7 @@ func (q *runQueue) compact() {
 }
 
 // rerank asks for every live call's priority again (policies whose
-// priorities drift with time call for it through Refresher).
+// priorities drift with time call for it through Policy.Refresh).
 func (q *runQueue) rerank(prio func(*Sequence) Priority) {
 	q.compact()
 	q.entries = append(q.entries, q.fresh...)

@@ -138,8 +138,9 @@ type Sequence struct {
 	prio      Priority
 	dirty     bool
 	activeIdx int
-	hostIdx   int   // index in the engine's onHost, -1 when holding no host slot
-	hostIter  int64 // iteration of its last swap-out
+	hostIdx   int     // index in the engine's onHost, -1 when holding no host slot
+	hostIter  int64   // iteration of its last swap-out
+	hostRank  float64 // the policy's HostRank when the engine last ordered the host tier
 	prog      *ProgramStats
 	err       error
 
