@@ -131,7 +131,8 @@ type Victims interface {
 type HostRanker interface {
 	// HostRank is how soon s needs its KV back, lower sooner. Default: 0
 	// for every call, so nothing gives way and a newcomer that finds the
-	// tier full is discarded.
+	// tier full is discarded. View.ResumesIn as the rank is Belady's rule
+	// with predicted tool durations (engine/policy.ResumeOrder).
 	HostRank(v *View, s *Sequence) float64
 }
 
