@@ -132,7 +132,9 @@ type HostRanker interface {
 	// HostRank is how soon s needs its KV back, lower sooner. Default: 0
 	// for every call, so nothing gives way and a newcomer that finds the
 	// tier full is discarded. View.ResumesIn as the rank is Belady's rule
-	// with predicted tool durations (engine/policy.ResumeOrder).
+	// with predicted tool durations (engine/policy.ResumeOrder). The engine
+	// orders the parked calls once per iteration (again only when they
+	// change), so a rank that drifts within an iteration is read once.
 	HostRank(v *View, s *Sequence) float64
 }
 
