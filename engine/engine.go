@@ -55,8 +55,7 @@ type Engine struct {
 	exec     Executor
 	policy   Policy
 	traits   Traits
-	shaper   Shaper // the policy, when it shapes batches
-	observer []Observer
+	observer []Observer // the policy first
 
 	blocks     *BlockManager
 	host       *kvswap.HostTier
@@ -70,6 +69,10 @@ type Engine struct {
 	active    []*Sequence // calls in state Running (KV on the device, runnable)
 	dirty     []*Sequence // calls to re-rank before the next iteration
 	paused    []*Sequence // paused with KV on the device
+	onHost    []*Sequence // calls holding host slots (swapped, or paused with KV on the host)
+	hostVer   uint64      // changes with onHost
+	hostRanks hostRanks   // the parked KV that may give way, in HostRank order
+	cands     []*Sequence // victim candidates handed to the policy (scratch)
 	batch     Batch
 	view      View
 	viewIter  int64 // iteration whose batch view.Running/RunningCtx count
@@ -102,22 +105,14 @@ func New(cfg Config, clock Clock, exec Executor, policy Policy, observers ...Obs
 		clock:    clock,
 		exec:     exec,
 		policy:   policy,
-		observer: observers,
+		traits:   policy.Traits(),
+		observer: append([]Observer{policy}, observers...),
 		programs: newProgramTable(),
 		seqs:     make(map[SeqID]*Sequence),
 		wake:     make(chan struct{}, 1),
 	}
 	if vc, ok := clock.(*VirtualClock); ok {
 		e.vclock = vc
-	}
-	if t, ok := policy.(Traiter); ok {
-		e.traits = t.Traits()
-	}
-	if sh, ok := policy.(Shaper); ok {
-		e.shaper = sh
-	}
-	if o, ok := policy.(Observer); ok {
-		e.observer = append([]Observer{o}, e.observer...)
 	}
 	e.blocks = NewBlockManager(cfg.NumBlocks, cfg.BlockSize, e.traits.PrefixCache)
 	e.host = cfg.Host
@@ -188,6 +183,7 @@ func (e *Engine) SubmitNow(r Request) (*Sequence, error) {
 		arrival:   now,
 		place:     Dropped,
 		activeIdx: -1,
+		hostIdx:   -1,
 	}
 	s.forecast = r.Controller.Forecast(s)
 	e.seqs[s.id] = s
@@ -204,6 +200,22 @@ func (e *Engine) Resume(id SeqID, result []int32) error {
 	if s == nil || s.state != Paused {
 		return fmt.Errorf("engine: sequence %d is not paused", id)
 	}
+	return e.resume(s, result)
+}
+
+// ResumeWith is Resume for a paused sequence that goes on as a new request
+// with its own sampling (the runtime's call parked across a client's tools):
+// its tokens from now on are drawn with sampling.
+func (e *Engine) ResumeWith(id SeqID, result []int32, sampling Sampling) error {
+	s := e.seqs[id]
+	if s == nil || s.state != Paused {
+		return fmt.Errorf("engine: sequence %d is not paused", id)
+	}
+	s.req.Sampling = sampling
+	return e.resume(s, result)
+}
+
+func (e *Engine) resume(s *Sequence, result []int32) error {
 	s.tokens = append(s.tokens, result...)
 	s.segments++
 	switch {
@@ -416,9 +428,6 @@ func (e *Engine) hasPendingSwapOut() bool {
 // emit hands an event to the observers. The Event is reused: observers must
 // copy what they keep.
 func (e *Engine) emit(ev Event) {
-	if len(e.observer) == 0 {
-		return
-	}
 	ev.Time = e.clock.Now()
 	e.ev = ev
 	for _, o := range e.observer {

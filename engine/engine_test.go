@@ -24,6 +24,7 @@ func (x *fixedExec) Step(b *Batch) (time.Duration, error) {
 
 // testPolicy is FCFS by arrival with a fixed handling.
 type testPolicy struct {
+	BasePolicy
 	kind   handling.Kind
 	traits Traits
 	evict  handling.Kind

@@ -46,10 +46,12 @@ type IterationStats struct {
 	SwapInBytes     int64
 	RecomputeTokens int
 	Preemptions     int
+	HostEvictions   int // parked calls whose host KV gave way to a newcomer (HostRanker)
 	Waiting         int // runnable calls left out of the batch
 	Paused          int
 }
 
 // Observer receives every event on the engine's goroutine; it must not block
-// and must not keep the *Event (the engine reuses it).
+// and must not keep the *Event (the engine reuses it). The policy observes
+// first (default: it ignores them), then the observers given to New.
 type Observer interface{ Observe(e *Event) }

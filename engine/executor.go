@@ -7,16 +7,20 @@ import (
 )
 
 // BatchItem is one sequence's share of an iteration: compute the KV of
-// tokens [Start, Start+Len) and, when Sample, sample the next token into Token.
+// tokens [Start, Start+Len) and, when Sample, sample the next token into
+// Token as Sampling says.
 type BatchItem struct {
-	Seq    *Sequence
-	Start  int
-	Len    int
-	Sample bool
-	Token  int32 // set by the executor when Sample
+	Seq      *Sequence
+	Start    int
+	Len      int
+	Sample   bool
+	Sampling Sampling // the call's (Request.Sampling)
+	Token    int32    // set by the executor when Sample
 }
 
-// Batch is what the scheduler hands the executor for one iteration. Swap-outs
+// Batch is what the scheduler hands the executor for one iteration, all that
+// any executor needs: the simulator and a model's executor take the same
+// value. Swap-outs
 // run before swap-ins, and both before the forward pass, so a block freed by a
 // swap-out may be refilled in the same iteration.
 type Batch struct {

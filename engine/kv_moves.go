@@ -34,7 +34,9 @@ func (e *Engine) commitBlocks(s *Sequence) {
 
 // swapOut moves a call's device blocks to the host tier. It reports false,
 // changing nothing, when this iteration's swap budget is spent; when the host
-// tier is full the call is discarded instead (a swap never fails a call).
+// tier has no room, even after the parked calls the policy ranks after s
+// give way (HostRanker), the call is discarded instead (a swap never fails a
+// call).
 func (e *Engine) swapOut(s *Sequence) bool {
 	n := len(s.blocks)
 	if lim := e.swapBudget.Limit(); n == 0 || (lim > 0 && n > lim) {
@@ -43,8 +45,11 @@ func (e *Engine) swapOut(s *Sequence) bool {
 	}
 	slots, ok := e.host.Alloc(n)
 	if !ok {
-		e.discard(s)
-		return true
+		if e.swapBudget.Left() < n || !e.makeHostRoom(s, n) {
+			e.discard(s)
+			return true
+		}
+		slots, _ = e.host.Alloc(n)
 	}
 	if !e.swapBudget.Take(n) {
 		e.host.Free(slots)
@@ -56,6 +61,8 @@ func (e *Engine) swapOut(s *Sequence) bool {
 	e.blocks.Release(s.blocks)
 	s.blocks, s.host, s.place = nil, slots, OnHost
 	s.committed = 0
+	s.hostIter = e.iter
+	e.addOnHost(s)
 	e.stats.SwapOutBlocks += n
 	return true
 }
@@ -114,6 +121,7 @@ func (e *Engine) swapIn(s *Sequence) bool {
 	// swap-outs: free them only after the step, so no swap-out reuses them.
 	e.hostAfterStep = append(e.hostAfterStep, s.host...)
 	s.host = nil
+	e.removeOnHost(s)
 	s.blocks, s.place = table, OnDevice
 	e.setState(s, Running)
 	s.committed = 0
@@ -134,5 +142,6 @@ func (e *Engine) releaseHost(s *Sequence) {
 	if len(s.host) > 0 {
 		e.host.Free(s.host)
 		s.host = nil
+		e.removeOnHost(s)
 	}
 }

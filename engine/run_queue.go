@@ -33,6 +33,13 @@ func compareEntries(a, b *rankEntry) int {
 	return cmp.Compare(a.id, b.id)
 }
 
+// RanksBefore reports whether s is ahead of o in the policy's order as
+// last ranked: lower Priority, then earlier submission.
+func (s *Sequence) RanksBefore(o *Sequence) bool {
+	a, b := rankEntry{p: s.prio, id: s.id}, rankEntry{p: o.prio, id: o.id}
+	return compareEntries(&a, &b) < 0
+}
+
 // runQueue holds the runnable calls in policy order. A call is re-ranked
 // only when something about it changed (it arrived, ran, was preempted or
 // resumed) or when the policy asks for a full refresh, so one iteration costs
@@ -132,7 +139,7 @@ func (q *runQueue) compact() {
 }
 
 // rerank asks for every live call's priority again (policies whose
-// priorities drift with time call for it through Refresher).
+// priorities drift with time call for it through Policy.Refresh).
 func (q *runQueue) rerank(prio func(*Sequence) Priority) {
 	q.compact()
 	q.entries = append(q.entries, q.fresh...)

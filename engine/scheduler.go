@@ -11,29 +11,25 @@ import (
 // A running call that needs a block may evict paused calls' KV and
 // lower-ranked running calls; a waiting call may do so only when the policy
 // is preemptive (otherwise it evicts only paused calls, InferCept's passive
-// discard). The first waiting or swapped call that does not fit stops further
-// admissions this iteration, so lower-ranked calls cannot overtake it. A
-// Shaper policy may lower the token budget and refuse calls (see Shaper).
+// discard). A waiting or swapped call that does not fit holds back the calls
+// ranked after it when the policy's HoldBack says so. The policy may lower
+// the token budget and refuse calls (Shaper).
 func (e *Engine) buildBatch() {
-	if e.shaper == nil {
-		e.fillBatch(nil, e.cfg.MaxBatchedTokens, e.cfg.MaxSeqs)
-		return
-	}
 	budget := e.cfg.MaxBatchedTokens
-	if lim := e.shaper.Shape(&e.view); lim.Tokens > 0 && lim.Tokens < budget {
+	if lim := e.policy.Shape(&e.view); lim.Tokens > 0 && lim.Tokens < budget {
 		budget = lim.Tokens
 	}
-	if refused := e.fillBatch(e.shaper, budget, e.cfg.MaxSeqs); refused && len(e.batch.Items) == 0 {
+	if refused := e.fillBatch(true, budget, e.cfg.MaxSeqs); refused && len(e.batch.Items) == 0 {
 		// Refusals left nothing to run: run the one call the engine alone
 		// would run first.
-		e.fillBatch(nil, e.cfg.MaxBatchedTokens, 1)
+		e.fillBatch(false, e.cfg.MaxBatchedTokens, 1)
 	}
 }
 
 // fillBatch adds up to maxSeqs calls to the batch in rank order within
-// budget tokens, asking sh (when not nil) before each; it reports whether sh
-// refused one.
-func (e *Engine) fillBatch(sh Shaper, budget, maxSeqs int) (refused bool) {
+// budget tokens, asking the policy's Admit before each when ask; it reports
+// whether Admit refused one.
+func (e *Engine) fillBatch(ask bool, budget, maxSeqs int) (refused bool) {
 	admit := true
 	for i := 0; i < len(e.queue.entries) && budget > 0 && len(e.batch.Items) < maxSeqs; i++ {
 		ent := &e.queue.entries[i]
@@ -44,14 +40,14 @@ func (e *Engine) fillBatch(sh Shaper, budget, maxSeqs int) (refused bool) {
 		if s.state != Running && !admit {
 			continue
 		}
-		if sh != nil && !sh.Admit(&e.view, s, budget) {
+		if ask && !e.policy.Admit(&e.view, s, budget) {
 			refused = true
 			continue
 		}
 		switch s.state {
 		case Swapped:
 			if !e.swapIn(s) {
-				admit = false
+				admit = !e.policy.HoldBack(&e.view, s)
 				continue
 			}
 		case Waiting:
@@ -66,7 +62,7 @@ func (e *Engine) fillBatch(sh Shaper, budget, maxSeqs int) (refused bool) {
 		if !e.blocks.CanGrow(need, reserve) && !e.evictFor(need, reserve, s) {
 			if s.state == Waiting {
 				e.discard(s) // gives back the prefix hits it took
-				admit = false
+				admit = !e.policy.HoldBack(&e.view, s)
 				continue
 			}
 			e.cannotGrow(s)
@@ -76,7 +72,7 @@ func (e *Engine) fillBatch(sh Shaper, budget, maxSeqs int) (refused bool) {
 		e.setState(s, Running)
 		s.place = OnDevice
 		s.lastRun = e.iter
-		e.batch.Items = append(e.batch.Items, BatchItem{Seq: s, Start: s.computed, Len: n, Sample: s.computed+n == len(s.tokens)})
+		e.batch.Items = append(e.batch.Items, BatchItem{Seq: s, Start: s.computed, Len: n, Sample: s.computed+n == len(s.tokens), Sampling: s.req.Sampling})
 		budget -= n
 	}
 	return refused
@@ -93,9 +89,9 @@ func (e *Engine) cannotGrow(s *Sequence) {
 	e.preempt(s)
 }
 
-// evictFor frees blocks until need more fit above reserve: first paused calls'
-// KV (longest remaining tool time first), then running calls ranked below s,
-// from the lowest.
+// evictFor frees blocks until need more fit above reserve: first paused
+// calls' KV, then running calls ranked below s, each picked and handled by
+// the policy (Victims).
 func (e *Engine) evictFor(need, reserve int, s *Sequence) bool {
 	mayPreempt := s.state == Running || e.traits.Preemptive
 	for !e.blocks.CanGrow(need, reserve) {
@@ -115,50 +111,63 @@ func (e *Engine) evictFor(need, reserve int, s *Sequence) bool {
 	return true
 }
 
+// pausedVictim asks the policy which paused call's device KV goes, among
+// those holding device blocks; nil when there is none or it picks none.
 func (e *Engine) pausedVictim() *Sequence {
-	var best *Sequence
-	bestLeft := -1.0
+	c := e.cands[:0]
 	for _, p := range e.paused {
-		if p.state != Paused || p.place != OnDevice || len(p.blocks) == 0 {
-			continue
-		}
-		if left := e.view.ToolRemaining(p); left > bestLeft {
-			best, bestLeft = p, left
+		if p.state == Paused && p.place == OnDevice && len(p.blocks) > 0 {
+			c = append(c, p)
 		}
 	}
-	return best
+	e.cands = c
+	if len(c) == 0 {
+		return nil
+	}
+	v := e.policy.PausedVictim(&e.view, c)
+	clear(c)
+	if v == nil || v.state != Paused || v.place != OnDevice || len(v.blocks) == 0 {
+		return nil // none, or not a candidate
+	}
+	return v
 }
 
-// runningVictim is the lowest-ranked running call below s that has not run
-// in this iteration's batch yet.
+// runningVictim asks the policy which running call gives way to s, among
+// those ranked below s that hold blocks and have not run in this
+// iteration's batch; nil when there is none or it picks none.
 func (e *Engine) runningVictim(s *Sequence) *Sequence {
-	self := rankEntry{p: s.prio, id: s.id}
-	var worst *Sequence
-	var worstE rankEntry
+	c := e.cands[:0]
 	for _, v := range e.active {
-		if v == s || v.lastRun == e.iter || v.lastEvicted == e.iter || len(v.blocks) == 0 {
-			continue
-		}
-		ve := rankEntry{p: v.prio, id: v.id}
-		if compareEntries(&self, &ve) >= 0 {
-			continue
-		}
-		if worst == nil || compareEntries(&ve, &worstE) > 0 {
-			worst, worstE = v, ve
+		if e.preemptible(v, s) {
+			c = append(c, v)
 		}
 	}
-	return worst
+	e.cands = c
+	if len(c) == 0 {
+		return nil
+	}
+	v := e.policy.PreemptVictim(&e.view, s, c)
+	clear(c)
+	if v == nil || v.state != Running || !e.preemptible(v, s) {
+		return nil // none, or not a candidate
+	}
+	return v
 }
 
-// evictPaused moves a paused call's KV off the device: swapped when the host
-// tier and swap budget allow, discarded otherwise.
+// preemptible reports whether running call v may be preempted for s.
+func (e *Engine) preemptible(v, s *Sequence) bool {
+	return v != s && v.lastRun != e.iter && v.lastEvicted != e.iter && len(v.blocks) > 0 && s.RanksBefore(v)
+}
+
+// evictPaused moves a paused call's KV off the device as the policy says:
+// swapped when it asks for a swap and the host tier and swap budget allow,
+// discarded otherwise.
 func (e *Engine) evictPaused(s *Sequence) {
-	kind := handling.Swap
-	if !e.swapOut(s) {
-		kind = handling.Discard
+	kind := handling.Discard
+	if e.policy.EvictPaused(&e.view, s) == handling.Swap && e.swapOut(s) && s.place == OnHost {
+		kind = handling.Swap
+	} else if s.place != Dropped {
 		e.discard(s)
-	} else if s.place == Dropped {
-		kind = handling.Discard
 	}
 	s.pendingOut = false
 	s.handling = kind
@@ -168,10 +177,7 @@ func (e *Engine) evictPaused(s *Sequence) {
 // preempt evicts a running call: swapped if the policy prefers it and room
 // allows, recomputed later otherwise.
 func (e *Engine) preempt(s *Sequence) {
-	kind := handling.Discard
-	if ev, ok := e.policy.(Evicter); ok {
-		kind = ev.Evict(&e.view, s)
-	}
+	kind := e.policy.Evict(&e.view, s)
 	if kind == handling.Swap && e.swapOut(s) && s.place == OnHost {
 		e.setState(s, Swapped)
 	} else {

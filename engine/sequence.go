@@ -89,6 +89,7 @@ type Request struct {
 	Parents    []string // parent threads (DAG programs)
 	Prompt     []int32  // prompt tokens
 	MaxTokens  int      // cap on generated tokens; 0 = no cap beyond the controller
+	Sampling   Sampling // how the executor draws its tokens (greedy when zero)
 	Controller Controller
 }
 
@@ -138,6 +139,9 @@ type Sequence struct {
 	prio      Priority
 	dirty     bool
 	activeIdx int
+	hostIdx   int     // index in the engine's onHost, -1 when holding no host slot
+	hostIter  int64   // iteration of its last swap-out
+	hostRank  float64 // the policy's HostRank when the engine last ordered the host tier
 	prog      *ProgramStats
 	err       error
 
@@ -178,6 +182,7 @@ func (s *Sequence) ResidentBlocks() int       { return len(s.blocks) }
 func (s *Sequence) Remaining() int            { return len(s.tokens) - s.computed }
 func (s *Sequence) MaxTokens() int            { return s.req.MaxTokens }
 func (s *Sequence) Controller() Controller    { return s.req.Controller }
+func (s *Sequence) Sampling() Sampling        { return s.req.Sampling }
 func (s *Sequence) HostSlots() []int          { return s.host }
 
 // Waited is the wait (runnable but not running) of the call's earlier

@@ -47,7 +47,7 @@ func (e *Engine) rank() {
 		}
 	}
 	e.dirty = e.dirty[:0]
-	if r, ok := e.policy.(Refresher); ok && r.Refresh(&e.view) {
+	if e.policy.Refresh(&e.view) {
 		e.queue.rerank(func(s *Sequence) Priority { return e.policy.Priority(&e.view, s) })
 		return
 	}
@@ -64,6 +64,7 @@ func (e *Engine) refreshView() {
 	e.view.HostFree = e.host.Capacity() - e.host.Used()
 	e.view.Cost = e.cfg.Cost
 	e.view.Programs = e.programs
+	e.view.eng = e
 }
 
 // handlePaused re-checks the handling of calls paused with KV on the device

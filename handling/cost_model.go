@@ -14,17 +14,31 @@ func divmod(a, b int) (q, r int) {
 	return q, a - q*b
 }
 
-// CostModel is the engine's cost model, in seconds, as the simulator and the
-// real executors measure it.
+// CostModel is the one cost model of computing and moving KV, in seconds,
+// priced from the executor's profile (sim.Profile.HandlingCost): the
+// handling decisions and memory-over-time scores weigh it, the engine hands
+// it to policies (View.Cost), and the simulator prices its swaps with it.
+//
+// Moving KV (Autellix §5, InferCept): a transfer of b whole blocks one way
+// costs Transfers(b)·SwapPerTransfer plus b blocks' bytes over SwapBandwidth.
+// Gathered: one transfer per direction per iteration (a device-side gather
+// pass first, at device-memory speed, which is not modelled: one to two
+// orders of magnitude faster than a host link). Per block: one transfer per
+// block, times SwapCopiesPerBlock when copies are issued per layer and for K
+// and V as InferCept does. The bytes are the same either way. Directions are
+// priced separately; whether one iteration's swap-out and swap-in overlap
+// (PCIe is full duplex) is the caller's decision.
 type CostModel struct {
 	IterBase        float64 // fixed seconds per iteration (c0)
 	PerToken        float64 // seconds per batched token (prefill or decode)
 	TokenBudget     int     // max batched tokens per iteration (chunked prefill budget; 384 on the LAMPS testbed); <= 0: unbounded
-	KVBytesPerToken float64 // bytes of KV per token (all layers); <= 0: wastes are reported in token·seconds
-	SwapOverhead    float64 // seconds per transfer (per block copy or per gathered transfer)
-	SwapBandwidth   float64 // bytes per second host<->device; <= 0: no bandwidth cost
+	KVBytesPerToken float64 // bytes of KV per token (all layers); <= 0: wastes are reported in token·seconds and moves cost no bandwidth
 	BlockTokens     int     // tokens per KV block (16); <= 0: 1
-	GatheredSwap    bool    // true: one transfer per swap; false: one per block (per-layer copies are folded into SwapOverhead by the caller)
+
+	SwapPerTransfer    float64 // seconds per transfer (launch + DMA setup)
+	SwapCopiesPerBlock int     // transfers per block when not gathered (per-layer K and V copies); <= 1: one
+	SwapGathered       bool    // one transfer per direction per iteration
+	SwapBandwidth      float64 // bytes per second host<->device; <= 0: no bandwidth cost
 }
 
 // IterTime is the duration of an iteration that batches batchedTokens tokens:
@@ -44,24 +58,41 @@ func (m CostModel) blocks(tokens int) (n, size int) {
 	return n, size
 }
 
+// Transfers is the number of transfers that moving blocks blocks one way in
+// one iteration costs.
+func (m CostModel) Transfers(blocks int) int {
+	if blocks <= 0 {
+		return 0
+	}
+	if m.SwapGathered {
+		return 1
+	}
+	return blocks * max(m.SwapCopiesPerBlock, 1)
+}
+
+// TransferTime is the time to move blocks whole KV blocks one way in one
+// iteration: Transfers(blocks)·SwapPerTransfer plus their bytes over
+// SwapBandwidth.
+func (m CostModel) TransferTime(blocks int) float64 {
+	if blocks <= 0 {
+		return 0
+	}
+	t := float64(m.Transfers(blocks)) * m.SwapPerTransfer
+	if m.SwapBandwidth > 0 && m.KVBytesPerToken > 0 {
+		t += float64(blocks) * float64(max(m.BlockTokens, 1)) * m.KVBytesPerToken / m.SwapBandwidth
+	}
+	return t
+}
+
 // SwapTime is the time to move tokens tokens of KV one way between device
-// and host. Whole blocks move: ⌈tokens/BlockTokens⌉ blocks, costing one
-// SwapOverhead per block (or one per swap when GatheredSwap) plus the blocks'
-// bytes over SwapBandwidth.
+// and host: the whole blocks that hold them, ⌈tokens/BlockTokens⌉, in one
+// transfer (TransferTime).
 func (m CostModel) SwapTime(tokens int) float64 {
 	if tokens <= 0 {
 		return 0
 	}
-	n, size := m.blocks(tokens)
-	transfers := n
-	if m.GatheredSwap {
-		transfers = 1
-	}
-	t := float64(transfers) * m.SwapOverhead
-	if m.SwapBandwidth > 0 && m.KVBytesPerToken > 0 {
-		t += float64(n*size) * m.KVBytesPerToken / m.SwapBandwidth
-	}
-	return t
+	n, _ := m.blocks(tokens)
+	return m.TransferTime(n)
 }
 
 // chunk is the spare token budget a prefill or recompute gets per iteration

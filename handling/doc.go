@@ -16,8 +16,9 @@
 // means no budget: one chunk): ⌊L/c_h⌋ full chunks of IterTime(r + c_h) and a
 // last partial chunk of IterTime(r + L mod c_h). A decode iteration of the call
 // lasts IterTime(r + 1). A swap of C tokens moves ⌈C/BlockTokens⌉ whole blocks
-// one way in SwapTime(C) = transfers·SwapOverhead + bytes/SwapBandwidth, with one
-// transfer per block, or one per swap when GatheredSwap (Autellix §5).
+// one way in SwapTime(C) = transfers·SwapPerTransfer + bytes/SwapBandwidth, with
+// SwapCopiesPerBlock transfers per block, or one per swap when SwapGathered
+// (Autellix §5). The simulator prices its swaps with the same CostModel.
 //
 // Memory held during an iteration is the call's computed KV after it: blocks
 // are allocated for a chunk before it runs (the engine allocates per chunk,

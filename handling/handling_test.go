@@ -12,7 +12,7 @@ var small = CostModel{
 	PerToken:        0.001,
 	TokenBudget:     8,
 	KVBytesPerToken: 2,
-	SwapOverhead:    0.005,
+	SwapPerTransfer: 0.005,
 	SwapBandwidth:   1000,
 	BlockTokens:     4,
 }
@@ -26,7 +26,7 @@ var gptj = CostModel{
 	PerToken:        0.0000408,
 	TokenBudget:     384,
 	KVBytesPerToken: 458752,
-	SwapOverhead:    10e-6,
+	SwapPerTransfer: 10e-6,
 	SwapBandwidth:   25e9,
 	BlockTokens:     16,
 }
@@ -48,7 +48,7 @@ func TestKindString(t *testing.T) {
 
 func TestCostModel(t *testing.T) {
 	gathered := small
-	gathered.GatheredSwap = true
+	gathered.SwapGathered = true
 	unbounded := small
 	unbounded.TokenBudget = 0
 	noBW := small
@@ -192,7 +192,7 @@ func TestWasteMonotone(t *testing.T) {
 	})
 	t.Run("gathered swap no dearer than per-block", func(t *testing.T) {
 		g := gptj
-		g.GatheredSwap = true
+		g.SwapGathered = true
 		for _, c := range []int{1, 16, 17, 1000} {
 			s := base
 			s.Context = c
@@ -230,14 +230,14 @@ func TestChooseShortAndLongTools(t *testing.T) {
 	// Long tool, short context, slow per-block copies: recomputing a few
 	// tokens is cheaper than copying; a long context on a fast link swaps.
 	slow := gptj
-	slow.SwapOverhead = 5e-3
+	slow.SwapPerTransfer = 5e-3
 	short := Situation{Context: 20, OtherRunning: 20000, RunningTokens: 40, ToolRemaining: 30}
 	if k, w := Choose(short, slow); k != Discard {
 		t.Errorf("short context, slow swap: %v %v, want discard", k, w)
 	}
 	long := Situation{Context: 3000, OtherRunning: 20000, RunningTokens: 40, ToolRemaining: 30}
 	fast := gptj
-	fast.GatheredSwap = true
+	fast.SwapGathered = true
 	if k, w := Choose(long, fast); k != Swap {
 		t.Errorf("long context, gathered swap: %v %v, want swap", k, w)
 	}
@@ -409,7 +409,7 @@ func bruteMoT(g Segment, k Kind, m CostModel, r int) float64 {
 
 func TestMemoryOverTimeMatchesStepByStep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	models := []CostModel{small, gptj, {IterBase: 1, PerToken: 0.5, TokenBudget: 3, BlockTokens: 2, SwapOverhead: 0.25, GatheredSwap: true}}
+	models := []CostModel{small, gptj, {IterBase: 1, PerToken: 0.5, TokenBudget: 3, BlockTokens: 2, SwapPerTransfer: 0.25, SwapGathered: true}}
 	for i := range 3000 {
 		m := models[i%len(models)]
 		g := Segment{
@@ -436,5 +436,54 @@ func TestMemoryOverTimeMatchesStepByStep(t *testing.T) {
 				t.Fatalf("Rank chose %v, Choose %v", kr, ck)
 			}
 		}
+	}
+}
+
+// TestTransferTime prices moves of whole blocks, worked by hand: GPT-J 6B's
+// 458,752 B/token in 16-token blocks is 7,340,032 B per block (all 28
+// layers); 100 blocks are 734,003,200 B, 0.029360128 s at 25 GB/s.
+func TestTransferTime(t *testing.T) {
+	const us, gb = 1e-6, 1e9
+	link := CostModel{KVBytesPerToken: 458752, BlockTokens: 16, SwapBandwidth: 25 * gb}
+	with := func(f func(*CostModel)) CostModel { m := link; f(&m); return m }
+	cases := []struct {
+		name   string
+		m      CostModel
+		blocks int
+		want   float64
+	}{
+		{"gathered: one transfer", with(func(m *CostModel) { m.SwapPerTransfer, m.SwapGathered = 10*us, true }), 100, 0.029360128 + 10e-6},
+		{"per block: 100 transfers", with(func(m *CostModel) { m.SwapPerTransfer = 10 * us }), 100, 0.029360128 + 1e-3},
+		{"per layer: 100 × 28 transfers", with(func(m *CostModel) { m.SwapPerTransfer, m.SwapCopiesPerBlock = 10*us, 28 }), 100, 0.029360128 + 0.028},
+		{"gathered ignores copies", with(func(m *CostModel) { m.SwapPerTransfer, m.SwapCopiesPerBlock, m.SwapGathered = 10*us, 28, true }), 100, 0.029360128 + 10e-6},
+		{"one block", with(func(m *CostModel) { m.SwapPerTransfer = 5 * us }), 1, 293.60128e-6 + 5e-6},
+		{"no bandwidth cost", CostModel{SwapPerTransfer: 2 * us}, 3, 6e-6},
+		{"zero blocks", with(func(m *CostModel) { m.SwapPerTransfer, m.SwapGathered = 10*us, true }), 0, 0},
+		{"zero value", CostModel{}, 50, 0},
+	}
+	for _, c := range cases {
+		if got := c.m.TransferTime(c.blocks); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: TransferTime(%d) = %.12g s, want %.12g s", c.name, c.blocks, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		m            CostModel
+		blocks, want int
+	}{
+		{CostModel{SwapGathered: true}, 7, 1},
+		{CostModel{}, 7, 7},
+		{CostModel{SwapCopiesPerBlock: 1}, 7, 7},
+		{CostModel{SwapCopiesPerBlock: 28}, 7, 196},
+		{CostModel{SwapCopiesPerBlock: 28}, 0, 0},
+		{CostModel{SwapGathered: true}, 0, 0},
+	} {
+		if got := c.m.Transfers(c.blocks); got != c.want {
+			t.Errorf("%+v.Transfers(%d) = %d, want %d", c.m, c.blocks, got, c.want)
+		}
+	}
+	// SwapTime moves the whole blocks that hold the tokens: 17 tokens are 2 blocks.
+	perBlock := with(func(m *CostModel) { m.SwapPerTransfer = 10 * us })
+	if got, want := perBlock.SwapTime(17), perBlock.TransferTime(2); got != want {
+		t.Errorf("SwapTime(17) = %g, TransferTime(2) = %g", got, want)
 	}
 }

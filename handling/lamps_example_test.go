@@ -26,7 +26,7 @@ import (
 // length 2 (including recomputation)" for R2): IterTime(b) = b (IterBase 0,
 // PerToken 1) with TokenBudget 1, so chunks are one token. Swaps take no time
 // (R3's post-API token runs in the unit right after its API returns):
-// SwapOverhead 0, no bandwidth cost. One token of KV is one memory unit
+// SwapPerTransfer 0, no bandwidth cost. One token of KV is one memory unit
 // (BlockTokens 1, KVBytesPerToken 1).
 //
 // Segments. Each call is Segment{Prompt: 1, PreDecode: API start after,
@@ -337,7 +337,7 @@ func TestLAMPSExampleKindsAreInputs(t *testing.T) {
 	for _, over := range []float64{0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.8, 1, 2} {
 		for _, perTok := range []float64{0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 1} {
 			m := unitModel()
-			m.SwapOverhead, m.GatheredSwap = over, true
+			m.SwapPerTransfer, m.SwapGathered = over, true
 			if perTok > 0 {
 				m.SwapBandwidth = 1 / perTok
 			}

@@ -19,8 +19,10 @@
 //     scratch are reused across iterations: in steady state a swap allocates
 //     nothing.
 //   - Budget: a per-iteration limit on swapped blocks, reset every iteration.
-//   - CostModel: the time of a transfer on a host link (per-transfer overhead +
-//     bytes/bandwidth), for the simulator and for handling decisions.
+//
+// What a transfer costs on a host link (per-transfer overhead + bytes over
+// bandwidth) is handling.CostModel's, the one cost model of computing and
+// moving KV that handling decisions weigh and the simulator prices with.
 //
 // # Where the gathered transfer helps, and where it does not
 //
@@ -33,9 +35,9 @@
 // speed, roughly fifty times the host link's (A100 40GB: 1.56 TB/s HBM against
 // 32 GB/s per direction for PCIe 4 x16; H100: 3.35 TB/s against 64 GB/s for
 // PCIe 5), and then one DMA moves everything at close to link bandwidth. Autellix reports
-// 3-7x lower swap time from this kernel. CostModel expresses exactly that
-// trade: PerTransfer is paid once per direction per iteration when Gathered,
-// once per block (times Layers) otherwise.
+// 3-7x lower swap time from this kernel. handling.CostModel expresses exactly
+// that trade: SwapPerTransfer is paid once per direction per iteration when
+// SwapGathered, once per block (times SwapCopiesPerBlock) otherwise.
 //
 // On the CPU executor both tiers are ordinary Go memory and every "transfer" is
 // a memmove. The per-call overhead of copy (tens of nanoseconds) is negligible
@@ -49,7 +51,7 @@
 // side by side; on CPU memory they are all bounded by memory bandwidth and the
 // staged gather is the slowest. The gathered mode exists on the CPU so the same
 // engine path, accounting and tests run before a CUDA device exists; the
-// speed-up it stands for is the simulator's (CostModel), not the CPU's. The
+// speed-up it stands for is the simulator's (handling.CostModel), not the CPU's. The
 // CPU executor should use per-block mode.
 //
 // The host side matters for a GPU too: when an iteration's host slots are not

@@ -3,6 +3,7 @@ package kvswap_test
 import (
 	"fmt"
 
+	"github.com/pitstop-llm/pitstop/handling"
 	"github.com/pitstop-llm/pitstop/kvswap"
 )
 
@@ -38,8 +39,9 @@ func ExampleMover() {
 	host.Free(slots)
 	fmt.Println("host used", host.Used(), "transfers", mover.Stats().Transfers)
 
-	cost := kvswap.CostModel{PerTransfer: 10e-6, Bandwidth: 25e9, Gathered: true}
-	fmt.Printf("modelled swap-out: %.2f µs\n", cost.Time(len(out), blockBytes)*1e6)
+	// 4,096-byte blocks: 256 tokens of 16 bytes.
+	cost := handling.CostModel{KVBytesPerToken: 16, BlockTokens: 256, SwapPerTransfer: 10e-6, SwapBandwidth: 25e9, SwapGathered: true}
+	fmt.Printf("modelled swap-out: %.2f µs\n", cost.TransferTime(len(out))*1e6)
 	// Output:
 	// out: 12288 bytes; host used 3
 	// in: 12288 bytes

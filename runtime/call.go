@@ -12,7 +12,6 @@ import (
 
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/models/chat"
-	"github.com/pitstop-llm/pitstop/models/cpu"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
@@ -275,7 +274,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	}
 	ref := &seqRef{cur: st}
 	st.ref = ref
-	ereq := engine.Request{Name: c.id, Program: c.key, Tenant: c.tenant, Thread: req.Thread, Parents: req.Parents, Prompt: toks, Controller: ref}
+	ereq := engine.Request{Name: c.id, Program: c.key, Tenant: c.tenant, Thread: req.Thread, Parents: req.Parents, Prompt: toks, Sampling: st.sampling, Controller: ref}
 	c.mu.Lock()
 	c.stopWatch = context.AfterFunc(ctx, c.Cancel)
 	c.mu.Unlock()
@@ -311,8 +310,8 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 
 // samplingOf is a request's sampling: greedy without a temperature; the
 // request's seed, else one of the call's own (its sequence number, mixed).
-func samplingOf(req ChatRequest, callNum uint64) cpu.SamplingParams {
-	var p cpu.SamplingParams
+func samplingOf(req ChatRequest, callNum uint64) engine.Sampling {
+	var p engine.Sampling
 	if req.Temperature != nil {
 		p.Temperature = *req.Temperature
 	}

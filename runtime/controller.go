@@ -7,7 +7,6 @@ import (
 
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/models/chat"
-	"github.com/pitstop-llm/pitstop/models/cpu"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
@@ -63,8 +62,8 @@ type seqCtl struct {
 	prefilled     bool
 	cachedAtStart int
 
-	// sampling of a real model's tokens (RequestSampling)
-	sampling cpu.SamplingParams
+	// sampling of a real model's tokens (engine.Request.Sampling)
+	sampling engine.Sampling
 	// handling changes of the current tool pause (EvHandled)
 	pausedAt      time.Time
 	handlingLater []string

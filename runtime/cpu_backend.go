@@ -41,8 +41,9 @@ type CPUBackend struct {
 }
 
 // NewCPUBackend makes the CPU executor for m and calibrates its cost
-// model. Sampling follows each request's temperature, top_p and seed
-// (RequestSampling): greedy by default.
+// model. Sampling follows each request's temperature, top_p and seed, which
+// reach the executor in the engine's batch (engine.Request.Sampling):
+// greedy by default.
 func NewCPUBackend(m *WeightsModel, opt CPUOptions) (*CPUBackend, error) {
 	if opt.BlockSize == 0 {
 		opt.BlockSize = 16
@@ -80,7 +81,7 @@ func NewCPUBackend(m *WeightsModel, opt CPUOptions) (*CPUBackend, error) {
 		host = (opt.HostKVTokens + opt.BlockSize - 1) / opt.BlockSize
 	}
 	x, err := cpu.New(m.Weights(), cpu.Options{NumBlocks: blocks, BlockSize: opt.BlockSize, HostBlocks: host,
-		Sampling: RequestSampling{}, Workers: opt.Workers, KeepSamples: -1})
+		Workers: opt.Workers, KeepSamples: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -126,18 +127,4 @@ func (b *CPUBackend) Apply(cfg Config) Config {
 		cfg.MaxContextTokens = b.model.MaxContext()
 	}
 	return cfg
-}
-
-// RequestSampling gives the CPU executor each call's sampling parameters
-// (cpu.SamplingSource): the request's temperature, top_p and seed, greedy
-// when it gives no temperature. Sequences the runtime did not start are
-// sampled greedily.
-type RequestSampling struct{}
-
-// SamplingParams implements cpu.SamplingSource (engine goroutine).
-func (RequestSampling) SamplingParams(s *engine.Sequence) cpu.SamplingParams {
-	if r, ok := s.Controller().(*seqRef); ok && r.cur != nil {
-		return r.cur.sampling
-	}
-	return cpu.SamplingParams{}
 }

@@ -125,7 +125,7 @@ func (rt *Runtime) resumeParked(e *parkEntry, st *seqCtl, rest []int32) bool {
 	st.segPrompt = st.promptTokens
 	st.call.st = st
 	rt.live[seq.ID()] = st
-	if err := rt.eng.Resume(seq.ID(), rest); err != nil { // cannot happen: it is paused
+	if err := rt.eng.ResumeWith(seq.ID(), rest, st.sampling); err != nil { // cannot happen: it is paused
 		rt.log.Error("resuming a parked sequence", "call", st.call.id, "err", err)
 		st.failure = errorf(ErrInternal, "", "internal_error", "resuming the program's paused call: %v", err)
 		rt.eng.Cancel(seq.ID())

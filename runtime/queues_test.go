@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pitstop-llm/pitstop/engine"
-	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/handling"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -49,20 +49,66 @@ func (rt *Runtime) onEngineTest(t *testing.T, fn func()) {
 	}
 }
 
-// TestWrapPolicyForwardsShaper: a policy that shapes batches keeps its hook
-// behind the runtime's prefix-cache wrapper; one that does not gets none.
-func TestWrapPolicyForwardsShaper(t *testing.T) {
-	for name, want := range map[string]bool{"sola": true, "pitstop": false, "fcfs": false} {
-		p, err := policy.New(name, policy.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := wrapPolicy(p, true)
-		if _, ok := w.(engine.Shaper); ok != want {
-			t.Errorf("%s: wrapped policy is a Shaper: %v, want %v", name, ok, want)
-		}
-		if tr, ok := w.(engine.Traiter); !ok || !tr.Traits().PrefixCache {
-			t.Errorf("%s: prefix cache off behind the wrapper", name)
+// hookSpy records which hooks reach it.
+type hookSpy struct {
+	engine.BasePolicy
+	reached map[string]bool
+}
+
+func (p *hookSpy) Priority(*engine.View, *engine.Sequence) engine.Priority {
+	p.reached["Priority"] = true
+	return engine.Priority{}
+}
+
+func (p *hookSpy) Handle(*engine.View, *engine.Sequence) handling.Kind {
+	p.reached["Handle"] = true
+	return handling.Preserve
+}
+
+func (p *hookSpy) Traits() engine.Traits {
+	p.reached["Traits"] = true
+	return engine.Traits{Preemptive: true}
+}
+
+func (p *hookSpy) Refresh(*engine.View) bool { p.reached["Refresh"] = true; return true }
+
+func (p *hookSpy) Shape(*engine.View) engine.BatchLimits {
+	p.reached["Shape"] = true
+	return engine.BatchLimits{Tokens: 7}
+}
+
+func (p *hookSpy) Evict(*engine.View, *engine.Sequence) handling.Kind {
+	p.reached["Evict"] = true
+	return handling.Swap
+}
+
+func (p *hookSpy) HostRank(*engine.View, *engine.Sequence) float64 {
+	p.reached["HostRank"] = true
+	return 3
+}
+
+func (p *hookSpy) Observe(*engine.Event) { p.reached["Observe"] = true }
+
+func (p *hookSpy) Queue(*engine.Sequence) int { p.reached["Queue"] = true; return 2 }
+
+// TestWrapPolicyKeepsHooks: behind the runtime's prefix-cache wrapper every
+// hook reaches the policy; only the prefix cache is turned on.
+func TestWrapPolicyKeepsHooks(t *testing.T) {
+	spy := &hookSpy{reached: map[string]bool{}}
+	w := wrapPolicy(spy, true)
+	v := &engine.View{}
+	if tr := w.Traits(); !tr.PrefixCache || !tr.Preemptive {
+		t.Errorf("traits behind the wrapper %+v, want the policy's with the prefix cache", tr)
+	}
+	w.Priority(v, nil)
+	w.Handle(v, nil)
+	w.Observe(&engine.Event{})
+	if !w.Refresh(v) || w.Shape(v).Tokens != 7 || w.Evict(v, nil) != handling.Swap || w.HostRank(v, nil) != 3 || w.Queue(nil) != 2 {
+		t.Error("a hook behind the wrapper answered otherwise than the policy")
+	}
+	for _, h := range []string{"Priority", "Handle", "Traits", "Refresh", "Shape", "Evict", "HostRank", "Observe", "Queue"} {
+		if !spy.reached[h] {
+			t.Errorf("%s did not reach the policy through the wrapper", h)
 		}
 	}
 }

@@ -53,6 +53,9 @@ func newTenantShare() *tenantShare {
 
 // priority places a call's policy priority within its tenant's level.
 func (t *tenantShare) priority(s *engine.Sequence, p engine.Priority) engine.Priority {
+	if len(t.level) == 0 {
+		return p // every tenant at level 0 (always so with one tenant)
+	}
 	if l := t.level[s.Tenant()]; l > 0 {
 		p.Class += float64(l * tenantLevelClass)
 	}

@@ -186,13 +186,12 @@ func BenchmarkOrdering10k(b *testing.B) {
 				HostFree: cfg.HostBlocks, Running: 256, RunningCtx: 256 * 300, Cost: cfg.Cost, Programs: e.Programs()}
 			all := make([]entry, len(seqs))
 			changed := make([]entry, 256)
-			refresher, _ := pol.(engine.Refresher)
 			reranks := 0
 			b.ResetTimer()
 			for i := range b.N {
 				v.Iteration++
 				v.Now += 20 * time.Millisecond
-				if refresher != nil && refresher.Refresh(v) {
+				if pol.Refresh(v) {
 					reranks++
 					for j, s := range seqs {
 						all[j] = entry{pol.Priority(v, s), s.ID()}

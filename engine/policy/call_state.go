@@ -104,9 +104,11 @@ func loadOf(v *engine.View) handling.Load {
 	return handling.Load{RunningTokens: v.Running, OtherRunning: v.RunningCtx}
 }
 
-// hostFits reports whether the host tier has room for the call's KV now.
+// hostFits reports whether the host tier has room for the call's KV now:
+// free, or held by parked KV that would give way to it (View.HostRoom).
 func hostFits(v *engine.View, s *engine.Sequence) bool {
-	return v.HostFree >= s.ResidentBlocks()
+	n := s.ResidentBlocks()
+	return v.HostFree >= n || v.HostRoom(s) >= n
 }
 
 // allowedKinds are the handlings possible now: swap only while the host

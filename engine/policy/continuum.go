@@ -17,6 +17,7 @@ import (
 // TTL runs out the KV is dropped. Not preemptive; preemption recomputes
 // (vLLM); prefix cache on (Continuum builds on vLLM with it).
 type Continuum struct {
+	engine.BasePolicy
 	scale     float64
 	queueing  float64 // seconds, moving average of per-segment wait
 	haveQueue bool

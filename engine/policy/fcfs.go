@@ -8,7 +8,7 @@ import (
 // FCFS is vLLM V0's scheduler: running calls first, then swapped, then
 // waiting, each in arrival order; a tool call ends the request (its KV is
 // discarded and the tool's return is a new prompt), preemption recomputes.
-type FCFS struct{}
+type FCFS struct{ engine.BasePolicy }
 
 func (FCFS) Priority(_ *engine.View, s *engine.Sequence) engine.Priority {
 	return engine.Priority{Class: stateClass(s), Key: s.ReadyAt().Seconds()}

@@ -75,7 +75,7 @@ func (c *ctl) Forecast(*engine.Sequence) engine.Forecast {
 
 // testCost is the handling cost model of the test engine (10 ms iterations).
 func testCost() handling.CostModel {
-	return handling.CostModel{IterBase: 0.0099, PerToken: 0.000001, TokenBudget: 32, BlockTokens: 4, SwapOverhead: 0.002, KVBytesPerToken: 1000, SwapBandwidth: 1e9}
+	return handling.CostModel{IterBase: 0.0099, PerToken: 0.000001, TokenBudget: 32, BlockTokens: 4, SwapPerTransfer: 0.002, KVBytesPerToken: 1000, SwapBandwidth: 1e9}
 }
 
 func testConfig() engine.Config {

@@ -10,7 +10,7 @@ import (
 // re-checks it every iteration while the call waits, so a preserved call is
 // swapped or discarded once its remaining tool time makes that cheaper.
 // Swap is only considered while the host tier has room for the call.
-type InferCept struct{}
+type InferCept struct{ engine.BasePolicy }
 
 // Priority is FCFS by first arrival: a resumed call goes back ahead of newer
 // ones (InferCept requeues a discarded call at the front of waiting).

@@ -18,6 +18,7 @@ import (
 // finishes (§4.4). Not preemptive; a preempted call is swapped or recomputed,
 // whichever wastes less (InferCept, which LAMPS extends).
 type LAMPS struct {
+	engine.BasePolicy
 	starve  starvation
 	refresh scoreRefresh
 }

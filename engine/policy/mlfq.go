@@ -20,6 +20,7 @@ import (
 //   - plas: the queue of its program's service, summed over completed calls.
 //   - atlas: the queue of its program's longest critical path over threads.
 type Autellix struct {
+	engine.BasePolicy
 	a attained
 }
 

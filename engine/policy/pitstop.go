@@ -60,6 +60,7 @@ import (
 // (the handling chosen at the tool call stands) switch the parts off for
 // ablations.
 type Pitstop struct {
+	engine.BasePolicy
 	a          attained
 	model      programModel
 	starve     starvation

@@ -1,10 +1,3 @@
-// Package policy holds the scheduling policies, one per file. Each orders the
-// runnable calls and chooses preserve, swap or discard at tool calls; the
-// engine's mechanism (batching, blocks, swaps) is the same for all.
-//
-// Policies that use predictions read them only from Forecast().Predicted
-// (oracle-with-noise in benchmarks, a model in serving: the policy cannot
-// tell), except srpt, the clairvoyant reference, which reads Truth.
 package policy
 
 import (
@@ -110,6 +103,12 @@ type Options struct {
 	// specifies it.
 	SRPTServiceOnly, SRPTRunningFirst bool
 
+	// HostEviction is what gives way when a swap-out finds the host tier
+	// full: "newcomer" (default): its KV is discarded, whatever is parked
+	// there; "resume": parked KV that resumes later than it, latest first
+	// (ResumeOrder, Belady's rule with predicted tool durations).
+	HostEviction string
+
 	// Ablations of pitstop: no program-level queues (one queue: memory over
 	// time and anti-starvation only), no memory-over-time ordering inside a
 	// queue (FCFS as ATLAS), no dynamic handling (the handling predicted at
@@ -175,6 +174,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("TTL scale must not be negative, got %g", o.TTLScale)
 	case o.ProgramTTL < 0:
 		return fmt.Errorf("program TTL must not be negative, got %g", o.ProgramTTL)
+	case o.HostEviction != "" && o.HostEviction != "newcomer" && o.HostEviction != "resume":
+		return fmt.Errorf("unknown host eviction %q (valid: newcomer, resume)", o.HostEviction)
 	}
 	return nil
 }
@@ -219,7 +220,11 @@ func New(name string, o Options) (engine.Policy, error) {
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("policy %s: %w", name, err)
 	}
-	return c(o.Defaults()), nil
+	p := c(o.Defaults())
+	if o.HostEviction == "resume" {
+		p = ResumeOrder{p}
+	}
+	return p, nil
 }
 
 func validOrder(name string) bool {

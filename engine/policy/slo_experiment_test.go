@@ -21,13 +21,11 @@ import (
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/engine/sim"
-	"github.com/pitstop-llm/pitstop/handling"
 )
 
 // sloRecorder wraps a policy to record each call's TTFT and TPOT (the bench
-// report has no SLO attainment yet). It forwards every optional interface,
-// with the engine's defaults where the policy has none, so the policy runs
-// exactly as it would alone.
+// report has no SLO attainment yet). It overrides only Observe, passing
+// every event on, so the policy runs exactly as it would alone.
 type sloRecorder struct {
 	engine.Policy
 	arrival map[engine.SeqID]time.Duration
@@ -44,31 +42,8 @@ func newSLORecorder(p engine.Policy) *sloRecorder {
 		last: map[engine.SeqID]time.Duration{}, paused: map[engine.SeqID]time.Duration{}, pauseAt: map[engine.SeqID]time.Duration{}}
 }
 
-func (r *sloRecorder) Traits() engine.Traits {
-	if t, ok := r.Policy.(engine.Traiter); ok {
-		return t.Traits()
-	}
-	return engine.Traits{}
-}
-
-func (r *sloRecorder) Refresh(v *engine.View) bool {
-	if f, ok := r.Policy.(engine.Refresher); ok {
-		return f.Refresh(v)
-	}
-	return false
-}
-
-func (r *sloRecorder) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
-	if e, ok := r.Policy.(engine.Evicter); ok {
-		return e.Evict(v, s)
-	}
-	return handling.Discard
-}
-
 func (r *sloRecorder) Observe(e *engine.Event) {
-	if o, ok := r.Policy.(engine.Observer); ok {
-		o.Observe(e)
-	}
+	r.Policy.Observe(e)
 	if e.Seq == nil {
 		return
 	}

@@ -61,6 +61,7 @@ import (
 // TPOT mode runs them whole. Not preemptive; prefix cache on; a call paused
 // at a tool is discarded.
 type SOLA struct {
+	engine.BasePolicy
 	ttft, tpot float64
 	window     []float64 // p^TTFT − p^TPOT of the last iterations
 	pos        int

@@ -21,6 +21,7 @@ import (
 // start of that tool), and SRPTRunningFirst keeps calls on the device
 // running first instead of preempting them.
 type SRPT struct {
+	engine.BasePolicy
 	serviceOnly, runningFirst bool
 }
 

@@ -20,6 +20,7 @@ import (
 // ends the request and its KV is discarded, as in fcfs. Through
 // engine.Shaper.
 type VLLMPrefillFirst struct {
+	engine.BasePolicy
 	prefill bool // a prefill is in this iteration's batch
 	decode  bool // a decode is
 	full    bool // a prompt did not fit in memory: no more prefills this iteration

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/handling"
 )
 
 // Executor prices iterations with a profile and moves no bytes. The token it
@@ -11,16 +12,14 @@ import (
 // real token choice.
 type Executor struct {
 	p    *Profile
-	swap func(blocks int) float64
+	cost handling.CostModel // prices the swaps
 	// Busy is the total simulated time, for sanity checks.
 	Busy time.Duration
 }
 
 // NewExecutor simulates the profile's device.
 func NewExecutor(p *Profile) *Executor {
-	m := p.SwapModel()
-	bb := p.BlockBytes()
-	return &Executor{p: p, swap: func(blocks int) float64 { return m.Time(blocks, bb) }}
+	return &Executor{p: p, cost: p.HandlingCost()}
 }
 
 // Cost is the modelled duration of a batch, in seconds.
@@ -38,7 +37,7 @@ func (x *Executor) Cost(b *engine.Batch) float64 {
 	if len(b.Items) == 0 {
 		t = 0 // an iteration of transfers only
 	}
-	swap := x.swap(len(b.SwapOut)) + x.swap(len(b.SwapIn))
+	swap := x.cost.TransferTime(len(b.SwapOut)) + x.cost.TransferTime(len(b.SwapIn))
 	return t + swap*(1-x.p.Swap.Overlap)
 }
 

@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
-	"github.com/pitstop-llm/pitstop/kvswap"
 )
 
 //go:embed profiles/*.json
@@ -67,26 +67,36 @@ func (p *Profile) NumBlocks() int { return p.KVCapacityTokens / p.BlockSize }
 // HostBlocks is the host tier capacity in blocks.
 func (p *Profile) HostBlocks() int { return int(p.HostCapacity / int64(p.BlockBytes())) }
 
-// SwapModel is the kvswap cost model of the profile's host link.
-func (p *Profile) SwapModel() kvswap.CostModel {
-	return kvswap.CostModel{PerTransfer: p.Swap.PerTransfer, Bandwidth: p.Swap.Bandwidth, Layers: p.Swap.CopiesPerBlock, Gathered: p.Swap.Gathered}
+// HandlingCost is the profile's cost model of computing and moving KV: the
+// one the engine hands to policies (Config.Cost) and the simulator prices
+// its swaps with.
+func (p *Profile) HandlingCost() handling.CostModel {
+	return handling.CostModel{
+		IterBase:           p.Iter.Base,
+		PerToken:           p.Iter.PrefillToken,
+		TokenBudget:        p.MaxBatchedTokens,
+		KVBytesPerToken:    float64(p.KVBytesPerToken),
+		BlockTokens:        p.BlockSize,
+		SwapPerTransfer:    p.Swap.PerTransfer,
+		SwapCopiesPerBlock: p.Swap.CopiesPerBlock,
+		SwapGathered:       p.Swap.Gathered,
+		SwapBandwidth:      p.Swap.Bandwidth,
+	}
 }
 
-// HandlingCost is the handling package's view of this profile.
-func (p *Profile) HandlingCost() handling.CostModel {
-	overhead := p.Swap.PerTransfer
-	if !p.Swap.Gathered {
-		overhead *= float64(max(p.Swap.CopiesPerBlock, 1))
-	}
-	return handling.CostModel{
-		IterBase:        p.Iter.Base,
-		PerToken:        p.Iter.PrefillToken,
-		TokenBudget:     p.MaxBatchedTokens,
-		KVBytesPerToken: float64(p.KVBytesPerToken),
-		SwapOverhead:    overhead,
-		SwapBandwidth:   p.Swap.Bandwidth,
-		BlockTokens:     p.BlockSize,
-		GatheredSwap:    p.Swap.Gathered,
+// EngineConfig sizes an engine as the profile's device: its KV capacity,
+// host tier, batch limits, swap budget and cost model (what `pitstop bench
+// --executor sim` runs on).
+func (p *Profile) EngineConfig() engine.Config {
+	return engine.Config{
+		NumBlocks:         p.NumBlocks(),
+		BlockSize:         p.BlockSize,
+		HostBlocks:        p.HostBlocks(),
+		MaxBatchedTokens:  p.MaxBatchedTokens,
+		MaxSeqs:           p.MaxSeqs,
+		SwapBlocksPerIter: p.Swap.BlocksPerIter,
+		Cost:              p.HandlingCost(),
+		HostBlockBytes:    p.BlockBytes(),
 	}
 }
 

@@ -15,7 +15,10 @@ import (
 )
 
 // testPolicy is FCFS with a fixed handling of paused calls (engine_test.go's).
-type testPolicy struct{ kind handling.Kind }
+type testPolicy struct {
+	engine.BasePolicy
+	kind handling.Kind
+}
 
 func (p testPolicy) Priority(*engine.View, *engine.Sequence) engine.Priority {
 	return engine.Priority{}
@@ -137,7 +140,7 @@ func runCalls(t *testing.T, kind handling.Kind) runOut {
 	}
 	cfg := x.EngineConfig(engine.Config{MaxBatchedTokens: 12, MaxSeqs: 4})
 	r := &tools{scr: map[engine.SeqID]*script{}}
-	e, err := engine.New(cfg, engine.NewVirtualClock(), fixedTime{x}, testPolicy{kind}, r)
+	e, err := engine.New(cfg, engine.NewVirtualClock(), fixedTime{x}, testPolicy{kind: kind}, r)
 	if err != nil {
 		t.Fatal(err)
 	}

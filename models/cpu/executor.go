@@ -9,7 +9,8 @@
 // copies: see kvswap's package doc for why the CPU does not gather), then one
 // forward pass over every item — prefill chunks and decodes mixed — writing
 // the K/V of the item's new tokens into its blocks and attending over all its
-// positions in place, then samples the items that ask for a token.
+// positions in place, then samples the items that ask for a token as their
+// batch item's Sampling says (greedy when zero).
 //
 // GEMMs go through gonum's blas32 interface: pure Go by default, OpenBLAS when
 // built with -tags openblas (see blas_openblas.go).
@@ -34,8 +35,6 @@ type Options struct {
 	NumBlocks  int // device KV blocks (the engine's NumBlocks)
 	BlockSize  int // tokens per block (the engine's BlockSize; 0: 16)
 	HostBlocks int // host tier capacity in blocks (0: no swapping)
-	// Sampling gives each sequence's sampling parameters; nil samples greedily.
-	Sampling SamplingSource
 	// WrapTokens maps token ids outside the vocabulary into it (modulo the
 	// vocabulary size) instead of failing the step: for scripted benchmark
 	// workloads whose token ids are synthetic. Serving leaves it off.

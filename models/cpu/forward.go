@@ -66,6 +66,7 @@ type item struct {
 	start  int
 	n      int
 	sample bool
+	samp   engine.Sampling
 	token  int32 // sampled
 }
 
@@ -78,7 +79,7 @@ func (f *forward) items(b *engine.Batch) ([]item, error) {
 			return nil, fmt.Errorf("cpu: batch item %d has no sequence", i)
 		}
 		f.its = append(f.its, item{seq: it.Seq, id: uint64(it.Seq.ID()), tokens: it.Seq.Tokens(), blocks: it.Seq.Blocks(),
-			start: it.Start, n: it.Len, sample: it.Sample})
+			start: it.Start, n: it.Len, sample: it.Sample, samp: it.Sampling})
 	}
 	return f.its, nil
 }
@@ -217,7 +218,6 @@ func (f *forward) run(x *Executor, items []item) error {
 	V := c.VocabSize
 	f.logits = grow(f.logits, S*V)
 	gemmNT(S, V, H, f.fin, f.m.LMHead, 0, f.logits)
-	src := x.opt.Sampling
 	r := 0
 	for i := range items {
 		it := &items[i]
@@ -233,14 +233,10 @@ func (f *forward) run(x *Executor, items []item) error {
 		if x.onLogits != nil {
 			x.onLogits(it, pos, logits)
 		}
-		var p SamplingParams
-		if src != nil && it.seq != nil {
-			p = src.SamplingParams(it.seq)
+		if it.samp.Temperature > 0 {
+			x.pcg.Seed(it.samp.Seed, uint64(pos))
 		}
-		if p.Temperature > 0 {
-			x.pcg.Seed(p.Seed, uint64(pos))
-		}
-		it.token = x.samp.sample(logits, p, x.rng)
+		it.token = x.samp.sample(logits, it.samp, x.rng)
 	}
 	return nil
 }

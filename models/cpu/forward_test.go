@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/models/llama"
 	"github.com/pitstop-llm/pitstop/models/safetensors"
 )
@@ -203,13 +204,13 @@ func TestBadBatches(t *testing.T) {
 func TestSampling(t *testing.T) {
 	var sp sampler
 	logits := []float32{0.1, 2, -1, 2, 0.5}
-	if got := sp.sample(logits, SamplingParams{}, nil); got != 1 {
+	if got := sp.sample(logits, engine.Sampling{}, nil); got != 1 {
 		t.Fatalf("greedy picked %d, want 1 (first of the ties)", got)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	counts := make([]int, len(logits))
 	for range 4000 {
-		counts[sp.sample(logits, SamplingParams{Temperature: 1, TopP: 0.7}, r)]++
+		counts[sp.sample(logits, engine.Sampling{Temperature: 1, TopP: 0.7}, r)]++
 	}
 	// p ∝ e^l: the two tokens at 2 hold 0.77 of the mass: top-p 0.7 keeps only them.
 	if counts[0]+counts[2]+counts[4] != 0 || counts[1] < 1800 || counts[3] < 1800 {
@@ -217,7 +218,7 @@ func TestSampling(t *testing.T) {
 	}
 	clear(counts)
 	for range 20000 {
-		counts[sp.sample(logits, SamplingParams{Temperature: 1}, r)]++
+		counts[sp.sample(logits, engine.Sampling{Temperature: 1}, r)]++
 	}
 	z := 0.0
 	for _, l := range logits {

@@ -7,39 +7,15 @@ import (
 	"github.com/pitstop-llm/pitstop/engine"
 )
 
-// SamplingParams choose how a sequence's next token is drawn.
-type SamplingParams struct {
-	// Temperature divides the logits; 0 (or below) is greedy: the most
-	// likely token, the lowest id on ties.
-	Temperature float64
-	// TopP keeps the smallest set of most likely tokens whose probability
-	// reaches TopP (nucleus sampling); 0 or >= 1 keeps all.
-	TopP float64
-	// Seed of the sequence's draws. The draw for a position depends only on
-	// (Seed, position), so a sequence that is swapped, or discarded and
-	// recomputed, draws the same tokens as one that is not.
-	Seed uint64
-}
-
-// SamplingSource gives each sequence's sampling parameters; the runtime
-// implements it from a request's temperature, top_p and seed.
-type SamplingSource interface {
-	SamplingParams(s *engine.Sequence) SamplingParams
-}
-
-// Greedy samples every sequence greedily.
-type Greedy struct{}
-
-func (Greedy) SamplingParams(*engine.Sequence) SamplingParams { return SamplingParams{} }
-
 // sampler holds sampling scratch.
 type sampler struct {
 	probs []float64
 	heap  []int32
 }
 
-// sample draws a token from logits. rng is used only when Temperature > 0.
-func (sp *sampler) sample(logits []float32, p SamplingParams, rng *rand.Rand) int32 {
+// sample draws a token from logits as p says (engine.Sampling: the call's
+// request, carried by its batch item). rng is used only when Temperature > 0.
+func (sp *sampler) sample(logits []float32, p engine.Sampling, rng *rand.Rand) int32 {
 	if !(p.Temperature > 0) {
 		return argmax(logits)
 	}
