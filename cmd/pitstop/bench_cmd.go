@@ -120,6 +120,7 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.Float64Var(&o.TTLScale, "continuum-ttl-scale", 0, "continuum: multiplier on the pin TTL (0: default 1)")
 	fl.BoolVar(&o.SRPTServiceOnly, "srpt-service-only", false, "srpt: rank by remaining engine work, without the tool time")
 	fl.BoolVar(&o.SRPTRunningFirst, "srpt-running-first", false, "srpt: calls on the device run first (no preemption to admit)")
+	fl.StringVar(&o.HostEviction, "host-eviction", "", "every policy: what gives way when a swap-out finds the host tier full: newcomer (the default: the call being swapped out is discarded) or resume (Belady: the parked call that resumes furthest in the future, if later than the newcomer; docs/results-host-eviction.md)")
 	fl.Int64Var(&o.PitstopStarvation, "pitstop-starvation", 0, "pitstop: LAMPS starvation counter threshold in iterations (0: off)")
 	fl.Float64Var(&o.PitstopBeta, "pitstop-beta", 0, "pitstop: Autellix anti-starvation ratio beta (0: off)")
 	fl.Float64Var(&o.PitstopSlowdown, "pitstop-slowdown", 0, "pitstop: tail guard; while programs are in attained-service queues, a waiting call that has waited this many times the predicted rest of its own service goes ahead, oldest first (0: the default 50; < 0: off)")
