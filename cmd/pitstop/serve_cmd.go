@@ -174,6 +174,14 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	case f.tenantLimits.MaxTools < 0 || f.tenantLimits.MaxConcurrent < 0 || f.tenantLimits.TokensPerSecond < 0:
 		return usagef("--tenant-max-tools, --tenant-max-concurrent and --tenant-tokens-per-s must not be negative")
 	}
+	// Flags whose values are parsed later are checked now, before anything
+	// starts: bad input is one line and exit status 2.
+	if _, err := f.mcp.specs(nil); err != nil {
+		return usageError{err.Error()}
+	}
+	if _, err := tools.ParseAllowList(strings.Join(f.webhookAllow, ",")); err != nil {
+		return usagef("--webhook-allow: %v", err)
+	}
 	keys, err := api.LoadAPIKeys(f.apiKeys, f.adminKeys, f.apiKeysFile)
 	if err != nil {
 		return usageError{err.Error()}
