@@ -1,0 +1,122 @@
+package kernel
+
+import "unsafe"
+
+// impl is one instruction set's kernels. Their pointers address operands
+// the driver has bounds-checked; lengths that must be multiples of 8 leave
+// the rest to the driver.
+type impl struct {
+	isa    ISA
+	mr, nr int // micro-kernel tile
+	// micro adds A·B to the mr×nr tile of C at c (row stride ldc), for A
+	// packed kc×mr (a[p·mr+i]) and B packed kc×nr (b[p·nr+j]).
+	micro func(kc int, a, b, c *float32, ldc int)
+	// packBT8 writes dst[p·nr+q] = b[q·ldb+p] for q < 8, p < kc (kc a
+	// multiple of 8): eight rows of a B stored [n×k] into a packed panel.
+	packBT8 func(kc int, b *float32, ldb int, dst *float32, nr int)
+	// rows1x4 writes out[j] = Σ_{p<k} a[p]·b[j·ldb+p] for j < 4 (k a multiple of 8).
+	rows1x4 func(k int, a, b *float32, ldb int, out *[4]float32)
+	// rows4x2 writes out[2i+j] = Σ_{p<k} a[i·lda+p]·b[j·ldb+p] for i < 4,
+	// j < 2 (k a multiple of 8).
+	rows4x2 func(k int, a *float32, lda int, b *float32, ldb int, out *[8]float32)
+	dot     func(n int, x, y *float32) float32        // x·y (n a multiple of 8)
+	axpy    func(n int, alpha float32, x, y *float32) // y += alpha·x (n a multiple of 8)
+}
+
+// Available lists the instruction sets this CPU runs, best first; Generic
+// is always last.
+func Available() []ISA { return append(archAvailable(), Generic) }
+
+func implFor(isa ISA) *impl {
+	if isa == Generic {
+		return &impl{isa: Generic, mr: 4, nr: 8, micro: microGo, packBT8: packBT8Go, rows1x4: rows1x4Go, rows4x2: rows4x2Go, dot: dotGo, axpy: axpyGo}
+	}
+	return archImpl(isa)
+}
+
+// The portable kernels: plain Go, written so that the compiler keeps the
+// accumulators in registers.
+
+func microGo(kc int, ap, bp, cp *float32, ldc int) {
+	a := unsafe.Slice(ap, kc*4)
+	b := unsafe.Slice(bp, kc*8)
+	var acc [4][8]float32
+	for p := range kc {
+		bv := (*[8]float32)(b[p*8 : p*8+8])
+		av := (*[4]float32)(a[p*4 : p*4+4])
+		for i, x := range av {
+			r := &acc[i]
+			r[0] += x * bv[0]
+			r[1] += x * bv[1]
+			r[2] += x * bv[2]
+			r[3] += x * bv[3]
+			r[4] += x * bv[4]
+			r[5] += x * bv[5]
+			r[6] += x * bv[6]
+			r[7] += x * bv[7]
+		}
+	}
+	c := unsafe.Slice(cp, 3*ldc+8)
+	for i := range acc {
+		row := c[i*ldc : i*ldc+8]
+		for j, v := range acc[i] {
+			row[j] += v
+		}
+	}
+}
+
+func packBT8Go(kc int, bp *float32, ldb int, dp *float32, nr int) {
+	b := unsafe.Slice(bp, 7*ldb+kc)
+	d := unsafe.Slice(dp, (kc-1)*nr+8)
+	for q := range 8 {
+		for p, v := range b[q*ldb : q*ldb+kc] {
+			d[p*nr+q] = v
+		}
+	}
+}
+
+func rows1x4Go(k int, ap, bp *float32, ldb int, out *[4]float32) {
+	a := unsafe.Slice(ap, k)
+	b := unsafe.Slice(bp, 3*ldb+k)
+	for j := range out {
+		out[j] = dotSlices(a, b[j*ldb:j*ldb+k])
+	}
+}
+
+func rows4x2Go(k int, ap *float32, lda int, bp *float32, ldb int, out *[8]float32) {
+	a := unsafe.Slice(ap, 3*lda+k)
+	b := unsafe.Slice(bp, ldb+k)
+	for i := range 4 {
+		for j := range 2 {
+			out[2*i+j] = dotSlices(a[i*lda:i*lda+k], b[j*ldb:j*ldb+k])
+		}
+	}
+}
+
+func dotGo(n int, xp, yp *float32) float32 {
+	return dotSlices(unsafe.Slice(xp, n), unsafe.Slice(yp, n))
+}
+
+func axpyGo(n int, alpha float32, xp, yp *float32) {
+	x, y := unsafe.Slice(xp, n), unsafe.Slice(yp, n)
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}
+
+// dotSlices is x·y with four partial sums (len(y) >= len(x)).
+func dotSlices(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

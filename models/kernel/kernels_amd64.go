@@ -1,0 +1,49 @@
+package kernel
+
+import "golang.org/x/sys/cpu"
+
+// The assembly kernels (kernels_amd64.s); impl documents what each computes.
+
+//go:noescape
+func microAVX2(kc int, a, b, c *float32, ldc int)
+
+//go:noescape
+func microAVX512(kc int, a, b, c *float32, ldc int)
+
+//go:noescape
+func rows1x4AVX2(k int, a, b *float32, ldb int, out *[4]float32)
+
+//go:noescape
+func rows4x2AVX2(k int, a *float32, lda int, b *float32, ldb int, out *[8]float32)
+
+//go:noescape
+func packBT8AVX2(kc int, b *float32, ldb int, dst *float32, nr int)
+
+//go:noescape
+func dotAVX2(n int, x, y *float32) float32
+
+//go:noescape
+func axpyAVX2(n int, alpha float32, x, y *float32)
+
+// archAvailable lists the instruction sets of this CPU that have kernels
+// here, best first. x/sys/cpu reports a feature only when the operating
+// system saves its registers too.
+func archAvailable() []ISA {
+	var out []ISA
+	avx2 := cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	if avx2 && cpu.X86.HasAVX512F {
+		out = append(out, AVX512)
+	}
+	if avx2 {
+		out = append(out, AVX2)
+	}
+	return out
+}
+
+func archImpl(isa ISA) *impl {
+	im := &impl{isa: isa, mr: 6, nr: 16, micro: microAVX2, packBT8: packBT8AVX2, rows1x4: rows1x4AVX2, rows4x2: rows4x2AVX2, dot: dotAVX2, axpy: axpyAVX2}
+	if isa == AVX512 {
+		im.nr, im.micro = 32, microAVX512
+	}
+	return im
+}

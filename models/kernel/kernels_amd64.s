@@ -1,0 +1,434 @@
+#include "textflag.h"
+// func microAVX2(kc int, a, b, c *float32, ldc int)
+//
+// C[0:6, 0:16] += A·B for A packed kc×6 (a[p·6+i]) and B packed kc×16
+// (b[p·16+j]); C row-major with row stride ldc elements. AVX2 + FMA.
+TEXT ·microAVX2(SB), NOSPLIT, $0-40
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), R10
+	SHLQ $2, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ CX, CX
+	JZ    microAVX2_store
+
+microAVX2_loop:
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	VBROADCASTSS 0(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS 4(SI), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y3
+	VBROADCASTSS 8(SI), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS 12(SI), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VBROADCASTSS 16(SI), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 20(SI), Y15
+	VFMADD231PS  Y12, Y15, Y10
+	VFMADD231PS  Y13, Y15, Y11
+	ADDQ         $24, SI
+	ADDQ         $64, DI
+	DECQ         CX
+	JNZ          microAVX2_loop
+
+microAVX2_store:
+	VADDPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DX)
+	VADDPS  32(DX), Y1, Y1
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Y2, Y2
+	VMOVUPS Y2, (DX)
+	VADDPS  32(DX), Y3, Y3
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Y4, Y4
+	VMOVUPS Y4, (DX)
+	VADDPS  32(DX), Y5, Y5
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Y6, Y6
+	VMOVUPS Y6, (DX)
+	VADDPS  32(DX), Y7, Y7
+	VMOVUPS Y7, 32(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Y8, Y8
+	VMOVUPS Y8, (DX)
+	VADDPS  32(DX), Y9, Y9
+	VMOVUPS Y9, 32(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Y10, Y10
+	VMOVUPS Y10, (DX)
+	VADDPS  32(DX), Y11, Y11
+	VMOVUPS Y11, 32(DX)
+	VZEROUPPER
+	RET
+
+// func microAVX512(kc int, a, b, c *float32, ldc int)
+//
+// C[0:6, 0:32] += A·B for A packed kc×6 (a[p·6+i]) and B packed kc×32
+// (b[p·32+j]); C row-major with row stride ldc elements. AVX-512F.
+TEXT ·microAVX512(SB), NOSPLIT, $0-40
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), R10
+	SHLQ $2, R10
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	TESTQ CX, CX
+	JZ    microAVX512_store
+
+microAVX512_loop:
+	VMOVUPS (DI), Z12
+	VMOVUPS 64(DI), Z13
+	VBROADCASTSS 0(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS 4(SI), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z3
+	VBROADCASTSS 8(SI), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS 12(SI), Z15
+	VFMADD231PS  Z12, Z15, Z6
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 16(SI), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS 20(SI), Z15
+	VFMADD231PS  Z12, Z15, Z10
+	VFMADD231PS  Z13, Z15, Z11
+	ADDQ         $24, SI
+	ADDQ         $128, DI
+	DECQ         CX
+	JNZ          microAVX512_loop
+
+microAVX512_store:
+	VADDPS  (DX), Z0, Z0
+	VMOVUPS Z0, (DX)
+	VADDPS  64(DX), Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Z2, Z2
+	VMOVUPS Z2, (DX)
+	VADDPS  64(DX), Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Z4, Z4
+	VMOVUPS Z4, (DX)
+	VADDPS  64(DX), Z5, Z5
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Z6, Z6
+	VMOVUPS Z6, (DX)
+	VADDPS  64(DX), Z7, Z7
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Z8, Z8
+	VMOVUPS Z8, (DX)
+	VADDPS  64(DX), Z9, Z9
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Z10, Z10
+	VMOVUPS Z10, (DX)
+	VADDPS  64(DX), Z11, Z11
+	VMOVUPS Z11, 64(DX)
+	VZEROUPPER
+	RET
+
+// func rows1x4AVX2(k int, a, b *float32, ldb int, out *[4]float32)
+//
+// out[j] = Σ_{p<k} a[p]·b[j·ldb+p] for j < 4; k a multiple of 8, ldb in
+// elements. Four rows of B streamed at once, each read once.
+TEXT ·rows1x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ   k+0(FP), CX
+	MOVQ   a+8(FP), SI
+	MOVQ   b+16(FP), DI
+	MOVQ   ldb+24(FP), R9
+	MOVQ   out+32(FP), DX
+	SHLQ   $2, R9
+	LEAQ   (DI)(R9*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ   $3, CX
+	JZ     rows1x4_reduce
+
+rows1x4_loop:
+	VMOVUPS     (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS (DI)(R9*1), Y8, Y1
+	VFMADD231PS (R11), Y8, Y2
+	VFMADD231PS (R11)(R9*1), Y8, Y3
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	ADDQ        $32, R11
+	DECQ        CX
+	JNZ         rows1x4_loop
+
+rows1x4_reduce:
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VEXTRACTF128 $1, Y1, X8
+	VADDPS       X8, X1, X1
+	VEXTRACTF128 $1, Y2, X8
+	VADDPS       X8, X2, X2
+	VEXTRACTF128 $1, Y3, X8
+	VADDPS       X8, X3, X3
+	VHADDPS      X1, X0, X0
+	VHADDPS      X3, X2, X2
+	VHADDPS      X2, X0, X0
+	VMOVUPS      X0, (DX)
+	VZEROUPPER
+	RET
+
+// func rows4x2AVX2(k int, a *float32, lda int, b *float32, ldb int, out *[8]float32)
+//
+// out[2i+j] = Σ_{p<k} a[i·lda+p]·b[j·ldb+p] for i < 4, j < 2; k a multiple
+// of 8, strides in elements.
+TEXT ·rows4x2AVX2(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R9
+	MOVQ out+40(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (SI)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	SHRQ   $3, CX
+	JZ     rows4x2_reduce
+
+rows4x2_loop:
+	VMOVUPS     (DI), Y8
+	VMOVUPS     (DI)(R9*1), Y9
+	VMOVUPS     (SI), Y10
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VMOVUPS     (SI)(R8*1), Y11
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y9, Y11, Y3
+	VMOVUPS     (R11), Y10
+	VFMADD231PS Y8, Y10, Y4
+	VFMADD231PS Y9, Y10, Y5
+	VMOVUPS     (R11)(R8*1), Y11
+	VFMADD231PS Y8, Y11, Y6
+	VFMADD231PS Y9, Y11, Y7
+	ADDQ        $32, SI
+	ADDQ        $32, R11
+	ADDQ        $32, DI
+	DECQ        CX
+	JNZ         rows4x2_loop
+
+rows4x2_reduce:
+	VEXTRACTF128 $1, Y0, X12
+	VADDPS       X12, X0, X0
+	VEXTRACTF128 $1, Y1, X12
+	VADDPS       X12, X1, X1
+	VEXTRACTF128 $1, Y2, X12
+	VADDPS       X12, X2, X2
+	VEXTRACTF128 $1, Y3, X12
+	VADDPS       X12, X3, X3
+	VEXTRACTF128 $1, Y4, X12
+	VADDPS       X12, X4, X4
+	VEXTRACTF128 $1, Y5, X12
+	VADDPS       X12, X5, X5
+	VEXTRACTF128 $1, Y6, X12
+	VADDPS       X12, X6, X6
+	VEXTRACTF128 $1, Y7, X12
+	VADDPS       X12, X7, X7
+	VHADDPS      X1, X0, X0
+	VHADDPS      X3, X2, X2
+	VHADDPS      X2, X0, X0
+	VHADDPS      X5, X4, X4
+	VHADDPS      X7, X6, X6
+	VHADDPS      X6, X4, X4
+	VMOVUPS      X0, (DX)
+	VMOVUPS      X4, 16(DX)
+	VZEROUPPER
+	RET
+
+// func dotAVX2(n int, x, y *float32) float32
+//
+// Σ_{i<n} x[i]·y[i]; n a multiple of 8.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	SHRQ   $3, CX
+
+dot_loop16:
+	CMPQ        CX, $2
+	JB          dot_tail8
+	VMOVUPS     (SI), Y2
+	VFMADD231PS (DI), Y2, Y0
+	VMOVUPS     32(SI), Y3
+	VFMADD231PS 32(DI), Y3, Y1
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $2, CX
+	JMP         dot_loop16
+
+dot_tail8:
+	TESTQ       CX, CX
+	JZ          dot_reduce
+	VMOVUPS     (SI), Y2
+	VFMADD231PS (DI), Y2, Y0
+
+dot_reduce:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
+// func axpyAVX2(n int, alpha float32, x, y *float32)
+//
+// y[i] += alpha·x[i] for i < n; n a multiple of 8.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), CX
+	VBROADCASTSS alpha+8(FP), Y0
+	MOVQ         x+16(FP), SI
+	MOVQ         y+24(FP), DI
+	SHRQ         $3, CX
+	JZ           axpy_done
+
+axpy_loop:
+	VMOVUPS     (DI), Y1
+	VFMADD231PS (SI), Y0, Y1
+	VMOVUPS     Y1, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	DECQ        CX
+	JNZ         axpy_loop
+
+axpy_done:
+	VZEROUPPER
+	RET
+
+// func packBT8AVX2(kc int, b *float32, ldb int, dst *float32, nr int)
+//
+// dst[p·nr+q] = b[q·ldb+p] for q < 8, p < kc (kc a multiple of 8; ldb and
+// nr in elements): eight rows of B stored [n×k] become eight columns of a
+// packed panel, by 8×8 transposes in registers.
+TEXT ·packBT8AVX2(SB), NOSPLIT, $0-40
+	MOVQ kc+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ ldb+16(FP), R8
+	MOVQ dst+24(FP), DI
+	MOVQ nr+32(FP), R9
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (SI)(R8*2), R11
+	ADDQ R8, R11         // row 3
+	LEAQ (R11)(R8*2), R12
+	ADDQ R8, R12         // row 6
+	LEAQ (DI)(R9*2), R13
+	ADDQ R9, R13         // k-row 3 of dst
+	LEAQ (R13)(R9*2), R14
+	ADDQ R9, R14         // k-row 6
+	MOVQ R9, R10
+	SHLQ $3, R10         // 8 k-rows of dst
+	SHRQ $3, CX
+	JZ   packBT8_done
+
+packBT8_loop:
+	VMOVUPS    (SI), Y0
+	VMOVUPS    (SI)(R8*1), Y1
+	VMOVUPS    (SI)(R8*2), Y2
+	VMOVUPS    (R11), Y3
+	VMOVUPS    (R11)(R8*1), Y4
+	VMOVUPS    (R11)(R8*2), Y5
+	VMOVUPS    (R12), Y6
+	VMOVUPS    (R12)(R8*1), Y7
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y9
+	VUNPCKLPS  Y3, Y2, Y10
+	VUNPCKHPS  Y3, Y2, Y11
+	VUNPCKLPS  Y5, Y4, Y12
+	VUNPCKHPS  Y5, Y4, Y13
+	VUNPCKLPS  Y7, Y6, Y14
+	VUNPCKHPS  Y7, Y6, Y15
+	VSHUFPS    $0x44, Y10, Y8, Y0
+	VSHUFPS    $0xEE, Y10, Y8, Y1
+	VSHUFPS    $0x44, Y11, Y9, Y2
+	VSHUFPS    $0xEE, Y11, Y9, Y3
+	VSHUFPS    $0x44, Y14, Y12, Y4
+	VSHUFPS    $0xEE, Y14, Y12, Y5
+	VSHUFPS    $0x44, Y15, Y13, Y6
+	VSHUFPS    $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS    Y8, (DI)
+	VMOVUPS    Y9, (DI)(R9*1)
+	VMOVUPS    Y10, (DI)(R9*2)
+	VMOVUPS    Y11, (R13)
+	VMOVUPS    Y12, (R13)(R9*1)
+	VMOVUPS    Y13, (R13)(R9*2)
+	VMOVUPS    Y14, (R14)
+	VMOVUPS    Y15, (R14)(R9*1)
+	ADDQ       $32, SI
+	ADDQ       $32, R11
+	ADDQ       $32, R12
+	ADDQ       R10, DI
+	ADDQ       R10, R13
+	ADDQ       R10, R14
+	DECQ       CX
+	JNZ        packBT8_loop
+
+packBT8_done:
+	VZEROUPPER
+	RET
