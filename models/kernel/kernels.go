@@ -32,7 +32,7 @@ const (
 type Kernels struct {
 	impl    *impl
 	workers int
-	bufs    sync.Pool // *[]float32: packing buffers
+	bufs    *sync.Pool // *[]float32: packing buffers, shared with Serial's
 }
 
 // New returns kernels with the best instruction set of this CPU that use at
@@ -42,7 +42,7 @@ func New(workers int) *Kernels {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return &Kernels{impl: implFor(Available()[0]), workers: workers}
+	return &Kernels{impl: implFor(Available()[0]), workers: workers, bufs: new(sync.Pool)}
 }
 
 // NewFor is New with a chosen instruction set, for tests and benchmarks; an
@@ -69,7 +69,7 @@ func (k *Kernels) Serial() *Kernels {
 	if k.workers == 1 {
 		return k
 	}
-	return &Kernels{impl: k.impl, workers: 1}
+	return &Kernels{impl: k.impl, workers: 1, bufs: k.bufs}
 }
 
 // Dot returns x·y over len(x) elements (y must be at least as long).
