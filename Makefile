@@ -13,30 +13,18 @@ PORT ?= 18080
 # The ONNX Runtime library the predictor loads; fetched once from npm into a cache.
 ORT_LIB = $(shell scripts/fetch_ort.sh)
 # Packages whose goroutines meet run under the race detector.
-RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/...
-# OpenBLAS for the CPU executor's GEMMs when Debian's libopenblas-dev is (or can be) installed;
-# pure-Go gonum otherwise.
-HAVE_OPENBLAS = $(shell printf 'int main(void){return 0;}' | $${CC:-cc} -x c - -lopenblas -o /dev/null 2>/dev/null && echo openblas)
-TAGS = $(if $(HAVE_OPENBLAS),-tags openblas)
+RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/... ./models/kernel/...
 
-.PHONY: run bench-policies test build agent vet bench-go clean ort blas
+.PHONY: run bench-policies test build agent vet bench-go clean ort
 
-build: blas
-	$(GO) build $(TAGS) -o $(BIN) ./cmd/pitstop
+build:
+	$(GO) build -o $(BIN) ./cmd/pitstop
 
 ort:
 	@scripts/fetch_ort.sh >/dev/null
 
-# Best effort: install libopenblas-dev when root and apt can reach Debian; never fails the build.
-blas:
-	@if [ -z "$(HAVE_OPENBLAS)" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "installing libopenblas-dev (optional, for faster CPU GEMMs)"; \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-dev) >/dev/null 2>&1 || \
-		echo "libopenblas-dev not installed: using pure-Go GEMMs"; \
-	fi
-
 agent:
-	$(GO) build $(TAGS) -o $(AGENT) ./examples/agent
+	$(GO) build -o $(AGENT) ./examples/agent
 
 run: build agent
 	@scripts/run_demo.sh $(BIN) $(AGENT) $(PORT) $(OUT)/serve.log
@@ -51,12 +39,12 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-test: ort blas vet
-	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -count=1 ./...
-	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -count=1 -race $(RACE_PKGS)
+test: ort vet
+	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test -count=1 ./...
+	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test -count=1 -race $(RACE_PKGS)
 
 bench-go:
-	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./engine/... ./kvswap/... ./handling/... ./predictor/... ./models/...
+	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test -run '^$$' -bench . -benchmem ./engine/... ./kvswap/... ./handling/... ./predictor/... ./models/... ./training/...
 
 clean:
 	rm -rf bin $(OUT)
