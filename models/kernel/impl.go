@@ -14,11 +14,9 @@ type impl struct {
 	// packBT8 writes dst[p·nr+q] = b[q·ldb+p] for q < 8, p < kc (kc a
 	// multiple of 8): eight rows of a B stored [n×k] into a packed panel.
 	packBT8 func(kc int, b *float32, ldb int, dst *float32, nr int)
-	// rows1x4 writes out[j] = Σ_{p<k} a[p]·b[j·ldb+p] for j < 4 (k a multiple of 8).
-	rows1x4 func(k int, a, b *float32, ldb int, out *[4]float32)
-	// rows4x2 writes out[2i+j] = Σ_{p<k} a[i·lda+p]·b[j·ldb+p] for i < 4,
-	// j < 2 (k a multiple of 8).
-	rows4x2 func(k int, a *float32, lda int, b *float32, ldb int, out *[8]float32)
+	// rows4x1 writes out[i] = Σ_{p<k} a[i·lda+p]·b[p] for i < 4 (k a
+	// multiple of 8): one row of B for four rows of A.
+	rows4x1 func(k int, a *float32, lda int, b *float32, out *[4]float32)
 	dot     func(n int, x, y *float32) float32        // x·y (n a multiple of 8)
 	axpy    func(n int, alpha float32, x, y *float32) // y += alpha·x (n a multiple of 8)
 }
@@ -29,7 +27,7 @@ func Available() []ISA { return append(archAvailable(), Generic) }
 
 func implFor(isa ISA) *impl {
 	if isa == Generic {
-		return &impl{isa: Generic, mr: 4, nr: 8, micro: microGo, packBT8: packBT8Go, rows1x4: rows1x4Go, rows4x2: rows4x2Go, dot: dotGo, axpy: axpyGo}
+		return &impl{isa: Generic, mr: 4, nr: 8, micro: microGo, packBT8: packBT8Go, rows4x1: rows4x1Go, dot: dotGo, axpy: axpyGo}
 	}
 	return archImpl(isa)
 }
@@ -75,21 +73,11 @@ func packBT8Go(kc int, bp *float32, ldb int, dp *float32, nr int) {
 	}
 }
 
-func rows1x4Go(k int, ap, bp *float32, ldb int, out *[4]float32) {
-	a := unsafe.Slice(ap, k)
-	b := unsafe.Slice(bp, 3*ldb+k)
-	for j := range out {
-		out[j] = dotSlices(a, b[j*ldb:j*ldb+k])
-	}
-}
-
-func rows4x2Go(k int, ap *float32, lda int, bp *float32, ldb int, out *[8]float32) {
+func rows4x1Go(k int, ap *float32, lda int, bp *float32, out *[4]float32) {
 	a := unsafe.Slice(ap, 3*lda+k)
-	b := unsafe.Slice(bp, ldb+k)
-	for i := range 4 {
-		for j := range 2 {
-			out[2*i+j] = dotSlices(a[i*lda:i*lda+k], b[j*ldb:j*ldb+k])
-		}
+	b := unsafe.Slice(bp, k)
+	for i := range out {
+		out[i] = dotSlices(a[i*lda:i*lda+k], b)
 	}
 }
 

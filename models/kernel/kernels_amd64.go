@@ -11,10 +11,7 @@ func microAVX2(kc int, a, b, c *float32, ldc int)
 func microAVX512(kc int, a, b, c *float32, ldc int)
 
 //go:noescape
-func rows1x4AVX2(k int, a, b *float32, ldb int, out *[4]float32)
-
-//go:noescape
-func rows4x2AVX2(k int, a *float32, lda int, b *float32, ldb int, out *[8]float32)
+func rows4x1AVX2(k int, a *float32, lda int, b *float32, out *[4]float32)
 
 //go:noescape
 func packBT8AVX2(kc int, b *float32, ldb int, dst *float32, nr int)
@@ -41,7 +38,7 @@ func archAvailable() []ISA {
 }
 
 func archImpl(isa ISA) *impl {
-	im := &impl{isa: isa, mr: 6, nr: 16, micro: microAVX2, packBT8: packBT8AVX2, rows1x4: rows1x4AVX2, rows4x2: rows4x2AVX2, dot: dotAVX2, axpy: axpyAVX2}
+	im := &impl{isa: isa, mr: 6, nr: 16, micro: microAVX2, packBT8: packBT8AVX2, rows4x1: rows4x1AVX2, dot: dotAVX2, axpy: axpyAVX2}
 	if isa == AVX512 {
 		im.nr, im.micro = 32, microAVX512
 	}
