@@ -16,7 +16,7 @@ import (
 // decode-sized (M = 1, 8, 32) and prefill-sized (M = 256) products, per
 // instruction set, next to gonum's pure-Go BLAS (what the CPU executor used
 // before this package) in the same run; and the tiny model's training shape
-// (C += A·B, 2048×192 times 192×512, both row-major).
+// (C += A·B, 2048×192 times 192×512, both row-major: the unpacked path).
 func BenchmarkGemm(b *testing.B) {
 	const n, k = 2048, 768
 	type impl struct {

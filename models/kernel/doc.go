@@ -11,14 +11,21 @@
 // (golang.org/x/sys/cpu): AVX-512F, else AVX2 with FMA, else portable Go.
 // No build tag, no cgo.
 //
-// How: a product with more than gemvMaxRows rows runs as a blocked, packed
-// GEMM (the BLIS scheme): A is packed once into panels of MR rows (alpha
-// folded in), then column blocks of C are shared out to at most Workers
-// goroutines, each packing its block of B into panels of NR columns, KC deep,
-// and running an MR×NR register-tiled micro-kernel over them. A product with
-// few rows against a matrix stored [n×k] (activations times HF-layout
-// weights: a decode step) reads each weight row once for all the rows, in
-// chunks sized for the L2 cache, so that it runs at the memory's speed.
+// How, by the shape of the product:
+//
+//   - few rows (at most 8) against a matrix stored [n×k] (activations times
+//     HF-layout weights: a decode step): each weight row is read once, in
+//     order, for all the rows, so that the product runs at the speed of
+//     streaming the weights (gemv.go);
+//   - both operands as stored, alpha 1, and a B that fits in L2 (the tiny
+//     model's training products): register tiles straight from A and B,
+//     without packing, which would cost as much as the product (direct.go);
+//   - the rest: a blocked, packed GEMM (the BLIS scheme): A is packed once
+//     into panels of MR rows (alpha folded in), then blocks of C are shared
+//     out, each packing its block of B into panels of NR columns, KC deep,
+//     and running an MR×NR register-tiled micro-kernel over them (gemm.go).
+//
+// Products share their blocks out to at most Workers goroutines.
 //
 // Every element of C is summed in the same order whatever the number of
 // workers, so results do not depend on Workers (they do depend on the

@@ -40,6 +40,10 @@ func (k *Kernels) Gemm(opA, opB Op, m, n, kk int, alpha float32, a []float32, ld
 		return
 	}
 	scaleRows(m, n, beta, c, ldc)
+	if useDirect(opA, opB, n, kk, alpha) {
+		k.gemmDirect(m, n, kk, a, lda, b, ldb, c, ldc)
+		return
+	}
 	k.gemmPacked(opA, opB, m, n, kk, alpha, a, lda, b, ldb, c, ldc)
 }
 

@@ -101,7 +101,7 @@ func naiveGemm(p product, o operands) (want, bound []float64) {
 	return want, bound
 }
 
-// products covers both paths (decode rows and packed GEMM), every operand
+// products covers the three paths (decode rows, unpacked and packed GEMM), every operand
 // layout, edge tiles, sizes that are not multiples of 8 or of any tile, and
 // sizes that cross the KC, MC and NC block boundaries.
 func products() []product {
@@ -116,7 +116,8 @@ func products() []product {
 		}
 		ps = append(ps,
 			product{opA: NoTrans, opB: Trans, m: s[0], n: s[1], k: s[2], alpha: -0.5, beta: 1},
-			product{opA: NoTrans, opB: NoTrans, m: s[0], n: s[1], k: s[2], alpha: 2, beta: 0.5, pad: 1})
+			product{opA: NoTrans, opB: NoTrans, m: s[0], n: s[1], k: s[2], alpha: 2, beta: 0.5, pad: 1},
+			product{opA: NoTrans, opB: NoTrans, m: s[0], n: s[1], k: s[2], alpha: 1, beta: 1, pad: 2}) // the trainer's C += A·B
 	}
 	return ps
 }

@@ -17,8 +17,15 @@ type impl struct {
 	// rows4x1 writes out[i] = Σ_{p<k} a[i·lda+p]·b[p] for i < 4 (k a
 	// multiple of 8): one row of B for four rows of A.
 	rows4x1 func(k int, a *float32, lda int, b *float32, out *[4]float32)
-	dot     func(n int, x, y *float32) float32        // x·y (n a multiple of 8)
-	axpy    func(n int, alpha float32, x, y *float32) // y += alpha·x (n a multiple of 8)
+	// direct adds A·B to the dmr×dnr tile of C for A and B as stored (row
+	// strides lda, ldb): gemmDirect's kernel. directRow adds one row of A
+	// times B to rowNR elements of C.
+	direct    func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+	directRow func(k int, a, b *float32, ldb int, c *float32)
+	dmr, dnr  int
+	rowNR     int
+	dot       func(n int, x, y *float32) float32        // x·y (n a multiple of 8)
+	axpy      func(n int, alpha float32, x, y *float32) // y += alpha·x (n a multiple of 8)
 }
 
 // Available lists the instruction sets this CPU runs, best first; Generic
@@ -27,7 +34,8 @@ func Available() []ISA { return append(archAvailable(), Generic) }
 
 func implFor(isa ISA) *impl {
 	if isa == Generic {
-		return &impl{isa: Generic, mr: 4, nr: 8, micro: microGo, packBT8: packBT8Go, rows4x1: rows4x1Go, dot: dotGo, axpy: axpyGo}
+		return &impl{isa: Generic, mr: 4, nr: 8, micro: microGo, packBT8: packBT8Go, rows4x1: rows4x1Go,
+			direct: directGo, directRow: directRowGo, dmr: 4, dnr: 8, rowNR: 8, dot: dotGo, axpy: axpyGo}
 	}
 	return archImpl(isa)
 }
@@ -70,6 +78,31 @@ func packBT8Go(kc int, bp *float32, ldb int, dp *float32, nr int) {
 		for p, v := range b[q*ldb : q*ldb+kc] {
 			d[p*nr+q] = v
 		}
+	}
+}
+
+func directGo(k int, ap *float32, lda int, bp *float32, ldb int, cp *float32, ldc int) {
+	a := unsafe.Slice(ap, 3*lda+k)
+	b := unsafe.Slice(bp, (k-1)*ldb+8)
+	c := unsafe.Slice(cp, 3*ldc+8)
+	for i := range 4 {
+		directRowGo(k, &a[i*lda], &b[0], ldb, &c[i*ldc])
+	}
+}
+
+func directRowGo(k int, ap, bp *float32, ldb int, cp *float32) {
+	a := unsafe.Slice(ap, k)
+	b := unsafe.Slice(bp, (k-1)*ldb+8)
+	var acc [8]float32
+	for p, x := range a {
+		bv := (*[8]float32)(b[p*ldb : p*ldb+8])
+		for j, v := range bv {
+			acc[j] += x * v
+		}
+	}
+	c := (*[8]float32)(unsafe.Slice(cp, 8))
+	for j, v := range acc {
+		c[j] += v
 	}
 }
 

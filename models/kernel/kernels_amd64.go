@@ -17,6 +17,15 @@ func rows4x1AVX2(k int, a *float32, lda int, b *float32, out *[4]float32)
 func packBT8AVX2(kc int, b *float32, ldb int, dst *float32, nr int)
 
 //go:noescape
+func direct6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func direct1x16AVX2(k int, a *float32, b *float32, ldb int, c *float32)
+
+//go:noescape
+func direct6x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
 func dotAVX2(n int, x, y *float32) float32
 
 //go:noescape
@@ -38,9 +47,11 @@ func archAvailable() []ISA {
 }
 
 func archImpl(isa ISA) *impl {
-	im := &impl{isa: isa, mr: 6, nr: 16, micro: microAVX2, packBT8: packBT8AVX2, rows4x1: rows4x1AVX2, dot: dotAVX2, axpy: axpyAVX2}
+	im := &impl{isa: isa, mr: 6, nr: 16, micro: microAVX2, packBT8: packBT8AVX2, rows4x1: rows4x1AVX2,
+		direct: direct6x16AVX2, directRow: direct1x16AVX2, dmr: 6, dnr: 16, rowNR: 16, dot: dotAVX2, axpy: axpyAVX2}
 	if isa == AVX512 {
 		im.nr, im.micro = 32, microAVX512
+		im.dnr, im.direct = 32, direct6x32AVX512
 	}
 	return im
 }
