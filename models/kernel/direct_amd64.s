@@ -1,99 +1,30 @@
 #include "textflag.h"
+#include "tile_amd64.h"
 
-// The unpacked kernels of gemmDirect, from the tiny model's trainer
-// (formerly models/tinytools).
+// The unpacked kernels of gemmDirect (they were the tiny model's trainer's).
 
 // func direct6x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // C[0:6, 0:16] += A[0:6, 0:k] · B[0:k, 0:16], all row-major with strides in
 // elements, neither operand packed (small products: see gemmDirect). AVX2 + FMA.
 TEXT ·direct6x16AVX2(SB), NOSPLIT, $0-56
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R8
-	MOVQ b+24(FP), DI
-	MOVQ ldb+32(FP), R9
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R10
-	SHLQ $2, R8
-	SHLQ $2, R9
-	SHLQ $2, R10
-	LEAQ (SI)(R8*2), R11
-	ADDQ R8, R11
-
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
+	DIRECT_ARGS
+	ZERO_TILE_Y
 	TESTQ CX, CX
-	JZ    direct6x16_store
+	JZ    direct6x16AVX2_store
 
-direct6x16_loop:
-	VMOVUPS      (DI), Y12
-	VMOVUPS      32(DI), Y13
-	VBROADCASTSS (SI), Y14
-	VFMADD231PS  Y12, Y14, Y0
-	VFMADD231PS  Y13, Y14, Y1
-	VBROADCASTSS (SI)(R8*1), Y15
-	VFMADD231PS  Y12, Y15, Y2
-	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS (SI)(R8*2), Y14
-	VFMADD231PS  Y12, Y14, Y4
-	VFMADD231PS  Y13, Y14, Y5
-	VBROADCASTSS (R11), Y15
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS (R11)(R8*1), Y14
-	VFMADD231PS  Y12, Y14, Y8
-	VFMADD231PS  Y13, Y14, Y9
-	VBROADCASTSS (R11)(R8*2), Y15
-	VFMADD231PS  Y12, Y15, Y10
-	VFMADD231PS  Y13, Y15, Y11
-	ADDQ         $4, SI
-	ADDQ         $4, R11
-	ADDQ         R9, DI
-	DECQ         CX
-	JNZ          direct6x16_loop
+direct6x16AVX2_loop:
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	FMA_TILE_Y((SI), (SI)(R8*1), (SI)(R8*2), (R11), (R11)(R8*1), (R11)(R8*2))
+	ADDQ    $4, SI
+	ADDQ    $4, R11
+	ADDQ    R9, DI
+	DECQ    CX
+	JNZ     direct6x16AVX2_loop
 
-direct6x16_store:
-	VADDPS  (DX), Y0, Y0
-	VMOVUPS Y0, (DX)
-	VADDPS  32(DX), Y1, Y1
-	VMOVUPS Y1, 32(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Y2, Y2
-	VMOVUPS Y2, (DX)
-	VADDPS  32(DX), Y3, Y3
-	VMOVUPS Y3, 32(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Y4, Y4
-	VMOVUPS Y4, (DX)
-	VADDPS  32(DX), Y5, Y5
-	VMOVUPS Y5, 32(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Y6, Y6
-	VMOVUPS Y6, (DX)
-	VADDPS  32(DX), Y7, Y7
-	VMOVUPS Y7, 32(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Y8, Y8
-	VMOVUPS Y8, (DX)
-	VADDPS  32(DX), Y9, Y9
-	VMOVUPS Y9, 32(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Y10, Y10
-	VMOVUPS Y10, (DX)
-	VADDPS  32(DX), Y11, Y11
-	VMOVUPS Y11, 32(DX)
+direct6x16AVX2_store:
+	STORE_TILE_Y
 	VZEROUPPER
 	RET
 
@@ -132,94 +63,24 @@ direct1x16_store:
 // func direct6x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 //
 // C[0:6, 0:32] += A[0:6, 0:k] · B[0:k, 0:32], all row-major with strides in
-// elements. AVX-512F.
+// elements, neither operand packed (small products: see gemmDirect). AVX-512F.
 TEXT ·direct6x32AVX512(SB), NOSPLIT, $0-56
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R8
-	MOVQ b+24(FP), DI
-	MOVQ ldb+32(FP), R9
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R10
-	SHLQ $2, R8
-	SHLQ $2, R9
-	SHLQ $2, R10
-	LEAQ (SI)(R8*2), R11
-	ADDQ R8, R11
-
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-
+	DIRECT_ARGS
+	ZERO_TILE_Z
 	TESTQ CX, CX
-	JZ    direct6x32_store
+	JZ    direct6x32AVX512_store
 
-direct6x32_loop:
-	VMOVUPS      (DI), Z12
-	VMOVUPS      64(DI), Z13
-	VBROADCASTSS (SI), Z14
-	VFMADD231PS  Z12, Z14, Z0
-	VFMADD231PS  Z13, Z14, Z1
-	VBROADCASTSS (SI)(R8*1), Z15
-	VFMADD231PS  Z12, Z15, Z2
-	VFMADD231PS  Z13, Z15, Z3
-	VBROADCASTSS (SI)(R8*2), Z14
-	VFMADD231PS  Z12, Z14, Z4
-	VFMADD231PS  Z13, Z14, Z5
-	VBROADCASTSS (R11), Z15
-	VFMADD231PS  Z12, Z15, Z6
-	VFMADD231PS  Z13, Z15, Z7
-	VBROADCASTSS (R11)(R8*1), Z14
-	VFMADD231PS  Z12, Z14, Z8
-	VFMADD231PS  Z13, Z14, Z9
-	VBROADCASTSS (R11)(R8*2), Z15
-	VFMADD231PS  Z12, Z15, Z10
-	VFMADD231PS  Z13, Z15, Z11
-	ADDQ         $4, SI
-	ADDQ         $4, R11
-	ADDQ         R9, DI
-	DECQ         CX
-	JNZ          direct6x32_loop
+direct6x32AVX512_loop:
+	VMOVUPS (DI), Z12
+	VMOVUPS 64(DI), Z13
+	FMA_TILE_Z((SI), (SI)(R8*1), (SI)(R8*2), (R11), (R11)(R8*1), (R11)(R8*2))
+	ADDQ    $4, SI
+	ADDQ    $4, R11
+	ADDQ    R9, DI
+	DECQ    CX
+	JNZ     direct6x32AVX512_loop
 
-direct6x32_store:
-	VADDPS  (DX), Z0, Z0
-	VMOVUPS Z0, (DX)
-	VADDPS  64(DX), Z1, Z1
-	VMOVUPS Z1, 64(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Z2, Z2
-	VMOVUPS Z2, (DX)
-	VADDPS  64(DX), Z3, Z3
-	VMOVUPS Z3, 64(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Z4, Z4
-	VMOVUPS Z4, (DX)
-	VADDPS  64(DX), Z5, Z5
-	VMOVUPS Z5, 64(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Z6, Z6
-	VMOVUPS Z6, (DX)
-	VADDPS  64(DX), Z7, Z7
-	VMOVUPS Z7, 64(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Z8, Z8
-	VMOVUPS Z8, (DX)
-	VADDPS  64(DX), Z9, Z9
-	VMOVUPS Z9, 64(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Z10, Z10
-	VMOVUPS Z10, (DX)
-	VADDPS  64(DX), Z11, Z11
-	VMOVUPS Z11, 64(DX)
+direct6x32AVX512_store:
+	STORE_TILE_Z
 	VZEROUPPER
 	RET
-
