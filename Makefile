@@ -16,30 +16,18 @@ ORT_LIB = $(shell scripts/fetch_ort.sh)
 # unreachable, and those tests then skip saying so.
 MCP_BIN = $(shell scripts/fetch_mcp.sh 2>/dev/null)
 # Packages whose goroutines meet run under the race detector.
-RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/...
-# OpenBLAS for the CPU executor's GEMMs when Debian's libopenblas-dev is (or can be) installed;
-# pure-Go gonum otherwise.
-HAVE_OPENBLAS = $(shell printf 'int main(void){return 0;}' | $${CC:-cc} -x c - -lopenblas -o /dev/null 2>/dev/null && echo openblas)
-TAGS = $(if $(HAVE_OPENBLAS),-tags openblas)
+RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/... ./models/kernel/...
 
-.PHONY: run bench-policies test build agent vet bench-go clean ort blas
+.PHONY: run bench-policies test build agent vet bench-go clean ort
 
-build: blas
-	$(GO) build $(TAGS) -o $(BIN) ./cmd/pitstop
+build:
+	$(GO) build -o $(BIN) ./cmd/pitstop
 
 ort:
 	@scripts/fetch_ort.sh >/dev/null
 
-# Best effort: install libopenblas-dev when root and apt can reach Debian; never fails the build.
-blas:
-	@if [ -z "$(HAVE_OPENBLAS)" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "installing libopenblas-dev (optional, for faster CPU GEMMs)"; \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-dev) >/dev/null 2>&1 || \
-		echo "libopenblas-dev not installed: using pure-Go GEMMs"; \
-	fi
-
 agent:
-	$(GO) build $(TAGS) -o $(AGENT) ./examples/agent
+	$(GO) build -o $(AGENT) ./examples/agent
 
 # make run installs what the default serve needs (the ONNX Runtime library of
 # its length predictor) and refuses a busy port at once.
@@ -61,16 +49,16 @@ vet:
 FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./models/chat:FuzzToolCallParser
 FUZZTIME ?= 10s
 
-test: ort blas vet
-	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test $(TAGS) -count=1 ./...
-	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test $(TAGS) -count=1 -race $(RACE_PKGS)
+test: ort vet
+	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test -count=1 ./...
+	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test -count=1 -race $(RACE_PKGS)
 	@for f in $(FUZZ); do \
 		echo "fuzz $${f#*:} ($(FUZZTIME))"; \
-		out=$$($(GO) test $(TAGS) -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \
+		out=$$($(GO) test -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \
 	done
 
 bench-go:
-	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./engine/... ./kvswap/... ./handling/... ./predictor/... ./models/...
+	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test -run '^$$' -bench . -benchmem ./engine/... ./kvswap/... ./handling/... ./predictor/... ./models/... ./training/...
 
 clean:
 	rm -rf bin $(OUT)

@@ -26,7 +26,6 @@ require (
 	golang.org/x/term v0.44.0
 	golang.org/x/text v0.43.0
 	gonum.org/v1/gonum v0.16.0
-	gonum.org/v1/netlib v0.0.0-20230729102104-8b8060e7531f
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/protobuf v1.36.11
 )

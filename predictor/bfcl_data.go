@@ -22,6 +22,10 @@ func ConvertBFCLDir(dir string, categories []string, count TokenCounter) ([]Trac
 	if categories == nil {
 		categories = BFCLCategories
 	}
+	count, err := counterOr(count) // loaded once for every category
+	if err != nil {
+		return nil, err
+	}
 	var out []TraceRecord
 	for _, cat := range categories {
 		q, err := os.ReadFile(filepath.Join(dir, "BFCL_v4_"+cat+".json"))

@@ -4,160 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
-
-	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
 )
-
-// SegmentCounts are a segment's token counts made by a real tokenizer.
-type SegmentCounts struct {
-	Output     int // completion tokens
-	ToolReturn int // api_token_length
-}
-
-// InferceptOptions configures ConvertInfercept.
-type InferceptOptions struct {
-	// Source prefixes each record's Source ("infercept-multi" gives
-	// "infercept-multi/hex", …).
-	Source string
-	// Counts, if set, gives the tokenizer counts of each request's segments
-	// (request id → segments, in order; bench/workload's embedded sets have
-	// them, counted with GPT-2 BPE) and its first prompt. They replace the
-	// counts of the text; later prompts are then built as the engine builds
-	// them: prompt(i+1) = prompt(i) + output(i) + tool return(i).
-	Counts map[string]RequestCounts
-	// Count counts text the Counts do not cover (nil: ApproxTokens).
-	Count TokenCounter
-}
-
-// RequestCounts are the tokenizer counts of one InferCept request.
-type RequestCounts struct {
-	Prompt   int // the first segment's prompt
-	Segments []SegmentCounts
-}
-
-// ConvertInfercept turns the InferCept/LAMPS dataset (merged_exp_uniform.json
-// or diverse_oneapi_merged_exp_uniform.json: request id → list of segments)
-// into trace records, one per segment, requests in sorted id order.
-//
-// Per segment: the label is completion_tokens, the Counts' output, or the
-// counted completion text; the prompt likewise (see InferceptOptions.Counts);
-// the last message is the request's first prompt for segment 0 and the
-// previous segment's api_token text after that; the tool is named as
-// bench/workload names it (math / qa by api_time for hex keys; tts,
-// image-gen or human-think by the api_token text, virtual-env for count-only
-// segments, for conversation keys) and lasts api_time seconds; a segment
-// without api_time ends its request with no tool. Tools offered: [math, qa]
-// for hex requests, [tts, image-gen] for N_M text requests, [virtual-env] for
-// count-only conversation requests, none for N text requests. History
-// accumulates over the request's segments.
-//
-// The text families' completions are cut at 256 characters in the dataset,
-// so their labels are short.
-func ConvertInfercept(data []byte, opt InferceptOptions) ([]TraceRecord, error) {
-	count := opt.Count
-	if count == nil {
-		count = ApproxTokens
-	}
-	reqs, err := infercept.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("infercept: not an InferCept dataset: %w", err)
-	}
-	if len(reqs) == 0 {
-		return nil, errors.New("infercept: dataset has no requests")
-	}
-	slices.SortFunc(reqs, func(a, b infercept.Request) int { return strings.Compare(a.Key, b.Key) })
-	var out []TraceRecord
-	for _, req := range reqs {
-		key, segs := req.Key, req.Segments
-		family := infercept.FamilyOf(key)
-		fam := family.String()
-		counts, haveCounts := opt.Counts[key]
-		if haveCounts && len(counts.Segments) < len(segs) {
-			return nil, fmt.Errorf("infercept: request %s has %d segments but its counts have %d", key, len(segs), len(counts.Segments))
-		}
-		text := slices.ContainsFunc(segs, func(s infercept.Segment) bool { return s.HasText() })
-		var offered []string
-		switch {
-		case family == infercept.FamilyHex:
-			offered = []string{infercept.ToolMath, infercept.ToolQA}
-		case family == infercept.FamilyConvAPI && text:
-			offered = []string{infercept.ToolTTS, infercept.ToolImage}
-		case (family == infercept.FamilyConvAPI || family == infercept.FamilyConv) && !text:
-			offered = []string{infercept.ToolVirtualEnv}
-		}
-		var hist History
-		prompt := 0
-		for i, s := range segs {
-			where := func(format string, args ...any) error {
-				return fmt.Errorf("infercept: request %s segment %d: %s", key, i, fmt.Sprintf(format, args...))
-			}
-			rec := TraceRecord{FeatureVersion: FeatureVersion, Source: opt.Source + "/" + fam, Program: key, Segment: i}
-			rec.Input.ToolNames = offered
-			rec.Input.History = hist
-			switch {
-			case haveCounts:
-				if i == 0 {
-					prompt = counts.Prompt
-				}
-				rec.Input.PromptTokens = prompt
-				rec.PreToolOutputTokens = counts.Segments[i].Output
-				rec.ToolReturnTokens = counts.Segments[i].ToolReturn
-				prompt += rec.PreToolOutputTokens + rec.ToolReturnTokens
-			default:
-				switch {
-				case s.PromptTokens != nil:
-					rec.Input.PromptTokens = *s.PromptTokens
-				case s.Prompt != nil:
-					rec.Input.PromptTokens = count(*s.Prompt)
-					rec.TokensApprox = true
-				default:
-					return nil, where("neither prompt_tokens nor prompt")
-				}
-				switch {
-				case s.CompletionTokens != nil:
-					rec.PreToolOutputTokens = *s.CompletionTokens
-				case s.Completion != nil:
-					rec.PreToolOutputTokens = count(*s.Completion)
-					rec.TokensApprox = true
-				default:
-					return nil, where("neither completion_tokens nor completion")
-				}
-				switch {
-				case s.APITokenLength != nil:
-					rec.ToolReturnTokens = max(*s.APITokenLength, 0)
-				case s.APIToken != nil && s.APITime != nil:
-					rec.ToolReturnTokens = count(*s.APIToken)
-					rec.TokensApprox = true
-				}
-			}
-			if i == 0 && s.Prompt != nil {
-				rec.Input.LastMessage = *s.Prompt
-			} else if i > 0 && segs[i-1].APIToken != nil {
-				rec.Input.LastMessage = *segs[i-1].APIToken
-			}
-			if rec.Input.PromptTokens < 0 || rec.PreToolOutputTokens < 0 {
-				return nil, where("negative token count")
-			}
-			if s.APITime != nil {
-				if !validSeconds(*s.APITime) {
-					return nil, where("api_time %v is not a duration", *s.APITime)
-				}
-				d := *s.APITime
-				rec.ToolDurationS = &d
-				rec.Tool = infercept.ToolName(key, &s)
-			} else {
-				rec.ToolReturnTokens = 0
-			}
-			out = append(out, rec)
-			hist = hist.Observe(rec.PreToolOutputTokens, rec.Tool)
-		}
-	}
-	return out, nil
-}
 
 type bfclQuestion struct {
 	ID       string           `json:"id"`
@@ -185,12 +33,14 @@ const bfclMessageOverhead = 4
 // written as OpenAI-style tool-call JSON — [{"name":…,"arguments":{…}}, …],
 // each parameter with its first accepted value, parameters whose accepted
 // values are only "" (optional, omitted) dropped — and its length is counted
-// with count (nil: ApproxTokens). The prompt is counted over the messages
-// (plus 4 tokens each for the template) and the JSON of the function schemas.
-// The tool is the first call's function; its duration is unknown.
+// with count (nil: a TiktokenCounter of DefaultEncoding). The prompt is
+// counted over the messages (plus 4 tokens each for the template) and the
+// JSON of the function schemas. The tool is the first call's function; its
+// duration is unknown.
 func ConvertBFCL(questions, answers []byte, category string, count TokenCounter) ([]TraceRecord, error) {
-	if count == nil {
-		count = ApproxTokens
+	count, err := counterOr(count)
+	if err != nil {
+		return nil, err
 	}
 	truth := map[string][]map[string]any{}
 	if err := eachJSONLine(answers, func(line int, b []byte) error {
@@ -204,7 +54,7 @@ func ConvertBFCL(questions, answers []byte, category string, count TokenCounter)
 		return nil, err
 	}
 	var out []TraceRecord
-	err := eachJSONLine(questions, func(line int, b []byte) error {
+	err = eachJSONLine(questions, func(line int, b []byte) error {
 		var q bfclQuestion
 		if err := json.Unmarshal(b, &q); err != nil || q.ID == "" {
 			return fmt.Errorf("bfcl %s line %d: not a BFCL question: %v", category, line, err)
@@ -213,7 +63,7 @@ func ConvertBFCL(questions, answers []byte, category string, count TokenCounter)
 		if !ok || len(gt) == 0 || len(q.Question) == 0 {
 			return nil
 		}
-		rec := TraceRecord{FeatureVersion: FeatureVersion, Source: "bfcl/" + category, Program: q.ID, TokensApprox: true}
+		rec := TraceRecord{FeatureVersion: FeatureVersion, Source: "bfcl/" + category, Program: q.ID}
 		for _, m := range q.Question[0] {
 			rec.Input.PromptTokens += count(m.Content) + bfclMessageOverhead
 			switch m.Role {

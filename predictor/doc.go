@@ -24,7 +24,10 @@
 //
 // Training data are trace records (TraceRecord, JSONL: AppendTrace,
 // ReadTraces), one per finished segment, written by the runtime or converted
-// from the InferCept/LAMPS set (ConvertInfercept) and BFCL (ConvertBFCL).
+// from BFCL (ConvertBFCL) and from the InferCept/LAMPS set (by the package
+// that reads that format, bench/workload/infercept: predictor depends on no
+// workload). Converted text is counted with the tokenizer of the models the
+// data came from (TiktokenCounter: GPT-2's BPE by default).
 // Evaluate computes LAMPS's Acc-5 / Acc-15 / MAE and a confusion matrix.
 // predictor/data/README.md says how the default model was made and how well
 // it does.

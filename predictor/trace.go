@@ -27,8 +27,10 @@ type TraceRecord struct {
 	// ToolDurationS is the tool's duration in seconds; nil when unknown.
 	ToolDurationS    *float64 `json:"tool_duration_s,omitempty"`
 	ToolReturnTokens int      `json:"tool_return_tokens,omitempty"` // tokens the tool's result added
-	// TokensApprox marks token counts estimated from text with ApproxTokens
-	// rather than counted by a tokenizer.
+	// TokensApprox marks token counts estimated from text rather than
+	// counted by a tokenizer. The converters wrote it until they counted
+	// with real tokenizers (TiktokenCounter); it stays so that their older
+	// trace files still read.
 	TokensApprox bool `json:"tokens_approx,omitempty"`
 }
 

@@ -150,8 +150,8 @@ func (cb *cpuBench) calibrate() error {
 // describe is one line about the model and its KV pools.
 func (cb *cpuBench) describe() string {
 	c := &cb.model.Config
-	return fmt.Sprintf("model %s (%s, %.3gM parameters, %d layers, d %d), %d KV blocks of %d tokens (%d host), %s BLAS, clock %s",
-		cb.f.model, cb.model.Source, float64(c.Params())/1e6, c.NumLayers, c.HiddenSize, cb.f.kvBlocks, cb.f.blockSize, cb.f.hostBlocks, cpu.BLAS, cb.f.clock)
+	return fmt.Sprintf("model %s (%s, %.3gM parameters, %d layers, d %d), %d KV blocks of %d tokens (%d host), %s kernels, clock %s",
+		cb.f.model, cb.model.Source, float64(c.Params())/1e6, c.NumLayers, c.HiddenSize, cb.f.kvBlocks, cb.f.blockSize, cb.f.hostBlocks, cpu.KernelISA(), cb.f.clock)
 }
 
 func (cb *cpuBench) executor() (*cpu.Executor, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pitstop-llm/pitstop/bench/workload"
+	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
@@ -44,7 +45,7 @@ Runtime) and the per-tool duration estimator.
 }
 
 func newPredictorConvertCmd() *cobra.Command {
-	var infercept, inferceptFile, bfclDir, out string
+	var inferceptSet, inferceptFile, bfclDir, out string
 	cmd := &cobra.Command{
 		Use:   "convert",
 		Short: "Convert the InferCept and BFCL traces into predictor trace records (JSONL)",
@@ -52,9 +53,9 @@ func newPredictorConvertCmd() *cobra.Command {
 
 --infercept multi|single|none uses the InferCept set embedded in bench/workload, with
 its GPT-2 BPE token counts; --infercept-file reads an InferCept-format JSON instead
-(text is then counted with predictor.ApproxTokens). --bfcl reads the BFCL subset laid
+(text is then counted with GPT-2's BPE, r50k_base). --bfcl reads the BFCL subset laid
 out as predictor/data/bfcl (prompts and schemas; the pre-tool output is the ground-truth
-call JSON, its tokens approximated with predictor.ApproxTokens).`,
+call JSON; tokens counted with GPT-2's BPE, r50k_base).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -67,20 +68,20 @@ call JSON, its tokens approximated with predictor.ApproxTokens).`,
 				if err != nil {
 					return err
 				}
-				r, err := predictor.ConvertInfercept(data, predictor.InferceptOptions{Source: "infercept-file"})
+				r, err := infercept.TraceRecords(data, infercept.RecordOptions{Source: "infercept-file"})
 				if err != nil {
 					return fmt.Errorf("%s: %w", inferceptFile, err)
 				}
 				recs = append(recs, r...)
-			case infercept == "multi" || infercept == "single":
-				r, err := convertEmbeddedInfercept(infercept == "multi")
+			case inferceptSet == "multi" || inferceptSet == "single":
+				r, err := convertEmbeddedInfercept(inferceptSet == "multi")
 				if err != nil {
 					return err
 				}
 				recs = append(recs, r...)
-			case infercept == "none":
+			case inferceptSet == "none":
 			default:
-				return usagef("predictor convert: --infercept %q: want multi, single or none", infercept)
+				return usagef("predictor convert: --infercept %q: want multi, single or none", inferceptSet)
 			}
 			if bfclDir != "" {
 				r, err := predictor.ConvertBFCLDir(bfclDir, nil, nil)
@@ -101,7 +102,7 @@ call JSON, its tokens approximated with predictor.ApproxTokens).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&infercept, "infercept", "multi", "embedded InferCept set: multi, single or none")
+	fl.StringVar(&inferceptSet, "infercept", "multi", "embedded InferCept set: multi, single or none")
 	fl.StringVar(&inferceptFile, "infercept-file", "", "an InferCept-format JSON file to convert instead of the embedded set")
 	fl.StringVar(&bfclDir, "bfcl", "", "directory of BFCL files (e.g. predictor/data/bfcl)")
 	fl.StringVar(&out, "out", "", "output JSONL file")
@@ -119,15 +120,15 @@ func convertEmbeddedInfercept(multi bool) ([]predictor.TraceRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts := map[string]predictor.RequestCounts{}
+	counts := map[string]infercept.RequestCounts{}
 	for _, p := range w.Programs {
 		if len(p.Calls) != 1 {
 			return nil, fmt.Errorf("infercept program %s has %d calls, want 1", p.ID, len(p.Calls))
 		}
 		c := p.Calls[0]
-		rc := predictor.RequestCounts{Prompt: c.NewTokens}
+		rc := infercept.RequestCounts{Prompt: c.NewTokens}
 		for _, s := range c.Segments {
-			rc.Segments = append(rc.Segments, predictor.SegmentCounts{Output: s.Decode, ToolReturn: s.ToolReturn})
+			rc.Segments = append(rc.Segments, infercept.SegmentCounts{Output: s.Decode, ToolReturn: s.ToolReturn})
 		}
 		counts[p.ID] = rc
 	}
@@ -135,7 +136,7 @@ func convertEmbeddedInfercept(multi bool) ([]predictor.TraceRecord, error) {
 	if multi {
 		source = "infercept-multi"
 	}
-	return predictor.ConvertInfercept(raw, predictor.InferceptOptions{Source: source, Counts: counts})
+	return infercept.TraceRecords(raw, infercept.RecordOptions{Source: source, Counts: counts})
 }
 
 func writeSourceCounts(w io.Writer, recs []predictor.TraceRecord) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/pitstop-llm/pitstop/models/builtin"
 	"github.com/pitstop-llm/pitstop/models/llama"
-	"github.com/pitstop-llm/pitstop/models/tinytools"
+	"github.com/pitstop-llm/pitstop/training/tinytools"
 )
 
 func init() { subcommands = append(subcommands, newTrainTinyCmd, newEvalTinyCmd) }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/models/kernel"
 	"github.com/pitstop-llm/pitstop/models/llama"
 )
 
@@ -16,6 +17,7 @@ type forward struct {
 	c       *llama.Config
 	bs      int
 	workers int
+	mm      *kernel.Kernels // matrix products, on at most workers goroutines
 	inv     []float64
 	qkvW    int // width of a qkv row: q + 2·kv
 	// KV block layout: [layer][K|V][kv head][token][head dim]
@@ -43,6 +45,7 @@ type forward struct {
 
 func (f *forward) init(m *llama.Model, bs, workers int) {
 	f.m, f.c, f.bs, f.workers = m, &m.Config, bs, workers
+	f.mm = kernel.New(workers)
 	f.inv = f.c.InvFreq()
 	f.qkvW = f.c.QDim() + 2*f.c.KVDim()
 	f.headStride = bs * f.c.HeadDim
@@ -171,7 +174,7 @@ func (f *forward) run(x *Executor, items []item) error {
 		for t := range T {
 			rmsNorm(f.hb[t*H:(t+1)*H], f.x[t*H:(t+1)*H], l.AttnNorm, c.RMSNormEps)
 		}
-		gemmNT(T, f.qkvW, H, f.hb, l.WQKV, 0, f.qkv)
+		f.matmulT(T, f.qkvW, H, f.hb, l.WQKV, 0, f.qkv)
 		for t := range T {
 			row := f.qkv[t*f.qkvW : (t+1)*f.qkvW]
 			if l.BQKV != nil {
@@ -186,7 +189,7 @@ func (f *forward) run(x *Executor, items []item) error {
 			f.storeKV(x, items, li, t, row[Q:Q+KV], row[Q+KV:])
 		}
 		f.attention(x, items, li, T)
-		gemmNT(T, H, Q, f.att, l.WO, 1, f.x) // x += attn·Woᵀ
+		f.matmulT(T, H, Q, f.att, l.WO, 1, f.x) // x += attn·Woᵀ
 		if l.BO != nil {
 			for t := range T {
 				addTo(f.x[t*H:(t+1)*H], l.BO)
@@ -195,7 +198,7 @@ func (f *forward) run(x *Executor, items []item) error {
 		for t := range T {
 			rmsNorm(f.hb[t*H:(t+1)*H], f.x[t*H:(t+1)*H], l.MLPNorm, c.RMSNormEps)
 		}
-		gemmNT(T, 2*I, H, f.hb, l.WGateUp, 0, f.gu)
+		f.matmulT(T, 2*I, H, f.hb, l.WGateUp, 0, f.gu)
 		for t := range T {
 			g, u, a := f.gu[t*2*I:t*2*I+I], f.gu[t*2*I+I:(t+1)*2*I], f.act[t*I:(t+1)*I]
 			for j := range a {
@@ -203,7 +206,7 @@ func (f *forward) run(x *Executor, items []item) error {
 				a[j] = float32(gj / (1 + math.Exp(-gj)) * float64(u[j]))
 			}
 		}
-		gemmNT(T, H, I, f.act, l.WDown, 1, f.x) // x += act·Wdownᵀ
+		f.matmulT(T, H, I, f.act, l.WDown, 1, f.x) // x += act·Wdownᵀ
 	}
 
 	// Logits of the sampled rows only.
@@ -217,7 +220,7 @@ func (f *forward) run(x *Executor, items []item) error {
 	}
 	V := c.VocabSize
 	f.logits = grow(f.logits, S*V)
-	gemmNT(S, V, H, f.fin, f.m.LMHead, 0, f.logits)
+	f.matmulT(S, V, H, f.fin, f.m.LMHead, 0, f.logits)
 	r := 0
 	for i := range items {
 		it := &items[i]
@@ -261,7 +264,7 @@ const prefillGEMM = 16
 
 // attention computes f.att for every token row and query head, reading K and
 // V from the blocks in place. Prefill chunks of at least prefillGEMM tokens
-// run as GEMMs, one item at a time (the BLAS is parallel inside); the other
+// run as GEMMs, one item at a time (each GEMM is parallel inside); the other
 // rows (decodes, short chunks) are work units of (token row, kv head) shared
 // out to the workers through an atomic counter.
 func (f *forward) attention(x *Executor, items []item, layer, T int) {
@@ -335,7 +338,7 @@ func (f *forward) attendChunk(x *Executor, it *item, layer, t0 int) {
 		}
 		for h := g * group; h < (g+1)*group; h++ {
 			q := f.qkv[t0*f.qkvW+h*hd:]
-			gemmNTld(L, C, hd, scale, q, f.qkvW, f.kbuf, hd, f.sbuf, C)
+			f.mm.Gemm(kernel.NoTrans, kernel.Trans, L, C, hd, scale, q, f.qkvW, f.kbuf, hd, 0, f.sbuf, C)
 			for r := range L {
 				p := it.start + r
 				lo := c0
@@ -345,7 +348,7 @@ func (f *forward) attendChunk(x *Executor, it *item, layer, t0 int) {
 				row := f.sbuf[r*C : (r+1)*C]
 				softmaxRange(row, lo-c0, p-c0+1)
 			}
-			gemmNNld(L, hd, C, f.sbuf, C, f.vbuf, hd, f.att[t0*Q+h*hd:], Q)
+			f.mm.Gemm(kernel.NoTrans, kernel.NoTrans, L, hd, C, 1, f.sbuf, C, f.vbuf, hd, 0, f.att[t0*Q+h*hd:], Q)
 		}
 	}
 }
@@ -397,7 +400,7 @@ func (f *forward) attendUnit(x *Executor, items []item, layer, t, g int, scores 
 		for j := 0; p < end; p, j = p+1, j+hd {
 			k := kb[j : j+hd]
 			for h := range group {
-				s[h*n+p-lo] = dotUnitary(qs[h*hd:(h+1)*hd], k) * scale
+				s[h*n+p-lo] = f.mm.Dot(qs[h*hd:(h+1)*hd], k) * scale
 			}
 		}
 	}
@@ -414,10 +417,16 @@ func (f *forward) attendUnit(x *Executor, items []item, layer, t, g int, scores 
 		for j := 0; p < end; p, j = p+1, j+hd {
 			v := vb[j : j+hd]
 			for h := range group {
-				axpyUnitary(s[h*n+p-lo], v, o[h*hd:(h+1)*hd])
+				f.mm.Axpy(s[h*n+p-lo], v, o[h*hd:(h+1)*hd])
 			}
 		}
 	}
+}
+
+// matmulT computes c[m×n] = a[m×k]·wᵀ + beta·c for w of shape [n×k], all
+// row-major: activations times HF-layout weights.
+func (f *forward) matmulT(m, n, k int, a, w []float32, beta float32, c []float32) {
+	f.mm.Gemm(kernel.NoTrans, kernel.Trans, m, n, k, 1, a, k, w, k, beta, c, n)
 }
 
 // rmsNorm is dst = x / sqrt(mean(x²) + eps) · w, the sum in float64.

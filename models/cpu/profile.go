@@ -24,7 +24,7 @@ func (x *Executor) Profile(name string, cfg engine.Config, iters []sim.IterSampl
 	base := sim.Profile{
 		Name:             name,
 		Model:            fmt.Sprintf("%s (%s, %d layers, d %d, %d KV heads x %d, %.0fM parameters, float32, weights: %s)", c.Architecture, c.ModelType, c.NumLayers, c.HiddenSize, c.NumKVHeads, c.HeadDim, float64(c.Params())/1e6, x.m.Source),
-		Device:           fmt.Sprintf("CPU, %d goroutines, %s on %s/%s", runtime.GOMAXPROCS(0), BLAS, runtime.GOOS, runtime.GOARCH),
+		Device:           fmt.Sprintf("CPU, %d goroutines, %s kernels on %s/%s", x.fw.mm.Workers(), x.fw.mm.ISA(), runtime.GOOS, runtime.GOARCH),
 		KVBytesPerToken:  c.KVBytesPerToken(),
 		BlockSize:        x.opt.BlockSize,
 		KVCapacityTokens: x.opt.NumBlocks * x.opt.BlockSize,

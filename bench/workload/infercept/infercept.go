@@ -1,6 +1,8 @@
 // Package infercept reads the InferCept trace format (the multi-API and single-API sets of
 // InferCept and LAMPS) with its request order kept, and names the tool behind each segment.
-// It is shared by the workload package and by the offline token-count converter.
+// It is shared by the workload package, by the offline token-count converter, and by the
+// predictor's training data: TraceRecords turns a trace into predictor.TraceRecords (here, so
+// that predictor depends on no workload).
 //
 // The format is one JSON object mapping a request id to a list of segments:
 //

@@ -128,7 +128,7 @@ func (m *model) lossOnly(s *segment, wt *transposed, pos []int, targets []int32,
 		copy(hsel[i*d:(i+1)*d], s.hF[p*d:(p+1)*d])
 	}
 	logits := grow(&sc.logits, n*V)
-	gemm(n, d, V, hsel, d, wt.embedT, V, logits, V)
+	gemm(m.mm1, n, d, V, hsel, d, wt.embedT, V, logits, V)
 	var loss float64
 	for i := range n {
 		row := logits[i*V : (i+1)*V]

@@ -1,7 +1,6 @@
 package tinytools
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -44,7 +43,7 @@ func legacyEncodeSpans(t *tokenizer.Tokenizer, text string, untrusted []string) 
 // earlier tool call's arguments), the old tokens were wrong and the new
 // ones differ; those dialogues are counted.
 func TestSpanEncodingMatchesTraining(t *testing.T) {
-	tok, err := tokenizer.Load(filepath.Join("..", "builtin", "tiny-tools"))
+	tok, err := tokenizer.Load(shippedModelDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,10 @@ package tinytools
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pitstop-llm/pitstop/models/builtin"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/models/llama"
 )
@@ -88,10 +87,7 @@ func TestMatchesLlamaReference(t *testing.T) {
 // TestShippedModelMatchesLlamaReference runs a real prompt through the
 // shipped model with this package's forward and with models/llama's.
 func TestShippedModelMatchesLlamaReference(t *testing.T) {
-	dir := filepath.Join("..", "builtin", "tiny-tools")
-	if _, err := os.Stat(filepath.Join(dir, "model.safetensors")); err != nil {
-		t.Skip("no shipped model")
-	}
+	dir := shippedModelDir(t)
 	lm, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -135,10 +131,7 @@ func TestShippedModelMatchesLlamaReference(t *testing.T) {
 // with the shipped model: it must call the calculator with the expression
 // and answer with the result.
 func TestShippedModelUsesCalculator(t *testing.T) {
-	dir := filepath.Join("..", "builtin", "tiny-tools")
-	if _, err := os.Stat(filepath.Join(dir, "model.safetensors")); err != nil {
-		t.Skip("no shipped model")
-	}
+	dir := shippedModelDir(t)
 	lm, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -153,4 +146,15 @@ func TestShippedModelUsesCalculator(t *testing.T) {
 	if !tr.ExactArgs || !strings.Contains(tr.Final, "1081") {
 		t.Errorf("the model did not call the calculator with 23 * 47 and answer 1081")
 	}
+}
+
+// shippedModelDir is the directory of the shipped tiny model
+// (models/builtin, embedded in the binary).
+func shippedModelDir(t *testing.T) string {
+	t.Helper()
+	dir, err := builtin.Dir(builtin.TinyTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -85,7 +85,7 @@ func (s *Session) Feed(tokens []int32, all bool) ([]float32, error) {
 		rows, first = len(tokens), 0
 	}
 	logit := grow(&s.logit, rows*V)
-	gemm(rows, d, V, s.seg.hF[first*d:], d, s.wt.embedT, V, logit, V)
+	gemm(s.m.mm1, rows, d, V, s.seg.hF[first*d:], d, s.wt.embedT, V, logit, V)
 	return logit, nil
 }
 

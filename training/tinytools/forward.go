@@ -2,6 +2,8 @@ package tinytools
 
 import (
 	"math"
+
+	"github.com/pitstop-llm/pitstop/models/kernel"
 )
 
 // ropeTable holds cos and sin of every position's angles, [pos][headDim/2].
@@ -107,30 +109,28 @@ func (s *segment) kvOf() *pastKV {
 type model struct {
 	w    *Weights
 	rope *ropeTable
+	// mm runs products on GOMAXPROCS goroutines, mm1 on the caller's alone
+	// (inside loops that are parallel themselves).
+	mm, mm1 *kernel.Kernels
 }
 
-func newModel(w *Weights) *model { return &model{w: w, rope: newRope(w.Cfg)} }
+func newModel(w *Weights) *model {
+	mm := kernel.New(0)
+	return &model{w: w, rope: newRope(w.Cfg), mm: mm, mm1: mm.Serial()}
+}
+
+// kernels returns the parallel kernels when par, else the serial ones.
+func (m *model) kernels(par bool) *kernel.Kernels {
+	if par {
+		return m.mm
+	}
+	return m.mm1
+}
 
 // linear computes y[T×out] = x[T×in] · W[in×out] (y zeroed first).
-func linear(y, x, w []float32, T, in, out int, par bool) {
+func (m *model) linear(y, x, w []float32, T, in, out int, par bool) {
 	clear(y[:T*out])
-	if par {
-		gemmPar(T, in, out, x, in, w, out, y, out)
-		return
-	}
-	gemm(T, in, out, x, in, w, out, y, out)
-}
-
-// gemmPar is gemm split over row blocks across goroutines.
-func gemmPar(n, k, m int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	blocks := (n + 47) / 48
-	parallelFor(blocks, 0, func(lo, hi int) {
-		r0, r1 := lo*48, min(hi*48, n)
-		if r0 >= r1 {
-			return
-		}
-		gemm(r1-r0, k, m, a[r0*lda:], lda, b, ldb, c[r0*ldc:], ldc)
-	})
+	gemm(m.kernels(par), T, in, out, x, in, w, out, y, out)
 }
 
 // rmsNorm writes y = x·r·g per row and r = 1/sqrt(mean(x²)+eps).
@@ -196,23 +196,23 @@ func (m *model) forward(s *segment, tokens []int32, pos0 int, past *pastKV, par 
 		grow(&la.r1, T)
 		grow(&la.h1, T*d)
 		rmsNorm(la.h1, la.r1, x, lw.attnNorm, T, d, c.NormEps)
-		linear(grow(&la.q, T*qd), la.h1, lw.q, T, d, qd, par)
-		linear(grow(&la.k, T*kvd), la.h1, lw.k, T, d, kvd, par)
-		linear(grow(&la.v, T*kvd), la.h1, lw.v, T, d, kvd, par)
+		m.linear(grow(&la.q, T*qd), la.h1, lw.q, T, d, qd, par)
+		m.linear(grow(&la.k, T*kvd), la.h1, lw.k, T, d, kvd, par)
+		m.linear(grow(&la.v, T*kvd), la.h1, lw.v, T, d, kvd, par)
 		m.rope.apply(la.q, T, qd, c.Heads, pos0, false)
 		m.rope.apply(la.k, T, kvd, c.KVHeads, pos0, false)
 		m.attention(la, past, l, T, P, par)
 		// x2 = x + att·Wo
 		x2 := grow(&la.x2, T*d)
-		linear(x2, la.att, lw.o, T, qd, d, par)
+		m.linear(x2, la.att, lw.o, T, qd, d, par)
 		for i := range x2 {
 			x2[i] += x[i]
 		}
 		grow(&la.r2, T)
 		grow(&la.h2, T*d)
 		rmsNorm(la.h2, la.r2, x2, lw.mlpNorm, T, d, c.NormEps)
-		linear(grow(&la.gate, T*ff), la.h2, lw.gate, T, d, ff, par)
-		linear(grow(&la.up, T*ff), la.h2, lw.up, T, d, ff, par)
+		m.linear(grow(&la.gate, T*ff), la.h2, lw.gate, T, d, ff, par)
+		m.linear(grow(&la.up, T*ff), la.h2, lw.up, T, d, ff, par)
 		act := grow(&la.act, T*ff)
 		sg := grow(&la.sg, T*ff)
 		sigmoids(sg, la.gate)
@@ -225,7 +225,7 @@ func (m *model) forward(s *segment, tokens []int32, pos0 int, past *pastKV, par 
 		} else {
 			next = grow(&s.xOut, T*d)
 		}
-		linear(next, act, lw.down, T, ff, d, par)
+		m.linear(next, act, lw.down, T, ff, d, par)
 		for i := range next {
 			next[i] += x2[i]
 		}
@@ -266,7 +266,7 @@ func (m *model) attention(la *layerActs, past *pastKV, l, T, P int, par bool) {
 	doGroup := func(hk int) {
 		for h := hk * group; h < (hk+1)*group; h++ {
 			S := probs[h*T*N : (h+1)*T*N]
-			gemm(T, hd, N, la.q[h*hd:], qd, kT[hk*hd*N:], N, S, N)
+			gemm(m.mm1, T, hd, N, la.q[h*hd:], qd, kT[hk*hd*N:], N, S, N)
 			for t := range T {
 				row := S[t*N : (t+1)*N]
 				valid := P + t + 1
@@ -281,7 +281,7 @@ func (m *model) attention(la *layerActs, past *pastKV, l, T, P int, par bool) {
 				}
 				clear(row[valid:])
 			}
-			gemm(T, N, hd, S, N, vAll[hk*hd:], kvd, att[h*hd:], qd)
+			gemm(m.mm1, T, N, hd, S, N, vAll[hk*hd:], kvd, att[h*hd:], qd)
 		}
 	}
 	if par {

@@ -4,6 +4,10 @@
 // trained in Go with a hand-written backward pass, and the evaluation that
 // runs the model through the whole tool loop (generate, parse the Hermes
 // tool call, run the tool, feed the result back, generate the answer).
+//
+// It is a training kit, so it stands in training/, outside models/ (which
+// holds what serving runs); only the CLI (train-tiny, eval-tiny) imports
+// it. Its matrix products are models/kernel's, the ones serving runs.
 package tinytools
 
 import (

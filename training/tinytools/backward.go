@@ -18,15 +18,12 @@ type backScratch struct {
 
 // linearBack accumulates dx += dy·Wᵀ (wt is W in [out][in] layout; dx may be
 // nil) and dW += xᵀ·dy, with xT = xᵀ ([in][T]) already computed.
-func linearBack(dx, dy, xT, wt, dW []float32, T, in, out int, par bool) {
-	g := gemm
-	if par {
-		g = gemmPar
-	}
+func (m *model) linearBack(dx, dy, xT, wt, dW []float32, T, in, out int, par bool) {
+	mm := m.kernels(par)
 	if dx != nil {
-		g(T, out, in, dy, out, wt, in, dx, in)
+		gemm(mm, T, out, in, dy, out, wt, in, dx, in)
 	}
-	g(in, T, out, xT, T, dy, out, dW, out)
+	gemm(mm, in, T, out, xT, T, dy, out, dW, out)
 }
 
 // backward accumulates the gradient of the loss into g, given dxOut, the
@@ -54,7 +51,7 @@ func (m *model) backward(s *segment, wt *transposed, dxOut []float32, g *Weights
 		dact := grow(&sc.dact, T*ff)
 		xT := grow(&sc.xT, max(T*ff, T*d, T*qd))
 		transpose(xT, la.act, T, ff)
-		linearBack(dact, dx, xT[:T*ff], lt.down, lg.down, T, ff, d, par)
+		m.linearBack(dact, dx, xT[:T*ff], lt.down, lg.down, T, ff, d, par)
 		dgate := grow(&sc.dgate, T*ff)
 		dup := grow(&sc.dup, T*ff)
 		for i, gv := range la.gate {
@@ -65,15 +62,15 @@ func (m *model) backward(s *segment, wt *transposed, dxOut []float32, g *Weights
 		}
 		dh := grow(&sc.dh, T*d)
 		transpose(xT, la.h2, T, d)
-		linearBack(dh, dgate, xT[:T*d], lt.gate, lg.gate, T, d, ff, par)
-		linearBack(dh, dup, xT[:T*d], lt.up, lg.up, T, d, ff, par)
+		m.linearBack(dh, dgate, xT[:T*d], lt.gate, lg.gate, T, d, ff, par)
+		m.linearBack(dh, dup, xT[:T*d], lt.up, lg.up, T, d, ff, par)
 		rmsNormBack(dx2, lg.mlpNorm, dh, la.x2, la.r2, lw.mlpNorm, T, d)
 
 		// x2 = x + att·Wo
 		copy(dx, dx2)
 		datt := grow(&sc.datt, T*qd)
 		transpose(xT, la.att, T, qd)
-		linearBack(datt, dx2, xT[:T*qd], lt.o, lg.o, T, qd, d, par)
+		m.linearBack(datt, dx2, xT[:T*qd], lt.o, lg.o, T, qd, d, par)
 
 		dq := grow(&sc.dq, T*qd)
 		dkAll := grow(&sc.dkAll, N*kvd)
@@ -92,9 +89,9 @@ func (m *model) backward(s *segment, wt *transposed, dxOut []float32, g *Weights
 		m.rope.apply(dk, T, kvd, c.KVHeads, s.pos0, true)
 		dh = grow(&sc.dh, T*d)
 		transpose(xT, la.h1, T, d)
-		linearBack(dh, dq, xT[:T*d], lt.q, lg.q, T, d, qd, par)
-		linearBack(dh, dk, xT[:T*d], lt.k, lg.k, T, d, kvd, par)
-		linearBack(dh, dv, xT[:T*d], lt.v, lg.v, T, d, kvd, par)
+		m.linearBack(dh, dq, xT[:T*d], lt.q, lg.q, T, d, qd, par)
+		m.linearBack(dh, dk, xT[:T*d], lt.k, lg.k, T, d, kvd, par)
+		m.linearBack(dh, dv, xT[:T*d], lt.v, lg.v, T, d, kvd, par)
 		rmsNormBack(dx, lg.attnNorm, dh, la.x, la.r1, lw.attnNorm, T, d)
 	}
 	for t, tok := range s.tokens {
@@ -136,10 +133,10 @@ func (m *model) attentionBack(la *layerActs, sc *backScratch, datt, dq, dkAll, d
 			Pm := la.probs[h*T*N : (h+1)*T*N]
 			dO := datt[h*hd:]
 			dP := grow(&hs.dP, T*N)
-			gemm(T, hd, N, dO, qd, vT[hk*hd*N:], N, dP, N)
+			gemm(m.mm1, T, hd, N, dO, qd, vT[hk*hd*N:], N, dP, N)
 			pT := grow(&hs.pT, N*T)
 			transpose(pT, Pm, T, N)
-			gemm(N, T, hd, pT, T, dO, qd, dvAll[hk*hd:], kvd)
+			gemm(m.mm1, N, T, hd, pT, T, dO, qd, dvAll[hk*hd:], kvd)
 			for t := range T {
 				pr, dr := Pm[t*N:(t+1)*N], dP[t*N:(t+1)*N]
 				valid := P + t + 1
@@ -152,10 +149,10 @@ func (m *model) attentionBack(la *layerActs, sc *backScratch, datt, dq, dkAll, d
 				}
 				clear(dr[valid:])
 			}
-			gemm(T, N, hd, dP, N, la.kAll[hk*hd:], kvd, dq[h*hd:], qd)
+			gemm(m.mm1, T, N, hd, dP, N, la.kAll[hk*hd:], kvd, dq[h*hd:], qd)
 			dsT := grow(&hs.dsT, N*T)
 			transpose(dsT, dP, T, N)
-			gemm(N, T, hd, dsT, T, la.q[h*hd:], qd, dkAll[hk*hd:], kvd)
+			gemm(m.mm1, N, T, hd, dsT, T, la.q[h*hd:], qd, dkAll[hk*hd:], kvd)
 		}
 	}
 	if par {
@@ -188,7 +185,7 @@ func (m *model) headLoss(s *segment, wt *transposed, pos []int, targets []int32,
 		copy(hsel[i*d:(i+1)*d], s.hF[p*d:(p+1)*d])
 	}
 	logits := grow(&sc.logits, n*V)
-	gemm(n, d, V, hsel, d, wt.embedT, V, logits, V)
+	gemm(m.mm1, n, d, V, hsel, d, wt.embedT, V, logits, V)
 	var loss float64
 	for i := range n {
 		row := logits[i*V : (i+1)*V]
@@ -213,10 +210,10 @@ func (m *model) headLoss(s *segment, wt *transposed, pos []int, targets []int32,
 	}
 	// dh = dlogits · E ; dE += dlogitsᵀ · h
 	dhsel := grow(&sc.dhsel, n*d)
-	gemm(n, V, d, logits, V, m.w.embed, d, dhsel, d)
+	gemm(m.mm1, n, V, d, logits, V, m.w.embed, d, dhsel, d)
 	lT := grow(&sc.lT, V*n)
 	transpose(lT, logits, n, V)
-	gemm(V, n, d, lT, n, hsel, d, g.embed, d)
+	gemm(m.mm1, V, n, d, lT, n, hsel, d, g.embed, d)
 	dhF := grow(&sc.dhF, s.T*d)
 	for i, p := range pos {
 		copy(dhF[p*d:(p+1)*d], dhsel[i*d:(i+1)*d])
