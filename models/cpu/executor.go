@@ -12,8 +12,8 @@
 // positions in place, then samples the items that ask for a token as their
 // batch item's Sampling says (greedy when zero).
 //
-// GEMMs go through gonum's blas32 interface: pure Go by default, OpenBLAS when
-// built with -tags openblas (see blas_openblas.go).
+// Matrix products go through models/kernel (AVX-512, AVX2 or portable Go,
+// chosen at run time; no build tags).
 package cpu
 
 import (
@@ -39,8 +39,8 @@ type Options struct {
 	// vocabulary size) instead of failing the step: for scripted benchmark
 	// workloads whose token ids are synthetic. Serving leaves it off.
 	WrapTokens bool
-	// Workers bounds the goroutines of attention (0: GOMAXPROCS). GEMMs are
-	// parallel inside the BLAS.
+	// Workers bounds the goroutines of attention and of the matrix
+	// products (0: GOMAXPROCS).
 	Workers int
 	// OnLogits, when set, is called during Step with each sampled item's
 	// logits (valid only during the call; copy what you keep).
