@@ -51,11 +51,11 @@ FUZZTIME ?= 10s
 
 test: ort vet
 	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test -count=1 ./...
-	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test -count=1 -race $(RACE_PKGS)
 	@for f in $(FUZZ); do \
 		echo "fuzz $${f#*:} ($(FUZZTIME))"; \
 		out=$$($(GO) test -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \
 	done
+	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test -count=1 -race $(RACE_PKGS)
 
 bench-go:
 	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test -run '^$$' -bench . -benchmem ./engine/... ./kvswap/... ./handling/... ./predictor/... ./models/... ./training/...
