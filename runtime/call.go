@@ -178,9 +178,20 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	if p := req.TopP; p != nil && (*p < 0 || *p > 1 || *p != *p) {
 		return nil, errorf(ErrInvalid, "top_p", "invalid_value", "top_p must be between 0 and 1, got %g", *p)
 	}
+	if len(req.Stop) > MaxStop {
+		return nil, errorf(ErrInvalid, "stop", "invalid_value", "stop has %d sequences, at most %d are allowed", len(req.Stop), MaxStop)
+	}
+	for i, s := range req.Stop {
+		if s == "" {
+			return nil, errorf(ErrInvalid, fmt.Sprintf("stop[%d]", i), "invalid_value", "a stop sequence must not be empty")
+		}
+	}
 	offered, server, err := rt.resolveTools(req.Tenant, req.Tools)
 	if err != nil {
 		return nil, err
+	}
+	if rt.cfg.OfferTools == OfferRegistered {
+		offered, server = rt.offerRegistered(req.Tenant, offered, server)
 	}
 	choice := req.ToolChoice
 	if choice.Mode == "" {
@@ -243,6 +254,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	}
 	st := newSeqCtl(rt, c, turn, server, maxTok, len(toks))
 	st.sampling = samplingOf(req, id)
+	st.stopper = stopMatcher{stops: req.Stop}
 	st.thread, st.anonymous = req.Thread, anonymous
 	st.timing.Received = received
 	st.lastMessage, st.systemPrompt = lastMessage(req.Messages), systemPrompt(req.Messages)

@@ -24,6 +24,7 @@ type seqCtl struct {
 	seq       *engine.Sequence
 	turn      Turn
 	server    map[string]bool // offered tools that run server-side
+	offered   map[string]bool // tools offered to the model: only their calls are tool calls
 	thread    string
 	anonymous bool
 
@@ -37,6 +38,16 @@ type seqCtl struct {
 	turnCalls  []chat.ToolCall
 	held       map[int]bool // parser call indexes whose deltas are held
 	heldDeltas []Delta
+	// undeclared are the parser's call indexes of tools the request did not
+	// offer: they become text (undeclaredText); clientIndex renumbers the
+	// others 0, 1, ... for the client.
+	undeclared  map[int]bool
+	clientIndex map[int]int
+
+	// stop sequences (the request's stop): content is held while it may
+	// be the start of one; stopped once one was written.
+	stopper stopMatcher
+	stopped bool
 
 	// the whole call
 	content      strings.Builder
@@ -94,7 +105,11 @@ func (r *seqRef) Next(s *engine.Sequence, sampled int32) engine.Action { return 
 func (r *seqRef) Forecast(s *engine.Sequence) engine.Forecast          { return r.cur.Forecast(s) }
 
 func newSeqCtl(rt *Runtime, c *Call, turn Turn, server map[string]bool, maxTokens, promptTokens int) *seqCtl {
-	return &seqCtl{rt: rt, call: c, turn: turn, server: server, maxTokens: maxTokens,
+	offered := make(map[string]bool, len(turn.Tools))
+	for _, t := range turn.Tools {
+		offered[t.Name] = true
+	}
+	return &seqCtl{rt: rt, call: c, turn: turn, server: server, offered: offered, maxTokens: maxTokens,
 		promptTokens: promptTokens, segPrompt: promptTokens}
 }
 
@@ -123,6 +138,8 @@ func (s *seqCtl) startTurn() {
 	s.turnCalls = nil
 	s.held = nil
 	s.heldDeltas = nil
+	s.undeclared = nil
+	s.clientIndex = nil
 	s.segGenStart = s.generated
 }
 
@@ -161,6 +178,12 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 		return s.endTurn(tok)
 	}
 	s.events(s.reader.Add(tok))
+	if s.stopped {
+		// A stop sequence was written: the call ends before it (the turn's
+		// tool calls, if any came before it, are dropped with the rest).
+		s.finish = "stop"
+		return engine.Action{Token: tok, Kind: engine.Finish}
+	}
 	if s.generated >= s.maxTokens || (s.rt.ctxCap > 0 && s.seq != nil && s.seq.NumTokens()+2 > s.rt.ctxCap) {
 		// The token budget is spent, or the model's context is full after
 		// this token (no position for the next one).
@@ -174,6 +197,9 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 // closeTurn flushes the decoder and the parser.
 func (s *seqCtl) closeTurn() {
 	s.events(s.reader.Close())
+	if !s.stopped {
+		s.emit(s.stopper.flush())
+	}
 }
 
 // endTurn decides what a turn's end token means.
@@ -233,8 +259,24 @@ func (s *seqCtl) events(evs []chat.Event) {
 			// A malformed tool call is text the model wrote.
 			s.text(e.Raw)
 		case chat.EventToolCallStart:
+			if !s.offered[e.Name] {
+				// A call of a tool the request did not offer is never a
+				// tool call: it becomes text at its end.
+				if s.undeclared == nil {
+					s.undeclared = map[int]bool{}
+				}
+				s.undeclared[e.Index] = true
+				continue
+			}
 			s.wsHold = ""
-			d := Delta{Kind: DeltaToolCallStart, Index: e.Index, ID: e.ID, Name: e.Name}
+			if !s.stopped {
+				s.emit(s.stopper.flush())
+			}
+			if s.clientIndex == nil {
+				s.clientIndex = map[int]int{}
+			}
+			s.clientIndex[e.Index] = len(s.clientIndex)
+			d := Delta{Kind: DeltaToolCallStart, Index: s.clientIndex[e.Index], ID: e.ID, Name: e.Name}
 			// Server-side calls are held until the turn ends (they go to
 			// the client only if the turn does); so are the calls after a
 			// held one, so the client sees indexes in order.
@@ -248,13 +290,20 @@ func (s *seqCtl) events(evs []chat.Event) {
 				s.call.push(d)
 			}
 		case chat.EventToolCallArgs:
-			d := Delta{Kind: DeltaToolCallArgs, Index: e.Index, Text: e.Text}
+			if s.undeclared[e.Index] {
+				continue
+			}
+			d := Delta{Kind: DeltaToolCallArgs, Index: s.clientIndex[e.Index], Text: e.Text}
 			if s.held[e.Index] {
 				s.heldDeltas = append(s.heldDeltas, d)
 			} else {
 				s.call.push(d)
 			}
 		case chat.EventToolCallEnd:
+			if s.undeclared[e.Index] {
+				s.text(undeclaredText(e.Name, e.Arguments))
+				continue
+			}
 			s.turnCalls = append(s.turnCalls, chat.ToolCall{ID: e.ID, Name: e.Name, Arguments: e.Arguments})
 		}
 	}
@@ -267,6 +316,18 @@ func (s *seqCtl) text(t string) {
 	}
 	t = s.wsHold + t
 	s.wsHold = ""
+	if s.stopped {
+		return
+	}
+	t, s.stopped = s.stopper.feed(t)
+	s.emit(t)
+}
+
+// emit writes content out: to the turn, the call and the stream.
+func (s *seqCtl) emit(t string) {
+	if t == "" {
+		return
+	}
 	if s.turnText.Len() == 0 && s.content.Len() > 0 {
 		t = "\n\n" + strings.TrimLeft(t, " \t\r\n")
 	}

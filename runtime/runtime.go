@@ -136,6 +136,11 @@ type Config struct {
 	// token (a tokenizer without one, Llama 3.1's JSON calls without
 	// <|python_tag|>), and New logs a warning; on, they are content.
 	StrictToolCalls bool
+	// OfferTools says which tools a call offers the model: OfferDeclared
+	// (the default) the tools its request declares; OfferRegistered also
+	// the registered server-side tools the tenant sees, declared or not
+	// (they change the prompt, so only when the operator asks).
+	OfferTools OfferTools
 	// DisableTenantShare turns off the sharing of the engine between
 	// tenants (tenantShare): an ablation, for measuring what it does.
 	DisableTenantShare bool

@@ -58,6 +58,10 @@ type ChatRequest struct {
 	Temperature *float64
 	TopP        *float64
 	Seed        *int64
+	// Stop are up to 4 stop sequences (OpenAI's stop): the content ends
+	// before the first of them the model writes, which is not returned,
+	// and the call finishes with reason "stop". They may span tokens.
+	Stop []string
 	// Stream delivers the output as it is generated (Call.Next); without it
 	// only the Result is kept.
 	Stream bool

@@ -29,6 +29,7 @@ type chatRequest struct {
 	Temperature         *float64        `json:"temperature"`
 	TopP                *float64        `json:"top_p"`
 	Seed                *int64          `json:"seed"`
+	Stop                json.RawMessage `json:"stop"`
 }
 
 type streamOptions struct {
@@ -130,6 +131,11 @@ func DecodeChatRequest(body []byte) (*ChatParams, *APIError) {
 		return nil, invalid("top_p", "invalid_value", "top_p must be between 0 and 1, got %g.", *p)
 	}
 	r.Temperature, r.TopP, r.Seed = raw.Temperature, raw.TopP, raw.Seed
+	stop, aerr := decodeStop(raw.Stop)
+	if aerr != nil {
+		return nil, aerr
+	}
+	r.Stop = stop
 	r.Stream = raw.Stream != nil && *raw.Stream
 	if raw.StreamOptions != nil {
 		if !r.Stream {
@@ -281,6 +287,39 @@ func decodeArguments(param string, raw json.RawMessage) (string, *APIError) {
 		return "", invalid(param, "invalid_value", "%s must be a JSON object.", param)
 	}
 	return t, nil
+}
+
+// decodeStop accepts stop: null, a string, or an array of at most
+// runtime.MaxStop non-empty strings.
+func decodeStop(raw json.RawMessage) ([]string, *APIError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var stops []string
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings.")
+		}
+		stops = []string{s}
+	case '[':
+		if err := json.Unmarshal(raw, &stops); err != nil {
+			return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings.")
+		}
+	default:
+		return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings.")
+	}
+	if len(stops) > runtime.MaxStop {
+		return nil, invalid("stop", "array_above_max_length", "stop has %d sequences, at most %d are allowed.", len(stops), runtime.MaxStop)
+	}
+	for i, s := range stops {
+		if s == "" {
+			return nil, invalid(fmt.Sprintf("stop[%d]", i), "invalid_value", "A stop sequence must not be empty.")
+		}
+	}
+	return stops, nil
 }
 
 func decodeToolChoice(raw json.RawMessage) (runtime.ToolChoice, *APIError) {
