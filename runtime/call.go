@@ -216,6 +216,17 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		return nil, errorf(ErrInvalid, "tool_choice", "invalid_value", "unknown tool_choice %q (valid: none, auto, required, or a function)", choice.Mode)
 	}
 
+	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs {
+		return nil, errorf(ErrInvalid, "top_logprobs", "invalid_value", "top_logprobs must be between 0 and %d, got %d", MaxTopLogprobs, req.TopLogprobs)
+	}
+	if req.TopLogprobs > 0 && !req.Logprobs {
+		return nil, errorf(ErrInvalid, "top_logprobs", "invalid_value", "top_logprobs needs logprobs: true")
+	}
+	cons, err := rt.newConstraint(&req, &Turn{Tools: offered, ToolChoice: choice, ParallelToolCalls: req.ParallelToolCalls})
+	if err != nil {
+		return nil, err
+	}
+
 	rendered, err := rt.tmpl.RenderSpans(req.Messages, offered, true)
 	if err != nil {
 		return nil, errorf(ErrInvalid, "messages", "invalid_value", "%v", err)
@@ -247,13 +258,18 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		once.Do(func() { rt.completeCall(c, r) })
 	}
 
-	turn := Turn{Messages: req.Messages, Tools: offered, ToolChoice: choice, ParallelToolCalls: req.ParallelToolCalls}
+	turn := Turn{Messages: req.Messages, Tools: offered, ToolChoice: choice, ParallelToolCalls: req.ParallelToolCalls, ResponseFormat: req.ResponseFormat}
 	maxTok := rt.cfg.MaxGenerated
 	if req.MaxTokens > 0 {
 		maxTok = min(maxTok, req.MaxTokens)
 	}
 	st := newSeqCtl(rt, c, turn, server, maxTok, len(toks))
 	st.sampling = samplingOf(req, id)
+	st.cons = cons
+	st.wantLP, st.topLP = req.Logprobs, req.TopLogprobs
+	if cons != nil || req.Logprobs {
+		st.sampling.Hook = st
+	}
 	st.stopper = stopMatcher{stops: req.Stop}
 	st.thread, st.anonymous = req.Thread, anonymous
 	st.timing.Received = received

@@ -44,6 +44,15 @@ type seqCtl struct {
 	undeclared  map[int]bool
 	clientIndex map[int]int
 
+	// constrained decoding (nil: none) and logprobs; pendingLP is the
+	// executor's entry for the token it just drew (Sampled).
+	cons      *constraint
+	wantLP    bool
+	topLP     int
+	pendingLP *TokenLogprob
+	logprobs  []TokenLogprob
+	inCall    bool // between a tool call's open and close markers
+
 	// stop sequences (the request's stop): content is held while it may
 	// be the start of one; stopped once one was written.
 	stopper stopMatcher
@@ -132,6 +141,10 @@ func (s *seqCtl) startTurn() {
 		}
 	}
 	s.pos = 0
+	if s.cons != nil {
+		s.cons.startTurn()
+	}
+	s.inCall = false
 	s.reader = s.rt.newTokenReader()
 	s.turnText.Reset()
 	s.wsHold = ""
@@ -172,6 +185,20 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 			s.pos++
 		}
 	}
+	if s.cons != nil {
+		if s.script != nil && !s.cons.allows(tok) {
+			// A scripted model has no distribution to mask: a forced token
+			// outside the grammar fails the call rather than break it.
+			s.failure = errorf(ErrInternal, "", "grammar_violation",
+				"the scripted model wrote token %d (%q), which %s does not allow here", tok, s.rt.tok.TokenBytes(tok), s.cons.describe())
+			return engine.Action{Token: tok, Kind: engine.Finish}
+		}
+		if err := s.cons.accept(tok); err != nil {
+			s.failure = errorf(ErrInternal, "", "grammar_violation", "%s: %v", s.cons.describe(), err)
+			return engine.Action{Token: tok, Kind: engine.Finish}
+		}
+	}
+	s.logprob(tok)
 	s.generated++
 	s.rt.metrics.tokens.WithLabelValues("generated").Inc()
 	if s.rt.stop[tok] {
@@ -192,6 +219,46 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 		return engine.Action{Token: tok, Kind: engine.Finish}
 	}
 	return engine.Action{Token: tok}
+}
+
+// Mask implements engine.SamplingHook: the constraint's mask.
+func (s *seqCtl) Mask(logits []float32) {
+	if s.cons != nil {
+		s.cons.apply(logits)
+	}
+}
+
+// Sampled implements engine.SamplingHook: the drawn token's logprobs.
+func (s *seqCtl) Sampled(tok int32, logits []float32) {
+	if s.wantLP {
+		e := logprobsOf(s.rt.tok, logits, tok, s.topLP)
+		s.pendingLP = &e
+	}
+}
+
+// logprob books the logprobs of a content token (not a stop token, a
+// marker or a token inside a tool call).
+func (s *seqCtl) logprob(tok int32) {
+	pending := s.pendingLP
+	s.pendingLP = nil
+	if !s.wantLP {
+		return
+	}
+	if m, ok := s.rt.markup[tok]; ok {
+		s.inCall = m == s.rt.tmpl.ToolCallMarkup().Open
+		return
+	}
+	if s.rt.stop[tok] || s.inCall {
+		return
+	}
+	var e TokenLogprob
+	if pending != nil && s.script == nil {
+		e = *pending
+	} else {
+		e = certain(s.rt.tok, tok, s.topLP)
+	}
+	s.logprobs = append(s.logprobs, e)
+	s.call.push(Delta{Kind: DeltaLogprobs, Logprobs: []TokenLogprob{e}})
 }
 
 // closeTurn flushes the decoder and the parser.
@@ -417,7 +484,7 @@ func (s *seqCtl) result() Result {
 			PromptTokens: s.promptTokens + s.toolTokens, CompletionTokens: s.generated,
 			CachedTokens: min(s.cachedAtStart, s.promptTokens), ToolResultTokens: s.toolTokens,
 		},
-		Rounds: s.rounds, Timing: s.timing,
+		Rounds: s.rounds, Timing: s.timing, Logprobs: s.logprobs,
 	}
 	if s.failure != nil {
 		r.Err = s.failure

@@ -27,13 +27,13 @@
 // The schema subset: type (one or a list), properties, required,
 // additionalProperties (false; a schema for an object without properties;
 // with properties declared only the declared ones are written, which
-// validates whatever additionalProperties says), items, minItems, maxItems,
+// validates whatever additionalProperties says), items, minItems, maxItems, minLength, maxLength,
 // enum, const, anyOf and oneOf whose branches start with different bytes
 // (an object and a string, a number and null; not two objects), $ref to
 // "#/$defs/..." or "#/definitions/..." (recursion included), and the
 // annotations (title, description, default, examples, $schema, $id,
 // $comment, deprecated, readOnly, writeOnly, strict). Anything else
-// (pattern, format, minLength, minimum, allOf, not, ...) is an error that
+// (pattern, format, minimum, allOf, not, ...) is an error that
 // names the keyword and where it is. Properties may be written in any
 // order, once each; at most 64 per object and 64 enum values. Whitespace
 // between tokens is allowed up to MaxWhitespace bytes at a time. Strings

@@ -212,3 +212,18 @@ func TestMaskCached(t *testing.T) {
 		t.Errorf("%d masks cached, want 2", n)
 	}
 }
+
+// TestStringLength: minLength and maxLength count characters.
+func TestStringLength(t *testing.T) {
+	g, err := Compile([]byte(`{"type":"object","properties":{"s":{"type":"string","minLength":2,"maxLength":3}},"required":["s"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCompiled(g, testVocab())
+	for doc, want := range map[string]bool{`{"s": "ab"}`: true, `{"s": "aé\n"}`: true, `{"s": "a"}`: false, `{"s": "abcd"}`: false, `{"s": "\u00e9\u00e9"}`: true} {
+		m := c.NewMatcher()
+		if got := m.AcceptBytes([]byte(doc)) && m.CanEnd(); got != want {
+			t.Errorf("%s: %v, want %v", doc, got, want)
+		}
+	}
+}

@@ -116,7 +116,17 @@ func (g *Grammar) step(stk []frame, b byte) ([]frame, bool) {
 			continue
 		case kString:
 			if f.st == strBody && b == '"' {
-				return stk[:top], true // the parent's state was set at the push
+				// The parent's state was set at the push.
+				return stk[:top], f.seen >= uint64(n.minLen)
+			}
+			if f.st == strBody && (b < 0x80 || b >= 0xC0) {
+				// A character starts: count it, up to the bounds.
+				if n.maxLen >= 0 && f.seen >= uint64(n.maxLen) {
+					return stk, false
+				}
+				if f.seen < uint64(max(n.minLen, n.maxLen)) {
+					f.seen++
+				}
 			}
 			return stk, stepString(f, b)
 		case kNumber, kInteger:

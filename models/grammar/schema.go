@@ -36,6 +36,8 @@ type node struct {
 	// kArray
 	items              int32
 	minItems, maxItems int // maxItems < 0: no limit
+	// kString: length bounds in characters (maxLen < 0: none)
+	minLen, maxLen int
 	// kLiteral
 	lits []string
 	// kUnion
@@ -73,7 +75,7 @@ var annotations = map[string]bool{
 // constraints are the keywords compiled.
 var constraints = map[string]bool{
 	"type": true, "properties": true, "required": true, "additionalProperties": true, "items": true,
-	"minItems": true, "maxItems": true, "enum": true, "const": true, "anyOf": true, "oneOf": true, "$ref": true,
+	"minItems": true, "maxItems": true, "minLength": true, "maxLength": true, "enum": true, "const": true, "anyOf": true, "oneOf": true, "$ref": true,
 }
 
 // UnsupportedError is a schema keyword the compiler does not support.
@@ -139,7 +141,7 @@ func newCompiler() *compiler {
 	anyN := c.add(node{kind: kAny})
 	g.any.obj = c.add(node{kind: kObject, free: true, values: anyN})
 	g.any.arr = c.add(node{kind: kArray, items: anyN, maxItems: -1})
-	g.any.str = c.add(node{kind: kString})
+	g.any.str = c.add(node{kind: kString, maxLen: -1})
 	g.any.num = c.add(node{kind: kNumber})
 	g.any.lit = c.add(node{kind: kLiteral, lits: []string{"true", "false", "null"}})
 	for _, i := range []int32{g.any.obj, g.any.arr, g.any.str, g.any.num, g.any.lit} {
@@ -279,7 +281,19 @@ func sortedAny(m map[string]any) []string {
 func (c *compiler) typed(t string, s map[string]any, path string) (int32, error) {
 	switch t {
 	case "string":
-		return c.leaf(kString), nil
+		i := c.add(node{kind: kString})
+		c.setFirst(i)
+		var err error
+		if c.g.nodes[i].minLen, err = count(s, "minLength", 0, path); err != nil {
+			return 0, err
+		}
+		if c.g.nodes[i].maxLen, err = count(s, "maxLength", -1, path); err != nil {
+			return 0, err
+		}
+		if mx := c.g.nodes[i].maxLen; mx >= 0 && mx < c.g.nodes[i].minLen {
+			return 0, fmt.Errorf("maxLength %d is below minLength %d at %s", mx, c.g.nodes[i].minLen, path)
+		}
+		return i, nil
 	case "number":
 		return c.leaf(kNumber), nil
 	case "integer":
@@ -297,7 +311,7 @@ func (c *compiler) typed(t string, s map[string]any, path string) (int32, error)
 }
 
 func (c *compiler) leaf(k kind) int32 {
-	i := c.add(node{kind: k})
+	i := c.add(node{kind: k, maxLen: -1})
 	c.setFirst(i)
 	return i
 }
@@ -498,6 +512,14 @@ func (c *compiler) ref(v any, path string) (int32, error) {
 	n, err := c.compile(target, ref)
 	if err != nil {
 		return 0, err
+	}
+	for x := n; c.g.nodes[x].kind == kUnion && len(c.g.nodes[x].alts) == 1; x = c.g.nodes[x].alts[0] {
+		if x == i {
+			return 0, fmt.Errorf("$ref %s at %s refers to itself with no object or array between", ref, path)
+		}
+	}
+	if n == i {
+		return 0, fmt.Errorf("$ref %s at %s refers to itself with no object or array between", ref, path)
 	}
 	c.g.nodes[i].alts = []int32{n}
 	c.g.nodes[i].first = c.g.nodes[n].first

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"sync"
 )
@@ -100,26 +101,22 @@ func (m Mask) Count() int {
 }
 
 // Apply sets the logits of the tokens outside the mask to -Inf (the
-// sampler's step before temperature and top-p). Whole words of allowed
-// tokens are skipped.
+// sampler's step before temperature and top-p): whole words of allowed
+// tokens are skipped, and within a word only the refused bits are visited.
 func (m Mask) Apply(logits []float32) {
 	neg := float32(math.Inf(-1))
 	for w, word := range m {
-		if word == ^uint64(0) {
-			continue
-		}
 		base := w << 6
-		hi := min(base+64, len(logits))
-		if word == 0 {
-			for i := base; i < hi; i++ {
-				logits[i] = neg
+		if base+64 > len(logits) {
+			for i := base; i < len(logits); i++ {
+				if word&(1<<(i-base)) == 0 {
+					logits[i] = neg
+				}
 			}
-			continue
+			return
 		}
-		for i := base; i < hi; i++ {
-			if word&(1<<(i-base)) == 0 {
-				logits[i] = neg
-			}
+		for x := ^word; x != 0; x &= x - 1 {
+			logits[base+bits.TrailingZeros64(x)] = neg
 		}
 	}
 }

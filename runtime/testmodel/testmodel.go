@@ -36,6 +36,8 @@
 //   - After tool results: "The result is X." quoting the results (a
 //     directive's "/say" text wins), or the calls again with "/repeat".
 //   - Anything else: "You said: ..." echoing the message.
+//   - Under response_format json_schema or json_object, a text answer is
+//     replaced by Example of the schema (a tool call stays a tool call).
 package testmodel
 
 import (
@@ -80,6 +82,10 @@ type Conversation struct {
 	Choice   Choice
 	// Parallel allows several tool calls in one turn.
 	Parallel bool
+	// JSON asks for a JSON answer (response_format): an Example of
+	// Schema (nil: json_object) instead of a text answer.
+	JSON   bool
+	Schema json.RawMessage
 }
 
 // Model is the scripted test model. It is safe for concurrent use.
@@ -131,6 +137,9 @@ func (m *Model) Reply(c Conversation) string { return m.ReplyRendered(c).Text }
 // the template's tags as their special tokens and the text as text.
 func (m *Model) ReplyRendered(c Conversation) chat.Rendered {
 	content, calls := m.decide(c)
+	if c.JSON && len(calls) == 0 {
+		content = Example(c.Schema)
+	}
 	r, err := m.tmpl.RenderSpans([]chat.Message{{Role: chat.RoleAssistant, Content: content, ToolCalls: calls}}, nil, false)
 	if err != nil {
 		msg := "I could not write the tool call: " + err.Error()
