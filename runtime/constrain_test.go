@@ -150,7 +150,7 @@ func TestTinyModelConstrained(t *testing.T) {
 			if err := validates(t, v, res.Content); err != nil {
 				t.Errorf("%q: %v", q, err)
 			}
-		} else if !json.Valid([]byte(res.Content + `"}`)) && res.FinishReason != "length" {
+		} else if !json.Valid([]byte(res.Content+`"}`)) && res.FinishReason != "length" {
 			t.Errorf("%q: finish %s content %q", q, res.FinishReason, res.Content)
 		}
 		for _, e := range res.Logprobs {
