@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 const itemSchema = `{"type":"object","properties":{"name":{"type":"string","minLength":1},"qty":{"type":"integer"},"tags":{"type":"array","items":{"enum":["a","b"]},"maxItems":2}},"required":["name","qty","tags"],"additionalProperties":false}`
