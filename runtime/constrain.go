@@ -78,6 +78,7 @@ type constraint struct {
 
 	phase phase
 	m     *grammar.Matcher
+	ws    int // whitespace tokens since the last call closed
 	wrote bool // the turn wrote a token
 }
 
@@ -194,9 +195,14 @@ func (k *constraint) allowed() (base grammar.Mask, extra []int32, banned int32) 
 		}
 		return base, extra, -1
 	case phAfter:
+		// One whitespace token may separate calls; then another call (when
+		// parallel calls are on) or the end.
 		extra = append(extra, k.stops...)
 		if k.parallel {
 			extra = append(extra, k.open)
+		}
+		if k.ws > 0 {
+			return k.g.none, extra, -1
 		}
 		return k.g.ws, extra, -1
 	case phJSON:
@@ -260,6 +266,7 @@ func (k *constraint) accept(tok int32) error {
 			k.phase, k.m = phCall, k.call.NewMatcher()
 		}
 	case phMarker, phAfter:
+		k.ws++
 		if tok == k.open {
 			k.phase, k.m = phCall, k.call.NewMatcher()
 		} else if k.isStop(tok) {
@@ -267,7 +274,7 @@ func (k *constraint) accept(tok int32) error {
 		}
 	case phCall:
 		if tok == k.close || (k.close < 0 && k.isStop(tok)) {
-			k.phase = phAfter
+			k.phase, k.ws = phAfter, 0
 			return nil
 		}
 		return k.m.Accept(tok)

@@ -59,12 +59,15 @@ func TestTinyToolCallValidity(t *testing.T) {
 				offered = append(offered, chat.Tool{Name: name})
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			res, err := rt.ChatSync(ctx, ChatRequest{Messages: msgs, Tools: offered, MaxTokens: 120})
+			res, err := rt.ChatSync(ctx, ChatRequest{Messages: msgs, Tools: offered, ParallelToolCalls: true, MaxTokens: 120})
 			cancel()
 			if err != nil && AsError(err).Kind != ErrToolLoop {
 				t.Fatal(err)
 			}
 			if res == nil || len(res.Rounds) == 0 {
+				if res != nil {
+					t.Logf("constrained=%v: no call for %q: %s %q (%v)", constrained, ex.User, res.FinishReason, res.Content, err)
+				}
 				continue
 			}
 			calls++
