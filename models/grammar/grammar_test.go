@@ -227,3 +227,25 @@ func TestStringLength(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskApply: Apply refuses exactly the tokens outside the mask, across
+// runs of refused words and a partial last word.
+func TestMaskApply(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 63, 64, 65, 700, 10000} {
+		m := make(Mask, (n+63)/64)
+		for id := range int32(n) {
+			if rng.IntN(10) == 0 || (id > 128 && id < 9000 && rng.IntN(50) != 0) {
+				continue
+			}
+			m.set(id)
+		}
+		logits := make([]float32, n)
+		m.Apply(logits)
+		for id := range int32(n) {
+			if got := logits[id] == 0; got != m.Has(id) {
+				t.Fatalf("n %d token %d: kept %v, in mask %v", n, id, got, m.Has(id))
+			}
+		}
+	}
+}

@@ -100,15 +100,40 @@ func (m Mask) Count() int {
 	return n
 }
 
+// negInf is a block of -Inf copied over runs of refused tokens.
+var negInf = func() (b [4096]float32) {
+	for i := range b {
+		b[i] = float32(math.Inf(-1))
+	}
+	return b
+}()
+
 // Apply sets the logits of the tokens outside the mask to -Inf (the
 // sampler's step before temperature and top-p): whole words of allowed
-// tokens are skipped, and within a word only the refused bits are visited.
+// tokens are skipped, runs of refused words are one block copy (memmove),
+// and within a mixed word only the refused bits are visited.
 func (m Mask) Apply(logits []float32) {
 	neg := float32(math.Inf(-1))
-	for w, word := range m {
+	n := len(logits)
+	for w := 0; w < len(m); w++ {
 		base := w << 6
-		if base+64 > len(logits) {
-			for i := base; i < len(logits); i++ {
+		if base >= n {
+			return
+		}
+		word := m[w]
+		if word == 0 {
+			end := w + 1
+			for end < len(m) && m[end] == 0 {
+				end++
+			}
+			for lo, hi := base, min(end<<6, n); lo < hi; {
+				lo += copy(logits[lo:hi], negInf[:])
+			}
+			w = end - 1
+			continue
+		}
+		if base+64 > n {
+			for i := base; i < n; i++ {
 				if word&(1<<(i-base)) == 0 {
 					logits[i] = neg
 				}
