@@ -78,7 +78,7 @@ type constraint struct {
 
 	phase phase
 	m     *grammar.Matcher
-	ws    int // whitespace tokens since the last call closed
+	ws    int  // whitespace tokens since the last call closed
 	wrote bool // the turn wrote a token
 }
 

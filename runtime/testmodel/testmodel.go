@@ -31,8 +31,9 @@
 //   - Otherwise, an arithmetic expression in the message (e.g. "What is
 //     (17+25)*3?") and a calculator tool offered: a calculator call.
 //   - tool_choice "required" with nothing above: a call of the first
-//     offered tool with {}; a named tool_choice: a call of that tool (with
-//     the expression for the calculator, else {}).
+//     offered tool with an Example of its parameters; a named tool_choice:
+//     a call of that tool (with the expression for the calculator, else an
+//     Example of its parameters).
 //   - After tool results: "The result is X." quoting the results (a
 //     directive's "/say" text wins), or the calls again with "/repeat".
 //   - Anything else: "You said: ..." echoing the message.
@@ -273,13 +274,16 @@ func (m *Model) decide(c Conversation) (string, []chat.ToolCall) {
 		if args == "{}" && c.Choice.Name == "calculator" && expr != "" {
 			args = calcArgs(expr)
 		}
+		if args == "{}" {
+			args = exampleArgs(c.Tools, c.Choice.Name)
+		}
 		calls = []chat.ToolCall{{Name: c.Choice.Name, Arguments: args}}
 	case len(d.calls) > 0:
 		calls = d.calls
 	case expr != "" && offered["calculator"]:
 		calls = []chat.ToolCall{{Name: "calculator", Arguments: calcArgs(expr)}}
 	case c.Choice.Mode == "required":
-		calls = []chat.ToolCall{{Name: c.Tools[0].Name, Arguments: "{}"}}
+		calls = []chat.ToolCall{{Name: c.Tools[0].Name, Arguments: exampleArgs(c.Tools, c.Tools[0].Name)}}
 	default:
 		return textAnswer(d, user, true), nil
 	}
@@ -292,6 +296,17 @@ func (m *Model) decide(c Conversation) (string, []chat.ToolCall) {
 		}
 	}
 	return d.pre, calls
+}
+
+// exampleArgs are arguments that validate against the named tool's
+// parameters ({} when it declares none).
+func exampleArgs(tools []chat.Tool, name string) string {
+	for _, t := range tools {
+		if t.Name == name && len(t.Parameters) > 0 {
+			return Example(t.Parameters)
+		}
+	}
+	return "{}"
 }
 
 func calcArgs(expr string) string {
