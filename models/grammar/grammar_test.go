@@ -249,3 +249,40 @@ func TestMaskApply(t *testing.T) {
 		}
 	}
 }
+
+// TestStringFastPathMatchesWalk: in a string the mask taken from the
+// clean tokens plus the dirty ones stepped through equals the trie walk's.
+func TestStringFastPathMatchesWalk(t *testing.T) {
+	compared := 0
+	defer func() {
+		if compared < 10 {
+			t.Errorf("only %d string states compared", compared)
+		}
+	}()
+	for _, v := range []*Vocab{testVocab(), syntheticVocab(5000)} {
+		for _, s := range testSchemas {
+			g, err := Compile([]byte(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := NewCompiled(g, v)
+			for _, prefix := range []string{`{"city": "`, `{"city": "Pa`, `{"v": "x`, `{"name": "a", "kids": [{"name": "`, `{"k": "`, `{"a": {"x`, `{"tags": ["`} {
+				m := c.NewMatcher()
+				if !m.AcceptBytes([]byte(prefix)) {
+					continue
+				}
+				top := m.stk[len(m.stk)-1]
+				if n := g.nodes[top.node]; n.kind != kString || top.st != strBody {
+					continue
+				}
+				compared++
+				fast, walk := c.compute(m.stk), c.walkAll(m.stk)
+				for id := range int32(v.size) {
+					if fast.Has(id) != walk.Has(id) {
+						t.Fatalf("%s after %q: token %q fast %v walk %v", s, prefix, v.bytes[id], fast.Has(id), walk.Has(id))
+					}
+				}
+			}
+		}
+	}
+}

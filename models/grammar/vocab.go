@@ -23,6 +23,12 @@ type Vocab struct {
 	tokAt    []int32
 	toks     []int32
 	maxLen   int
+	// clean are the tokens a string body takes whatever the stack holds:
+	// printable ASCII but the quote and the backslash, and whole UTF-8
+	// characters; dirty are the other tokens with bytes (the string
+	// fast path checks only them).
+	clean Mask
+	dirty []int32
 }
 
 // NewVocab builds the trie of a vocabulary: tokens[id] are the bytes token
@@ -75,7 +81,53 @@ func NewVocab(tokens [][]byte, end []int32) *Vocab {
 	}
 	v.first[len(nodes)] = int32(len(v.edgeByte))
 	v.tokAt[len(nodes)] = int32(len(v.toks))
+	v.clean = make(Mask, (len(tokens)+63)/64)
+	for id, t := range tokens {
+		switch {
+		case len(t) == 0:
+		case cleanInString(t):
+			v.clean.set(int32(id))
+		default:
+			v.dirty = append(v.dirty, int32(id))
+		}
+	}
 	return v
+}
+
+// cleanInString reports whether bytes leave a string body as they found
+// it: no quote, backslash or control byte, whole UTF-8 characters only.
+func cleanInString(t []byte) bool {
+	for i := 0; i < len(t); {
+		b := t[i]
+		switch {
+		case b == '"' || b == '\\' || b < 0x20:
+			return false
+		case b < 0x80:
+			i++
+			continue
+		}
+		n := 0
+		switch {
+		case b >= 0xC2 && b <= 0xDF:
+			n = 1
+		case b >= 0xE0 && b <= 0xEF:
+			n = 2
+		case b >= 0xF0 && b <= 0xF4:
+			n = 3
+		default:
+			return false
+		}
+		if i+n >= len(t) {
+			return false
+		}
+		for j := 1; j <= n; j++ {
+			if t[i+j] < 0x80 || t[i+j] > 0xBF {
+				return false
+			}
+		}
+		i += n + 1
+	}
+	return true
 }
 
 // Size is the number of token ids.
@@ -156,6 +208,7 @@ type Compiled struct {
 	masks    map[string]Mask
 	maxMasks int
 	bufs     [][]frame // trie walk scratch, one stack per depth (under mu)
+	tmp      []frame
 	key      []byte
 }
 
@@ -271,8 +324,39 @@ func appendKey(k []byte, stk []frame) []byte {
 	return k
 }
 
-// compute walks the trie from stk (under c.mu).
+// compute walks the trie from stk (under c.mu). In a string body without
+// length bounds, the clean tokens are taken as a block and only the dirty
+// ones are stepped through (the context-independent tokens of xgrammar).
 func (c *Compiled) compute(stk []frame) Mask {
+	if top := &stk[len(stk)-1]; top.node >= 0 {
+		n := &c.g.nodes[top.node]
+		if n.kind == kString && top.st == strBody && n.maxLen < 0 && n.minLen == 0 {
+			return c.computeInString(stk)
+		}
+	}
+	return c.walkAll(stk)
+}
+
+func (c *Compiled) computeInString(stk []frame) Mask {
+	mask := append(Mask(nil), c.v.clean...)
+	for _, id := range c.v.dirty {
+		buf := append(c.tmp[:0], stk...)
+		ok := true
+		for _, b := range c.v.bytes[id] {
+			if buf, ok = c.g.step(buf, b); !ok {
+				break
+			}
+		}
+		c.tmp = buf[:0]
+		if ok {
+			mask.set(id)
+		}
+	}
+	return mask
+}
+
+// walkAll is the trie walk.
+func (c *Compiled) walkAll(stk []frame) Mask {
 	mask := make(Mask, (c.v.size+63)/64)
 	if c.g.canEnd(stk) {
 		for _, e := range c.v.end {
