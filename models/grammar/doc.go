@@ -17,6 +17,11 @@
 //     mask is one walk of the trie from the current state: a subtree is
 //     cut at the first byte the recognizer rejects, so tokens that share a
 //     rejected prefix cost one step together.
+//   - In a string body the tokens that cannot leave it (printable ASCII
+//     but the quote and the backslash, whole UTF-8 characters) are accepted
+//     whatever the stack holds: they are one precomputed block (Vocab's
+//     clean tokens, xgrammar's context-independent tokens) and only the
+//     other tokens are stepped through.
 //   - The recognizer is deterministic and its state is small and finite for
 //     a schema (a stack of frames: schema node, local state, properties
 //     written), so masks are cached per state in the compiled schema
