@@ -22,7 +22,7 @@ RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/
 HAVE_OPENBLAS = $(shell printf 'int main(void){return 0;}' | $${CC:-cc} -x c - -lopenblas -o /dev/null 2>/dev/null && echo openblas)
 TAGS = $(if $(HAVE_OPENBLAS),-tags openblas)
 
-.PHONY: run bench-policies test build agent vet bench-go clean ort blas
+.PHONY: run bench-policies test build agent vet bench-go clean ort blas check-openai-node
 
 build: blas
 	$(GO) build $(TAGS) -o $(BIN) ./cmd/pitstop
@@ -58,7 +58,8 @@ vet:
 
 # Parsers of untrusted input, fuzzed for a short, bounded time on every test run
 # (package:target); their seed corpora also run in the plain go test above.
-FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./models/chat:FuzzToolCallParser
+FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./models/chat:FuzzToolCallParser \
+	./runtime/api:FuzzDecodeResponsesRequest ./models/grammar:FuzzCompile
 FUZZTIME ?= 10s
 
 test: ort blas vet
@@ -68,6 +69,11 @@ test: ort blas vet
 		echo "fuzz $${f#*:} ($(FUZZTIME))"; \
 		out=$$($(GO) test $(TAGS) -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \
 	done
+
+# The official OpenAI Node SDK (from npm into the cache) against pitstop serve with the
+# tiny model: docs/openai.md, figures in docs/results.md.
+check-openai-node: ort
+	PITSTOP_ORT_LIB=$(ORT_LIB) scripts/openai_node_check.sh
 
 bench-go:
 	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./engine/... ./kvswap/... ./handling/... ./predictor/... ./models/...
