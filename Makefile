@@ -18,7 +18,7 @@ MCP_BIN = $(shell scripts/fetch_mcp.sh 2>/dev/null)
 # Packages whose goroutines meet run under the race detector.
 RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/... ./models/kernel/...
 
-.PHONY: run bench-policies test build agent vet bench-go clean ort
+.PHONY: run bench-policies test build agent vet bench-go clean ort check-openai-node
 
 build:
 	$(GO) build -o $(BIN) ./cmd/pitstop
@@ -46,7 +46,8 @@ vet:
 
 # Parsers of untrusted input, fuzzed for a short, bounded time on every test run
 # (package:target); their seed corpora also run in the plain go test above.
-FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./models/chat:FuzzToolCallParser
+FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./models/chat:FuzzToolCallParser \
+	./runtime/api:FuzzDecodeResponsesRequest ./models/grammar:FuzzCompile
 FUZZTIME ?= 10s
 
 test: ort vet
@@ -56,6 +57,11 @@ test: ort vet
 		out=$$($(GO) test -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \
 	done
 	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test -count=1 -race $(RACE_PKGS)
+
+# The official OpenAI Node SDK (from npm into the cache) against pitstop serve with the
+# tiny model: docs/openai.md, figures in docs/results.md.
+check-openai-node: ort
+	PITSTOP_ORT_LIB=$(ORT_LIB) scripts/openai_node_check.sh
 
 bench-go:
 	PITSTOP_ORT_LIB=$(ORT_LIB) $(GO) test -run '^$$' -bench . -benchmem ./engine/... ./kvswap/... ./handling/... ./predictor/... ./models/... ./training/...

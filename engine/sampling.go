@@ -15,4 +15,18 @@ type Sampling struct {
 	// (Seed, position), so a call that is swapped, or discarded and
 	// recomputed, draws the same tokens as one that is not.
 	Seed uint64
+	// Hook, when set, masks the logits before the draw and sees the token
+	// drawn (the runtime's grammar masks and logprobs).
+	Hook SamplingHook
+}
+
+// SamplingHook lets the caller shape and observe a call's draws: Mask gets
+// the logits of the call's next token before temperature and top-p and may
+// set some to -Inf (constrained decoding); Sampled gets the token drawn
+// and the logits it was drawn from (log probabilities). Executors that
+// sample call it on their loop's goroutine; executors whose tokens are
+// forced do not.
+type SamplingHook interface {
+	Mask(logits []float32)
+	Sampled(token int32, logits []float32)
 }

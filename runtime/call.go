@@ -178,9 +178,20 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	if p := req.TopP; p != nil && (*p < 0 || *p > 1 || *p != *p) {
 		return nil, errorf(ErrInvalid, "top_p", "invalid_value", "top_p must be between 0 and 1, got %g", *p)
 	}
+	if len(req.Stop) > MaxStop {
+		return nil, errorf(ErrInvalid, "stop", "invalid_value", "stop has %d sequences, at most %d are allowed", len(req.Stop), MaxStop)
+	}
+	for i, s := range req.Stop {
+		if s == "" {
+			return nil, errorf(ErrInvalid, fmt.Sprintf("stop[%d]", i), "invalid_value", "a stop sequence must not be empty")
+		}
+	}
 	offered, server, err := rt.resolveTools(req.Tenant, req.Tools)
 	if err != nil {
 		return nil, err
+	}
+	if rt.cfg.OfferTools == OfferRegistered {
+		offered, server = rt.offerRegistered(req.Tenant, offered, server)
 	}
 	choice := req.ToolChoice
 	if choice.Mode == "" {
@@ -203,6 +214,17 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		}
 	default:
 		return nil, errorf(ErrInvalid, "tool_choice", "invalid_value", "unknown tool_choice %q (valid: none, auto, required, or a function)", choice.Mode)
+	}
+
+	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs {
+		return nil, errorf(ErrInvalid, "top_logprobs", "invalid_value", "top_logprobs must be between 0 and %d, got %d", MaxTopLogprobs, req.TopLogprobs)
+	}
+	if req.TopLogprobs > 0 && !req.Logprobs {
+		return nil, errorf(ErrInvalid, "top_logprobs", "invalid_value", "top_logprobs needs logprobs: true")
+	}
+	cons, err := rt.newConstraint(&req, &Turn{Tools: offered, ToolChoice: choice, ParallelToolCalls: req.ParallelToolCalls})
+	if err != nil {
+		return nil, err
 	}
 
 	rendered, err := rt.tmpl.RenderSpans(req.Messages, offered, true)
@@ -236,13 +258,19 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		once.Do(func() { rt.completeCall(c, r) })
 	}
 
-	turn := Turn{Messages: req.Messages, Tools: offered, ToolChoice: choice, ParallelToolCalls: req.ParallelToolCalls}
+	turn := Turn{Messages: req.Messages, Tools: offered, ToolChoice: choice, ParallelToolCalls: req.ParallelToolCalls, ResponseFormat: req.ResponseFormat}
 	maxTok := rt.cfg.MaxGenerated
 	if req.MaxTokens > 0 {
 		maxTok = min(maxTok, req.MaxTokens)
 	}
 	st := newSeqCtl(rt, c, turn, server, maxTok, len(toks))
 	st.sampling = samplingOf(req, id)
+	st.cons = cons
+	st.wantLP, st.topLP = req.Logprobs, req.TopLogprobs
+	if cons != nil || req.Logprobs {
+		st.sampling.Hook = st
+	}
+	st.stopper = stopMatcher{stops: req.Stop}
 	st.thread, st.anonymous = req.Thread, anonymous
 	st.timing.Received = received
 	st.lastMessage, st.systemPrompt = lastMessage(req.Messages), systemPrompt(req.Messages)

@@ -24,6 +24,7 @@ type seqCtl struct {
 	seq       *engine.Sequence
 	turn      Turn
 	server    map[string]bool // offered tools that run server-side
+	offered   map[string]bool // tools offered to the model: only their calls are tool calls
 	thread    string
 	anonymous bool
 
@@ -37,6 +38,25 @@ type seqCtl struct {
 	turnCalls  []chat.ToolCall
 	held       map[int]bool // parser call indexes whose deltas are held
 	heldDeltas []Delta
+	// undeclared are the parser's call indexes of tools the request did not
+	// offer: they become text (undeclaredText); clientIndex renumbers the
+	// others 0, 1, ... for the client.
+	undeclared  map[int]bool
+	clientIndex map[int]int
+
+	// constrained decoding (nil: none) and logprobs; pendingLP is the
+	// executor's entry for the token it just drew (Sampled).
+	cons      *constraint
+	wantLP    bool
+	topLP     int
+	pendingLP *TokenLogprob
+	logprobs  []TokenLogprob
+	inCall    bool // between a tool call's open and close markers
+
+	// stop sequences (the request's stop): content is held while it may
+	// be the start of one; stopped once one was written.
+	stopper stopMatcher
+	stopped bool
 
 	// the whole call
 	content      strings.Builder
@@ -94,7 +114,11 @@ func (r *seqRef) Next(s *engine.Sequence, sampled int32) engine.Action { return 
 func (r *seqRef) Forecast(s *engine.Sequence) engine.Forecast          { return r.cur.Forecast(s) }
 
 func newSeqCtl(rt *Runtime, c *Call, turn Turn, server map[string]bool, maxTokens, promptTokens int) *seqCtl {
-	return &seqCtl{rt: rt, call: c, turn: turn, server: server, maxTokens: maxTokens,
+	offered := make(map[string]bool, len(turn.Tools))
+	for _, t := range turn.Tools {
+		offered[t.Name] = true
+	}
+	return &seqCtl{rt: rt, call: c, turn: turn, server: server, offered: offered, maxTokens: maxTokens,
 		promptTokens: promptTokens, segPrompt: promptTokens}
 }
 
@@ -117,12 +141,18 @@ func (s *seqCtl) startTurn() {
 		}
 	}
 	s.pos = 0
+	if s.cons != nil {
+		s.cons.startTurn()
+	}
+	s.inCall = false
 	s.reader = s.rt.newTokenReader()
 	s.turnText.Reset()
 	s.wsHold = ""
 	s.turnCalls = nil
 	s.held = nil
 	s.heldDeltas = nil
+	s.undeclared = nil
+	s.clientIndex = nil
 	s.segGenStart = s.generated
 }
 
@@ -155,12 +185,32 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 			s.pos++
 		}
 	}
+	if s.cons != nil {
+		if s.script != nil && !s.cons.allows(tok) {
+			// A scripted model has no distribution to mask: a forced token
+			// outside the grammar fails the call rather than break it.
+			s.failure = errorf(ErrInternal, "", "grammar_violation",
+				"the scripted model wrote token %d (%q), which %s does not allow here", tok, s.rt.tok.TokenBytes(tok), s.cons.describe())
+			return engine.Action{Token: tok, Kind: engine.Finish}
+		}
+		if err := s.cons.accept(tok); err != nil {
+			s.failure = errorf(ErrInternal, "", "grammar_violation", "%s: %v", s.cons.describe(), err)
+			return engine.Action{Token: tok, Kind: engine.Finish}
+		}
+	}
+	s.logprob(tok)
 	s.generated++
 	s.rt.metrics.tokens.WithLabelValues("generated").Inc()
 	if s.rt.stop[tok] {
 		return s.endTurn(tok)
 	}
 	s.events(s.reader.Add(tok))
+	if s.stopped {
+		// A stop sequence was written: the call ends before it (the turn's
+		// tool calls, if any came before it, are dropped with the rest).
+		s.finish = "stop"
+		return engine.Action{Token: tok, Kind: engine.Finish}
+	}
 	if s.generated >= s.maxTokens || (s.rt.ctxCap > 0 && s.seq != nil && s.seq.NumTokens()+2 > s.rt.ctxCap) {
 		// The token budget is spent, or the model's context is full after
 		// this token (no position for the next one).
@@ -171,9 +221,52 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 	return engine.Action{Token: tok}
 }
 
+// Mask implements engine.SamplingHook: the constraint's mask.
+func (s *seqCtl) Mask(logits []float32) {
+	if s.cons != nil {
+		s.cons.apply(logits)
+	}
+}
+
+// Sampled implements engine.SamplingHook: the drawn token's logprobs.
+func (s *seqCtl) Sampled(tok int32, logits []float32) {
+	if s.wantLP {
+		e := logprobsOf(s.rt.tok, logits, tok, s.topLP)
+		s.pendingLP = &e
+	}
+}
+
+// logprob books the logprobs of a content token (not a stop token, a
+// marker or a token inside a tool call).
+func (s *seqCtl) logprob(tok int32) {
+	pending := s.pendingLP
+	s.pendingLP = nil
+	if !s.wantLP {
+		return
+	}
+	if m, ok := s.rt.markup[tok]; ok {
+		s.inCall = m == s.rt.tmpl.ToolCallMarkup().Open
+		return
+	}
+	if s.rt.stop[tok] || s.inCall {
+		return
+	}
+	var e TokenLogprob
+	if pending != nil && s.script == nil {
+		e = *pending
+	} else {
+		e = certain(s.rt.tok, tok, s.topLP)
+	}
+	s.logprobs = append(s.logprobs, e)
+	s.call.push(Delta{Kind: DeltaLogprobs, Logprobs: []TokenLogprob{e}})
+}
+
 // closeTurn flushes the decoder and the parser.
 func (s *seqCtl) closeTurn() {
 	s.events(s.reader.Close())
+	if !s.stopped {
+		s.emit(s.stopper.flush())
+	}
 }
 
 // endTurn decides what a turn's end token means.
@@ -233,8 +326,24 @@ func (s *seqCtl) events(evs []chat.Event) {
 			// A malformed tool call is text the model wrote.
 			s.text(e.Raw)
 		case chat.EventToolCallStart:
+			if !s.offered[e.Name] {
+				// A call of a tool the request did not offer is never a
+				// tool call: it becomes text at its end.
+				if s.undeclared == nil {
+					s.undeclared = map[int]bool{}
+				}
+				s.undeclared[e.Index] = true
+				continue
+			}
 			s.wsHold = ""
-			d := Delta{Kind: DeltaToolCallStart, Index: e.Index, ID: e.ID, Name: e.Name}
+			if !s.stopped {
+				s.emit(s.stopper.flush())
+			}
+			if s.clientIndex == nil {
+				s.clientIndex = map[int]int{}
+			}
+			s.clientIndex[e.Index] = len(s.clientIndex)
+			d := Delta{Kind: DeltaToolCallStart, Index: s.clientIndex[e.Index], ID: e.ID, Name: e.Name}
 			// Server-side calls are held until the turn ends (they go to
 			// the client only if the turn does); so are the calls after a
 			// held one, so the client sees indexes in order.
@@ -248,13 +357,20 @@ func (s *seqCtl) events(evs []chat.Event) {
 				s.call.push(d)
 			}
 		case chat.EventToolCallArgs:
-			d := Delta{Kind: DeltaToolCallArgs, Index: e.Index, Text: e.Text}
+			if s.undeclared[e.Index] {
+				continue
+			}
+			d := Delta{Kind: DeltaToolCallArgs, Index: s.clientIndex[e.Index], Text: e.Text}
 			if s.held[e.Index] {
 				s.heldDeltas = append(s.heldDeltas, d)
 			} else {
 				s.call.push(d)
 			}
 		case chat.EventToolCallEnd:
+			if s.undeclared[e.Index] {
+				s.text(undeclaredText(e.Name, e.Arguments))
+				continue
+			}
 			s.turnCalls = append(s.turnCalls, chat.ToolCall{ID: e.ID, Name: e.Name, Arguments: e.Arguments})
 		}
 	}
@@ -267,6 +383,18 @@ func (s *seqCtl) text(t string) {
 	}
 	t = s.wsHold + t
 	s.wsHold = ""
+	if s.stopped {
+		return
+	}
+	t, s.stopped = s.stopper.feed(t)
+	s.emit(t)
+}
+
+// emit writes content out: to the turn, the call and the stream.
+func (s *seqCtl) emit(t string) {
+	if t == "" {
+		return
+	}
 	if s.turnText.Len() == 0 && s.content.Len() > 0 {
 		t = "\n\n" + strings.TrimLeft(t, " \t\r\n")
 	}
@@ -356,7 +484,7 @@ func (s *seqCtl) result() Result {
 			PromptTokens: s.promptTokens + s.toolTokens, CompletionTokens: s.generated,
 			CachedTokens: min(s.cachedAtStart, s.promptTokens), ToolResultTokens: s.toolTokens,
 		},
-		Rounds: s.rounds, Timing: s.timing,
+		Rounds: s.rounds, Timing: s.timing, Logprobs: s.logprobs,
 	}
 	if s.failure != nil {
 		r.Err = s.failure

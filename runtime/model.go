@@ -14,6 +14,8 @@ type Turn struct {
 	Tools             []chat.Tool // tools offered to the model
 	ToolChoice        ToolChoice
 	ParallelToolCalls bool
+	// ResponseFormat is the request's (nil: text).
+	ResponseFormat *ResponseFormat
 }
 
 // Model is what the runtime serves: a chat template, a tokenizer and, for a
@@ -56,16 +58,24 @@ func (s *scriptedModel) Name() string                    { return s.m.Name() }
 func (s *scriptedModel) Template() chat.Template         { return s.m.Template() }
 func (s *scriptedModel) Tokenizer() *tokenizer.Tokenizer { return s.m.Tokenizer() }
 
+// WithFormat is c with the response format's JSON answer.
+func withFormat(c testmodel.Conversation, rf *ResponseFormat) testmodel.Conversation {
+	if rf != nil && (rf.Type == "json_object" || rf.Type == "json_schema") {
+		c.JSON, c.Schema = true, rf.Schema
+	}
+	return c
+}
+
 // Script writes the reply as a model would: the template's tool-call tags
 // as their special tokens, the reply's text (content, the calls' JSON) as
 // text, so that a reply that spells a tag is text.
 func (s *scriptedModel) Script(t *Turn) []int32 {
-	reply := s.m.ReplyRendered(testmodel.Conversation{
+	reply := s.m.ReplyRendered(withFormat(testmodel.Conversation{
 		Messages: t.Messages,
 		Tools:    t.Tools,
 		Choice:   testmodel.Choice{Mode: string(t.ToolChoice.Mode), Name: t.ToolChoice.Name},
 		Parallel: t.ParallelToolCalls,
-	})
+	}, t.ResponseFormat))
 	toks, err := reply.Encode(s.m.Tokenizer())
 	if err != nil {
 		// The spans come from the template and are always in order; text

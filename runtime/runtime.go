@@ -136,6 +136,16 @@ type Config struct {
 	// token (a tokenizer without one, Llama 3.1's JSON calls without
 	// <|python_tag|>), and New logs a warning; on, they are content.
 	StrictToolCalls bool
+	// OfferTools says which tools a call offers the model: OfferDeclared
+	// (the default) the tools its request declares; OfferRegistered also
+	// the registered server-side tools the tenant sees, declared or not
+	// (they change the prompt, so only when the operator asks).
+	OfferTools OfferTools
+	// ConstrainToolCalls decodes every tool call under the grammar of the
+	// offered tools' names and parameters (models/grammar), as tools with
+	// strict: true always are: a call names an offered tool and its
+	// arguments validate.
+	ConstrainToolCalls bool
 	// DisableTenantShare turns off the sharing of the engine between
 	// tenants (tenantShare): an ablation, for measuring what it does.
 	DisableTenantShare bool
@@ -178,6 +188,7 @@ type Runtime struct {
 	maxTokenBytes int
 	tenants       *tenantTable
 	ctxCap        int // tokens a sequence may hold: the model's position limit (0: none)
+	gram          grammars
 	nextID        atomic.Uint64
 	started       time.Time
 

@@ -58,6 +58,21 @@ type ChatRequest struct {
 	Temperature *float64
 	TopP        *float64
 	Seed        *int64
+	// ResponseFormat constrains the answer: JSON of a schema (json_schema)
+	// or any JSON object (json_object), decoded under its grammar so that
+	// it always parses and validates. Nil: text.
+	ResponseFormat *ResponseFormat
+	// StrictTools are the declared tools with strict: true: calls of them
+	// are decoded under their parameters' grammar.
+	StrictTools map[string]bool
+	// Logprobs asks for the log probability of each content token, and
+	// TopLogprobs (0-20) for that many most likely alternatives at each.
+	Logprobs    bool
+	TopLogprobs int
+	// Stop are up to 4 stop sequences (OpenAI's stop): the content ends
+	// before the first of them the model writes, which is not returned,
+	// and the call finishes with reason "stop". They may span tokens.
+	Stop []string
 	// Stream delivers the output as it is generated (Call.Next); without it
 	// only the Result is kept.
 	Stream bool
@@ -83,6 +98,9 @@ const (
 	// start (Round: the calls the model made, the handling decision at the
 	// pause and why, the predicted duration; no results yet).
 	DeltaToolRoundStart
+	// DeltaLogprobs carries the logprobs of content tokens (Logprobs),
+	// before or with their text.
+	DeltaLogprobs
 )
 
 // Delta is one piece of a streamed call.
@@ -93,6 +111,8 @@ type Delta struct {
 	ID    string
 	Name  string
 	Round *Round
+	// Logprobs (DeltaLogprobs).
+	Logprobs []TokenLogprob
 }
 
 // Usage counts a call's tokens.
@@ -161,6 +181,8 @@ type Result struct {
 	Usage        Usage
 	Rounds       []Round
 	Timing       Timing
+	// Logprobs of the content tokens, when the request asked for them.
+	Logprobs []TokenLogprob
 	// Err is set when the call failed; it is an *Error.
 	Err error
 }

@@ -49,6 +49,8 @@ type serveFlags struct {
 	webhookMaxResponse            int64
 	anonymousTTL                  time.Duration
 	strictToolCalls               bool
+	offerTools                    string
+	constrainToolCalls            bool
 	httpAllow                     []string
 	httpAllowPrivate              bool
 	allowRegistration             bool
@@ -136,6 +138,8 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.DurationVar(&f.webhookMaxTimeout, "webhook-max-timeout", tools.DefaultWebhookMaxTimeout, "largest timeout a webhook tool may ask for (its timeout_s); no webhook call runs longer")
 	fl.Int64Var(&f.webhookMaxResponse, "webhook-max-response-bytes", tools.DefaultWebhookMaxResponseBytes, "largest webhook answer read")
 	fl.BoolVar(&f.strictToolCalls, "strict-tool-calls", false, "run a tool call only when the model wrote the template's tool-call marker as its own token; with a template whose format has no marker token (e.g. Llama 3.1 JSON calls) the model then calls no tools (docs/tool-call-provenance.md)")
+	fl.StringVar(&f.offerTools, "offer-tools", string(runtime.OfferDeclared), "tools a call offers the model: declared (those its request declares) or registered (also every registered server-side tool, declared or not; it changes the prompt)")
+	fl.BoolVar(&f.constrainToolCalls, "constrain-tool-calls", false, "decode every tool call under the grammar of the offered tools' names and parameters (as tools with strict: true always are): a call always names an offered tool with schema-valid arguments")
 	fl.DurationVar(&f.anonymousTTL, "anonymous-program-ttl", runtime.DefaultAnonymousProgramTTL, "how long the program row of a call without X-Pitstop-Program stays after the call")
 	fl.StringSliceVar(&f.httpAllow, "tools-http-allow", nil, "enable the http_get tool for these hosts (e.g. example.com,*.wikipedia.org)")
 	fl.BoolVar(&f.httpAllowPrivate, "tools-http-allow-private", false, "let http_get reach loopback and private addresses")
@@ -216,7 +220,12 @@ func runServe(f serveFlags, changed func(string) bool) error {
 		trace = tf
 	}
 
+	offer, err := runtime.ParseOfferTools(f.offerTools)
+	if err != nil {
+		return usagef("%v", err)
+	}
 	rcfg := runtime.Config{
+		OfferTools: offer, ConstrainToolCalls: f.constrainToolCalls,
 		Policy: f.policy, Tools: reg,
 		ToolExecutor: tools.ExecutorConfig{DefaultTimeout: f.toolTimeout, Logger: log},
 		Durations:    durations, MaxToolRounds: f.maxToolRounds, ProgramTTL: f.programTTL, AnonymousProgramTTL: f.anonymousTTL,

@@ -15,7 +15,20 @@ type sampler struct {
 
 // sample draws a token from logits as p says (engine.Sampling: the call's
 // request, carried by its batch item). rng is used only when Temperature > 0.
+// The call's hook masks the logits first (constrained decoding: the mask
+// comes before temperature and top-p, so they rescale only allowed
+// tokens) and sees the token drawn.
 func (sp *sampler) sample(logits []float32, p engine.Sampling, rng *rand.Rand) int32 {
+	if p.Hook == nil {
+		return sp.draw(logits, p, rng)
+	}
+	p.Hook.Mask(logits)
+	tok := sp.draw(logits, p, rng)
+	p.Hook.Sampled(tok, logits)
+	return tok
+}
+
+func (sp *sampler) draw(logits []float32, p engine.Sampling, rng *rand.Rand) int32 {
 	if !(p.Temperature > 0) {
 		return argmax(logits)
 	}

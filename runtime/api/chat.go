@@ -29,7 +29,7 @@ type choice struct {
 	Index        int             `json:"index"`
 	Message      responseMessage `json:"message"`
 	FinishReason string          `json:"finish_reason"`
-	Logprobs     *struct{}       `json:"logprobs"`
+	Logprobs     *logprobsOut    `json:"logprobs"`
 }
 
 type responseMessage struct {
@@ -89,10 +89,10 @@ type pitstopChunk struct {
 }
 
 type chunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        delta     `json:"delta"`
-	FinishReason *string   `json:"finish_reason"`
-	Logprobs     *struct{} `json:"logprobs"`
+	Index        int          `json:"index"`
+	Delta        delta        `json:"delta"`
+	FinishReason *string      `json:"finish_reason"`
+	Logprobs     *logprobsOut `json:"logprobs"`
 }
 
 type delta struct {
@@ -151,9 +151,13 @@ func (s *Server) chatCompletions(c echo.Context) error {
 	for _, tc := range res.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: tc.ID, Type: "function", Function: functionCall{Name: tc.Name, Arguments: tc.Arguments}})
 	}
+	var lp *logprobsOut
+	if req.Logprobs {
+		lp = toLogprobs(res.Logprobs)
+	}
 	out := chatCompletion{
 		ID: res.ID, Object: "chat.completion", Created: res.Created.Unix(), Model: res.Model, SystemFingerprint: fingerprint,
-		Choices: []choice{{Index: 0, Message: msg, FinishReason: res.FinishReason}},
+		Choices: []choice{{Index: 0, Message: msg, FinishReason: res.FinishReason, Logprobs: lp}},
 		Usage:   toUsage(res.Usage),
 		Pitstop: &pitstopInfo{Program: res.Program, ToolRounds: res.Rounds, ToolResultTokens: res.Usage.ToolResultTokens},
 	}
@@ -258,15 +262,21 @@ func (w *sseWriter) deltas(ds []runtime.Delta) {
 	for i := 0; i < len(ds); {
 		d := ds[i]
 		switch d.Kind {
-		case runtime.DeltaContent:
-			text := d.Text
-			i++
-			for i < len(ds) && ds[i].Kind == runtime.DeltaContent {
+		case runtime.DeltaContent, runtime.DeltaLogprobs:
+			// Content and the logprobs of its tokens go in one chunk.
+			text := ""
+			var lps []runtime.TokenLogprob
+			for i < len(ds) && (ds[i].Kind == runtime.DeltaContent || ds[i].Kind == runtime.DeltaLogprobs) {
 				text += ds[i].Text
+				lps = append(lps, ds[i].Logprobs...)
 				i++
 			}
 			w.commitRounds()
-			w.event(chunk{Choices: []chunkChoice{{Delta: delta{Content: &text}}}})
+			ch := chunkChoice{Delta: delta{Content: &text}}
+			if len(lps) > 0 {
+				ch.Logprobs = toLogprobs(lps)
+			}
+			w.event(chunk{Choices: []chunkChoice{ch}})
 		case runtime.DeltaToolCallStart:
 			idx := d.Index
 			tc := toolCall{Index: &idx, ID: d.ID, Type: "function", Function: functionCall{Name: d.Name}}

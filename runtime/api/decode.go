@@ -14,7 +14,7 @@ import (
 // chatRequest is the JSON body of POST /v1/chat/completions. temperature,
 // top_p and seed choose the sampling of a model with real weights (greedy
 // without a temperature); fields pitstop does not use (presence_penalty,
-// logprobs, ...) are accepted and ignored.
+// ...) are accepted and ignored.
 type chatRequest struct {
 	Model               json.RawMessage `json:"model"`
 	Messages            []wireMessage   `json:"messages"`
@@ -29,6 +29,10 @@ type chatRequest struct {
 	Temperature         *float64        `json:"temperature"`
 	TopP                *float64        `json:"top_p"`
 	Seed                *int64          `json:"seed"`
+	Stop                json.RawMessage `json:"stop"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	Logprobs            *bool           `json:"logprobs"`
+	TopLogprobs         *int            `json:"top_logprobs"`
 }
 
 type streamOptions struct {
@@ -61,6 +65,7 @@ type wireFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict"`
 }
 
 type contentPart struct {
@@ -130,6 +135,24 @@ func DecodeChatRequest(body []byte) (*ChatParams, *APIError) {
 		return nil, invalid("top_p", "invalid_value", "top_p must be between 0 and 1, got %g.", *p)
 	}
 	r.Temperature, r.TopP, r.Seed = raw.Temperature, raw.TopP, raw.Seed
+	stop, aerr := decodeStop(raw.Stop)
+	if aerr != nil {
+		return nil, aerr
+	}
+	r.Stop = stop
+	if r.ResponseFormat, aerr = decodeResponseFormat(raw.ResponseFormat); aerr != nil {
+		return nil, aerr
+	}
+	r.Logprobs = raw.Logprobs != nil && *raw.Logprobs
+	if raw.TopLogprobs != nil {
+		if *raw.TopLogprobs < 0 || *raw.TopLogprobs > runtime.MaxTopLogprobs {
+			return nil, invalid("top_logprobs", "invalid_value", "top_logprobs must be between 0 and %d, got %d.", runtime.MaxTopLogprobs, *raw.TopLogprobs)
+		}
+		if *raw.TopLogprobs > 0 && !r.Logprobs {
+			return nil, invalid("top_logprobs", "invalid_value", "top_logprobs needs logprobs: true.")
+		}
+		r.TopLogprobs = *raw.TopLogprobs
+	}
 	r.Stream = raw.Stream != nil && *raw.Stream
 	if raw.StreamOptions != nil {
 		if !r.Stream {
@@ -170,6 +193,12 @@ func DecodeChatRequest(body []byte) (*ChatParams, *APIError) {
 			params = nil
 		}
 		r.Tools = append(r.Tools, chat.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
+		if t.Function.Strict != nil && *t.Function.Strict {
+			if r.StrictTools == nil {
+				r.StrictTools = map[string]bool{}
+			}
+			r.StrictTools[t.Function.Name] = true
+		}
 	}
 
 	choice, err := decodeToolChoice(raw.ToolChoice)
@@ -281,6 +310,82 @@ func decodeArguments(param string, raw json.RawMessage) (string, *APIError) {
 		return "", invalid(param, "invalid_value", "%s must be a JSON object.", param)
 	}
 	return t, nil
+}
+
+// decodeResponseFormat accepts response_format: {"type": "text"},
+// {"type": "json_object"} or {"type": "json_schema", "json_schema":
+// {"name", "schema", "strict"}}.
+func decodeResponseFormat(raw json.RawMessage) (*runtime.ResponseFormat, *APIError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var w struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict *bool           `json:"strict"`
+		} `json:"json_schema"`
+	}
+	if raw[0] != '{' || json.Unmarshal(raw, &w) != nil {
+		return nil, invalid("response_format", "invalid_type", "response_format must be an object such as {\"type\": \"json_object\"}.")
+	}
+	rf := &runtime.ResponseFormat{Type: w.Type}
+	switch w.Type {
+	case "text", "json_object":
+	case "json_schema":
+		if w.JSONSchema == nil {
+			return nil, invalid("response_format.json_schema", "missing_required_parameter", "Missing required parameter: response_format.json_schema.")
+		}
+		if w.JSONSchema.Name == "" {
+			return nil, invalid("response_format.json_schema.name", "missing_required_parameter", "Missing required parameter: response_format.json_schema.name.")
+		}
+		sch := bytes.TrimSpace(w.JSONSchema.Schema)
+		if len(sch) == 0 || sch[0] != '{' {
+			return nil, invalid("response_format.json_schema.schema", "invalid_type", "response_format.json_schema.schema must be a JSON Schema object.")
+		}
+		rf.Name, rf.Schema = w.JSONSchema.Name, sch
+		rf.Strict = w.JSONSchema.Strict != nil && *w.JSONSchema.Strict
+	case "":
+		return nil, invalid("response_format.type", "missing_required_parameter", "Missing required parameter: response_format.type.")
+	default:
+		return nil, invalid("response_format.type", "invalid_value", "Invalid value %q: response_format.type must be text, json_object or json_schema.", w.Type)
+	}
+	return rf, nil
+}
+
+// decodeStop accepts stop: null, a string, or an array of at most
+// runtime.MaxStop non-empty strings.
+func decodeStop(raw json.RawMessage) ([]string, *APIError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var stops []string
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings.")
+		}
+		stops = []string{s}
+	case '[':
+		if err := json.Unmarshal(raw, &stops); err != nil {
+			return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings.")
+		}
+	default:
+		return nil, invalid("stop", "invalid_type", "stop must be a string or an array of strings.")
+	}
+	if len(stops) > runtime.MaxStop {
+		return nil, invalid("stop", "array_above_max_length", "stop has %d sequences, at most %d are allowed.", len(stops), runtime.MaxStop)
+	}
+	for i, s := range stops {
+		if s == "" {
+			return nil, invalid(fmt.Sprintf("stop[%d]", i), "invalid_value", "A stop sequence must not be empty.")
+		}
+	}
+	return stops, nil
 }
 
 func decodeToolChoice(raw json.RawMessage) (runtime.ToolChoice, *APIError) {

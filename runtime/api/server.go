@@ -107,6 +107,8 @@ type Server struct {
 	log  *slog.Logger
 
 	webhooks *tools.WebhookEgress // policy, client and maxima of every webhook tool
+	// responses are the stored responses of the Responses API, per tenant.
+	responses *responseStore
 }
 
 // New builds the server.
@@ -120,7 +122,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, rt: cfg.Runtime, log: cfg.Logger}
+	s := &Server{cfg: cfg, rt: cfg.Runtime, log: cfg.Logger, responses: newResponseStore(maxStoredResponses)}
 	if err := s.ReloadKeys(cfg.Keys); err != nil {
 		return nil, err
 	}
@@ -142,6 +144,9 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/v1/models", s.listModels)
 	e.GET("/v1/models/:id", s.getModel)
 	e.POST("/v1/chat/completions", s.chatCompletions)
+	e.POST("/v1/responses", s.createResponse)
+	e.GET("/v1/responses/:id", s.getResponse)
+	e.DELETE("/v1/responses/:id", s.deleteResponse)
 	e.GET("/v1/tools", s.listTools)
 	e.POST("/v1/tools", s.registerTool)
 	e.PUT("/v1/tools/:name", s.replaceTool)

@@ -31,11 +31,14 @@
 //   - Otherwise, an arithmetic expression in the message (e.g. "What is
 //     (17+25)*3?") and a calculator tool offered: a calculator call.
 //   - tool_choice "required" with nothing above: a call of the first
-//     offered tool with {}; a named tool_choice: a call of that tool (with
-//     the expression for the calculator, else {}).
+//     offered tool with an Example of its parameters; a named tool_choice:
+//     a call of that tool (with the expression for the calculator, else an
+//     Example of its parameters).
 //   - After tool results: "The result is X." quoting the results (a
 //     directive's "/say" text wins), or the calls again with "/repeat".
 //   - Anything else: "You said: ..." echoing the message.
+//   - Under response_format json_schema or json_object, a text answer is
+//     replaced by Example of the schema (a tool call stays a tool call).
 package testmodel
 
 import (
@@ -80,6 +83,10 @@ type Conversation struct {
 	Choice   Choice
 	// Parallel allows several tool calls in one turn.
 	Parallel bool
+	// JSON asks for a JSON answer (response_format): an Example of
+	// Schema (nil: json_object) instead of a text answer.
+	JSON   bool
+	Schema json.RawMessage
 }
 
 // Model is the scripted test model. It is safe for concurrent use.
@@ -131,6 +138,9 @@ func (m *Model) Reply(c Conversation) string { return m.ReplyRendered(c).Text }
 // the template's tags as their special tokens and the text as text.
 func (m *Model) ReplyRendered(c Conversation) chat.Rendered {
 	content, calls := m.decide(c)
+	if c.JSON && len(calls) == 0 {
+		content = Example(c.Schema)
+	}
 	r, err := m.tmpl.RenderSpans([]chat.Message{{Role: chat.RoleAssistant, Content: content, ToolCalls: calls}}, nil, false)
 	if err != nil {
 		msg := "I could not write the tool call: " + err.Error()
@@ -264,13 +274,16 @@ func (m *Model) decide(c Conversation) (string, []chat.ToolCall) {
 		if args == "{}" && c.Choice.Name == "calculator" && expr != "" {
 			args = calcArgs(expr)
 		}
+		if args == "{}" {
+			args = exampleArgs(c.Tools, c.Choice.Name)
+		}
 		calls = []chat.ToolCall{{Name: c.Choice.Name, Arguments: args}}
 	case len(d.calls) > 0:
 		calls = d.calls
 	case expr != "" && offered["calculator"]:
 		calls = []chat.ToolCall{{Name: "calculator", Arguments: calcArgs(expr)}}
 	case c.Choice.Mode == "required":
-		calls = []chat.ToolCall{{Name: c.Tools[0].Name, Arguments: "{}"}}
+		calls = []chat.ToolCall{{Name: c.Tools[0].Name, Arguments: exampleArgs(c.Tools, c.Tools[0].Name)}}
 	default:
 		return textAnswer(d, user, true), nil
 	}
@@ -283,6 +296,17 @@ func (m *Model) decide(c Conversation) (string, []chat.ToolCall) {
 		}
 	}
 	return d.pre, calls
+}
+
+// exampleArgs are arguments that validate against the named tool's
+// parameters ({} when it declares none).
+func exampleArgs(tools []chat.Tool, name string) string {
+	for _, t := range tools {
+		if t.Name == name && len(t.Parameters) > 0 {
+			return Example(t.Parameters)
+		}
+	}
+	return "{}"
 }
 
 func calcArgs(expr string) string {

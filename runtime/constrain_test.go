@@ -1,0 +1,163 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/tools"
+)
+
+const weatherSchema = `{"type":"object","properties":{"city":{"type":"string"},"unit":{"enum":["celsius","fahrenheit"]},"days":{"type":"integer"}},"required":["city","unit","days"],"additionalProperties":false}`
+
+func schemaValidator(t *testing.T, schema string) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("s.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func validates(t *testing.T, v *jsonschema.Schema, out string) error {
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		return fmt.Errorf("%q does not parse: %w", out, err)
+	}
+	return v.Validate(inst)
+}
+
+// TestResponseFormatScripted: on the scripted path the forced tokens are
+// checked against the grammar: a schema answer passes; a text answer under
+// json_object fails the call instead of being returned; unsupported schema
+// features are 400s naming them.
+func TestResponseFormatScripted(t *testing.T) {
+	rt := newTestRuntime(t, Config{})
+	ctx := context.Background()
+	msgs := []chat.Message{{Role: "user", Content: "weather please"}}
+	res, err := rt.ChatSync(ctx, ChatRequest{Messages: msgs, ResponseFormat: &ResponseFormat{Type: "json_schema", Schema: []byte(weatherSchema)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validates(t, schemaValidator(t, weatherSchema), res.Content); err != nil || res.FinishReason != "stop" {
+		t.Fatalf("%q %s: %v", res.Content, res.FinishReason, err)
+	}
+	_, err = rt.Chat(ctx, ChatRequest{Messages: msgs, ResponseFormat: &ResponseFormat{Type: "json_schema", Schema: []byte(`{"type":"string","pattern":"^a"}`)}})
+	if e := AsError(err); e.Kind != ErrInvalid || !strings.Contains(e.Msg, "pattern") || e.Param != "response_format.json_schema.schema" {
+		t.Fatalf("unsupported schema: %v", err)
+	}
+	// Under constrained tool calls, the script's call of a tool not
+	// offered is refused at the name: the call fails, no tool call returns.
+	rt2 := newTestRuntime(t, Config{ConstrainToolCalls: true})
+	weather := chat.Tool{Name: "get_weather", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}}}`)}
+	res, err = rt2.ChatSync(ctx, ChatRequest{Messages: []chat.Message{{Role: "user", Content: "/call lookup {}"}}, Tools: []chat.Tool{weather}})
+	if err == nil || AsError(err).Code != "grammar_violation" || len(res.ToolCalls) != 0 {
+		t.Fatalf("undeclared call under the grammar: %+v %v", res, err)
+	}
+	res, err = rt2.ChatSync(ctx, ChatRequest{Messages: []chat.Message{{Role: "user", Content: "/call get_weather {\"city\": \"Paris\"}"}}, Tools: []chat.Tool{weather}})
+	if err != nil || len(res.ToolCalls) != 1 {
+		t.Fatalf("declared call under the grammar: %+v %v", res, err)
+	}
+}
+
+// TestLogprobsScripted: a scripted model's tokens are certain (logprob 0),
+// and the entries spell the content.
+func TestLogprobsScripted(t *testing.T) {
+	rt := newTestRuntime(t, Config{})
+	res, err := rt.ChatSync(context.Background(), ChatRequest{Messages: []chat.Message{{Role: "user", Content: "/say Hello there, friend."}}, Logprobs: true, TopLogprobs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range res.Logprobs {
+		b.Write(e.Bytes)
+		if e.Logprob != 0 || len(e.Top) != 1 || e.Top[0].Token != e.Token {
+			t.Errorf("entry %+v", e)
+		}
+	}
+	if b.String() != res.Content {
+		t.Errorf("logprob tokens spell %q, content %q", b.String(), res.Content)
+	}
+	if _, err := rt.Chat(context.Background(), ChatRequest{Messages: []chat.Message{{Role: "user", Content: "x"}}, TopLogprobs: 21, Logprobs: true}); AsError(err).Param != "top_logprobs" {
+		t.Errorf("top_logprobs 21: %v", err)
+	}
+}
+
+// tinyRuntime serves the built-in tiny model on the CPU executor.
+func tinyRuntime(t *testing.T, cfg Config) *Runtime {
+	t.Helper()
+	m, err := LoadWeightsModel("builtin:tiny-tools", WeightsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewCPUBackend(m, CPUOptions{KVTokens: 4096, Calibrate: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newTestRuntime(t, b.Apply(cfg))
+}
+
+func builtinDecl() []chat.Tool {
+	return []chat.Tool{{Name: tools.CalculatorTool}, {Name: tools.CurrentTimeTool}, {Name: tools.UnitConvertTool}}
+}
+
+// TestTinyModelConstrained: on the CPU executor the mask steers the real
+// model: tool_choice none never calls, required and a named function
+// always call (the named one), and a json_schema answer always parses and
+// validates; logprobs are real log probabilities.
+func TestTinyModelConstrained(t *testing.T) {
+	rt := tinyRuntime(t, Config{ClientToolTTL: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	questions := []string{"What is 17 times 23?", "What time is it in Tokyo?", "What is the capital of France?", "Convert 5 miles to kilometers."}
+	for _, q := range questions {
+		msgs := []chat.Message{{Role: "user", Content: q}}
+		res, err := rt.ChatSync(ctx, ChatRequest{Messages: msgs, Tools: builtinDecl(), ToolChoice: ToolChoice{Mode: ChoiceNone}, MaxTokens: 60})
+		if err != nil || len(res.Rounds) != 0 || len(res.ToolCalls) != 0 {
+			t.Errorf("none, %q: %+v %v", q, res, err)
+		}
+		res, err = rt.ChatSync(ctx, ChatRequest{Messages: msgs, Tools: builtinDecl(), ToolChoice: ToolChoice{Mode: ChoiceRequired}, MaxTokens: 80})
+		if err != nil || len(res.Rounds) == 0 {
+			t.Errorf("required, %q: %+v %v", q, res, err)
+		}
+		res, err = rt.ChatSync(ctx, ChatRequest{Messages: msgs, Tools: builtinDecl(), ToolChoice: ToolChoice{Mode: ChoiceFunction, Name: tools.CurrentTimeTool}, MaxTokens: 80})
+		if err != nil || len(res.Rounds) == 0 || res.Rounds[0].Calls[0].Name != tools.CurrentTimeTool {
+			t.Errorf("named, %q: %+v %v", q, res, err)
+		}
+	}
+	v := schemaValidator(t, weatherSchema)
+	for _, q := range questions {
+		res, err := rt.ChatSync(ctx, ChatRequest{Messages: []chat.Message{{Role: "user", Content: q}}, MaxTokens: 200,
+			ResponseFormat: &ResponseFormat{Type: "json_schema", Schema: []byte(weatherSchema)}, Logprobs: true, TopLogprobs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FinishReason == "stop" {
+			if err := validates(t, v, res.Content); err != nil {
+				t.Errorf("%q: %v", q, err)
+			}
+		} else if !json.Valid([]byte(res.Content+`"}`)) && res.FinishReason != "length" {
+			t.Errorf("%q: finish %s content %q", q, res.FinishReason, res.Content)
+		}
+		for _, e := range res.Logprobs {
+			if e.Logprob > 0 || len(e.Top) == 0 || e.Top[0].Logprob < e.Logprob {
+				t.Fatalf("logprob entry %+v", e)
+			}
+		}
+		t.Logf("%q -> %s %q", q, res.FinishReason, res.Content)
+	}
+}

@@ -1,0 +1,102 @@
+// openai_node_check.mjs: the OpenAI Node SDK against `pitstop serve` with the
+// built-in tiny model (scripts/openai_node_check.sh starts the server).
+// Each check prints its count; the script exits 1 if any fails.
+import OpenAI from "openai";
+
+const client = new OpenAI({ baseURL: process.env.PITSTOP_URL + "/v1", apiKey: "none" });
+const model = "tiny-tools";
+const N = Number(process.env.CHECK_N || 100);
+const builtin = ["calculator", "current_time", "unit_convert"].map((name) => ({ type: "function", function: { name } }));
+const questions = ["What is 17 times 23?", "What time is it in Tokyo?", "What is the capital of France?", "Convert 5 miles to kilometers.", "What is 144 divided by 12?"];
+let failed = 0;
+function check(name, ok, total, detail = "") {
+  console.log(`${ok === total ? "ok  " : "FAIL"} ${name}: ${ok}/${total}${detail ? " " + detail : ""}`);
+  if (ok !== total) failed++;
+}
+const ask = (i) => [{ role: "user", content: questions[i % questions.length] }];
+
+// 1. stop sequences, non-stream and stream.
+{
+  const q = [{ role: "user", content: "What is the capital of France?" }];
+  const r = await client.chat.completions.create({ model, messages: q, stop: ["France is"] });
+  let ok = Number(r.choices[0].finish_reason === "stop" && !r.choices[0].message.content.includes("France is"));
+  const s = await client.chat.completions.create({ model, messages: q, stop: ["France is"], stream: true });
+  let text = "", finish = null, leaked = false;
+  for await (const ch of s) {
+    const d = ch.choices[0]?.delta?.content || "";
+    if (d.includes("France") && text.includes("capital of")) leaked = true;
+    text += d;
+    finish = ch.choices[0]?.finish_reason || finish;
+  }
+  ok += Number(finish === "stop" && !text.includes("France is") && !leaked && text === r.choices[0].message.content);
+  check("stop sequences (non-stream, stream)", ok, 2, JSON.stringify(text));
+}
+
+// 2. No undeclared tool call: only current_time is declared.
+{
+  let ok = 0;
+  for (let i = 0; i < N; i++) {
+    const r = await client.chat.completions.create({ model, messages: ask(i), tools: [builtin[1]], max_tokens: 80 });
+    const names = [...(r.choices[0].message.tool_calls || []).map((c) => c.function.name), ...(r.pitstop?.tool_rounds || []).flatMap((x) => x.calls.map((c) => c.name))];
+    ok += Number(names.every((n) => n === "current_time"));
+  }
+  check("no undeclared tool call returned or run", ok, N);
+}
+
+// 3. tool_choice none / required / named.
+for (const [label, choice, want] of [["none", "none", null], ["required", "required", "*"], ["named unit_convert", { type: "function", function: { name: "unit_convert" } }, "unit_convert"]]) {
+  let ok = 0;
+  for (let i = 0; i < N; i++) {
+    const r = await client.chat.completions.create({ model, messages: ask(i), tools: builtin, tool_choice: choice, max_tokens: 80 });
+    const rounds = r.pitstop?.tool_rounds || [];
+    const first = rounds[0]?.calls[0]?.name;
+    if (want === null) ok += Number(rounds.length === 0 && !r.choices[0].message.tool_calls);
+    else ok += Number(first !== undefined && (want === "*" || first === want));
+  }
+  check(`tool_choice ${label}`, ok, N);
+}
+
+// 4. response_format json_schema strict: parses and validates.
+{
+  const schema = { type: "object", properties: { city: { enum: ["Paris", "Tokyo", "London", "Berlin"] }, answer_is_number: { type: "boolean" }, tools_needed: { type: "integer" } }, required: ["city", "answer_is_number", "tools_needed"], additionalProperties: false };
+  let ok = 0, bad = [];
+  for (let i = 0; i < N; i++) {
+    const r = await client.chat.completions.create({ model, messages: ask(i), max_tokens: 60, response_format: { type: "json_schema", json_schema: { name: "facts", schema, strict: true } } });
+    try {
+      const v = JSON.parse(r.choices[0].message.content);
+      const keys = Object.keys(v).sort().join(",");
+      if (keys === "answer_is_number,city,tools_needed" && schema.properties.city.enum.includes(v.city) && typeof v.answer_is_number === "boolean" && Number.isInteger(v.tools_needed)) ok++;
+      else bad.push(r.choices[0].message.content);
+    } catch { bad.push(r.choices[0].message.content); }
+  }
+  check("response_format json_schema strict parses and validates", ok, N, bad.length ? JSON.stringify(bad.slice(0, 2)) : "");
+}
+
+// 5. Responses API: a function tool, then previous_response_id with its output.
+{
+  const tools = [{ type: "function", name: "get_weather", description: "Current weather in a city", parameters: { type: "object", properties: { city: { type: "string", maxLength: 40 } }, required: ["city"], additionalProperties: false }, strict: true }];
+  const r1 = await client.responses.create({ model, input: "What is the weather in Paris?", tools, tool_choice: { type: "function", name: "get_weather" }, max_output_tokens: 80 });
+  const call = r1.output.find((o) => o.type === "function_call");
+  let ok = Number(r1.status === "completed" && call?.name === "get_weather" && typeof JSON.parse(call.arguments).city === "string");
+  if (call) {
+    const r2 = await client.responses.create({ model, previous_response_id: r1.id, input: [{ type: "function_call_output", call_id: call.call_id, output: "sunny, 21 C" }], tools, max_output_tokens: 80 });
+    ok += Number(r2.status === "completed" || r2.status === "incomplete");
+    const got = await client.responses.retrieve(r2.id);
+    ok += Number(got.id === r2.id);
+  }
+  check("responses.create with a function tool, previous_response_id, retrieve", ok, 3, call ? call.arguments : "no call");
+}
+
+// 6. A streamed response's events, in the documented order.
+{
+  const s = await client.responses.create({ model, input: "What is 17 times 23?", tools: [{ type: "function", name: "calculator" }], stream: true });
+  const types = [];
+  for await (const ev of s) if (types[types.length - 1] !== ev.type || !ev.type.endsWith(".delta")) types.push(ev.type);
+  const order = ["response.created", "response.in_progress"];
+  let ok = Number(types[0] === order[0] && types[1] === order[1] && types[types.length - 1] === "response.completed");
+  const text = types.indexOf("response.output_text.delta");
+  ok += Number(text < 0 || (types[text - 2] === "response.output_item.added" && types[text - 1] === "response.content_part.added" && types[text + 1] === "response.output_text.done"));
+  check("streamed response events in order", ok, 2, types.join(" "));
+}
+
+process.exit(failed ? 1 : 0);
