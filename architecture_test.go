@@ -59,6 +59,7 @@ func layers() []layer {
 		{"models/llama", 48, "Llama-family configurations and weights, the reference forward"},
 		{"models/tokenizer", 45, "Hugging Face tokenizers"},
 		{"models/kernel", 45, "matrix products on the CPU"},
+		{"models/grammar", 45, "JSON Schema compiled to per-token masks (constrained decoding)"},
 		{"predictor/onnxpb", 45, "the ONNX protobuf"},
 		{"tools/calc", 45, "the calculator's expression evaluator"},
 		{"models/safetensors", 44, "safetensors files"},

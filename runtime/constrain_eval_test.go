@@ -12,7 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/pitstop-llm/pitstop/models/chat"
-	"github.com/pitstop-llm/pitstop/models/tinytools"
+	"github.com/pitstop-llm/pitstop/training/tinytools"
 )
 
 // TestTinyToolCallValidity plays eval-tiny's held-out questions (the eval
