@@ -86,7 +86,9 @@ func ramp(n, period int) []float32 {
 // goroutines: memmove of 256 MiB (copy-GB/s counts read plus write
 // traffic) and a vector read (Dot over the buffer: read-GB/s). fraction is
 // the weight read rate over the better of the two: how close decode comes
-// to the memory's speed.
+// to the memory's speed. The same rates per CPU-second (weight-GB/CPU-s,
+// read-GB/CPU-s and their ratio, cpu-fraction) are distorted less by other
+// jobs on a shared machine.
 func BenchmarkDecodeBandwidth(b *testing.B) {
 	const k = 1024
 	const n = (256 << 20) / 4 / k
@@ -95,25 +97,32 @@ func BenchmarkDecodeBandwidth(b *testing.B) {
 	for _, m := range []int{1, 8} {
 		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) {
 			a, c := ramp(m*k, 13), make([]float32, m*n)
-			t0 := time.Now()
+			t0, c0 := time.Now(), cpuSeconds()
 			for range b.N {
 				kern.Gemm(NoTrans, Trans, m, n, k, 1, a, k, w, k, 0, c, n)
 			}
-			weight := float64(len(w)*4) * float64(b.N) / time.Since(t0).Seconds()
+			bytes := float64(len(w)*4) * float64(b.N)
+			weight, cpu := bytes/time.Since(t0).Seconds(), cpuSeconds()-c0
 			b.StopTimer()
-			copyBW, readBW := memoryBandwidth(kern, w)
+			copyBW, readBW, readCPU := memoryBandwidth(kern, w)
 			b.ReportMetric(weight/1e9, "weight-GB/s")
 			b.ReportMetric(copyBW/1e9, "copy-GB/s")
 			b.ReportMetric(readBW/1e9, "read-GB/s")
 			b.ReportMetric(weight/max(copyBW, readBW), "fraction")
+			if cpu > 0 && readCPU > 0 {
+				b.ReportMetric(bytes/cpu/1e9, "weight-GB/CPU-s")
+				b.ReportMetric(readCPU/1e9, "read-GB/CPU-s")
+				b.ReportMetric(bytes/cpu/readCPU, "cpu-fraction")
+			}
 		})
 	}
 }
 
 // memoryBandwidth is the best of three tries of copying src (read plus
 // write bytes per second) and of reading it with Dot, each on GOMAXPROCS
-// goroutines over contiguous parts.
-func memoryBandwidth(kern *Kernels, src []float32) (copyBW, readBW float64) {
+// goroutines over contiguous parts; readCPU is the best read in bytes per
+// CPU-second.
+func memoryBandwidth(kern *Kernels, src []float32) (copyBW, readBW, readCPU float64) {
 	dst := make([]float32, len(src))
 	workers := runtime.GOMAXPROCS(0)
 	par := func(fn func(lo, hi int)) {
@@ -128,9 +137,12 @@ func memoryBandwidth(kern *Kernels, src []float32) (copyBW, readBW float64) {
 		t0 := time.Now()
 		par(func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 		copyBW = max(copyBW, 2*float64(len(src)*4)/time.Since(t0).Seconds())
-		t0 = time.Now()
+		t0, c0 := time.Now(), cpuSeconds()
 		par(func(lo, hi int) { sums[lo*workers/len(src)] = kern.Dot(src[lo:hi], src[lo:hi]) })
 		readBW = max(readBW, float64(len(src)*4)/time.Since(t0).Seconds())
+		if cpu := cpuSeconds() - c0; cpu > 0 {
+			readCPU = max(readCPU, float64(len(src)*4)/cpu)
+		}
 	}
-	return copyBW, readBW
+	return copyBW, readBW, readCPU
 }

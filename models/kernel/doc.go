@@ -15,8 +15,9 @@
 //
 //   - few rows (at most 8) against a matrix stored [n×k] (activations times
 //     HF-layout weights: a decode step): each weight row is read once, in
-//     order, for all the rows, so that the product runs at the speed of
-//     streaming the weights (gemv.go);
+//     order (three at a time for two to eight rows), for all the rows, so
+//     that the product runs near the speed of streaming the weights
+//     (gemv.go, gemv_amd64.s);
 //   - both operands as stored, alpha 1, and a B that fits in L2 (the tiny
 //     model's training products): register tiles straight from A and B,
 //     without packing, which would cost as much as the product (direct.go);

@@ -14,9 +14,11 @@ type impl struct {
 	// packBT8 writes dst[p·nr+q] = b[q·ldb+p] for q < 8, p < kc (kc a
 	// multiple of 8): eight rows of a B stored [n×k] into a packed panel.
 	packBT8 func(kc int, b *float32, ldb int, dst *float32, nr int)
-	// rows4x1 writes out[i] = Σ_{p<k} a[i·lda+p]·b[p] for i < 4 (k a
-	// multiple of 8): one row of B for four rows of A.
-	rows4x1 func(k int, a *float32, lda int, b *float32, out *[4]float32)
+	// rows8x3 writes out[j·8+i] = Σ_{p<k} a[i·lda+p]·bj[p] for i < 8,
+	// j < 3 (k a multiple of 16): three rows of B for eight rows of A,
+	// prefetching the 12·k bytes from next (the following rows of B) as
+	// it goes.
+	rows8x3 func(k int, a *float32, lda int, b0, b1, b2, next *float32, out *[24]float32)
 	// direct adds A·B to the dmr×dnr tile of C for A and B as stored (row
 	// strides lda, ldb): gemmDirect's kernel. directRow adds one row of A
 	// times B to rowNR elements of C.
@@ -34,7 +36,7 @@ func Available() []ISA { return append(archAvailable(), Generic) }
 
 func implFor(isa ISA) *impl {
 	if isa == Generic {
-		return &impl{isa: Generic, mr: 4, nr: 8, micro: microGo, packBT8: packBT8Go, rows4x1: rows4x1Go,
+		return &impl{isa: Generic, mr: 4, nr: 8, micro: microGo, packBT8: packBT8Go, rows8x3: rows8x3Go,
 			direct: directGo, directRow: directRowGo, dmr: 4, dnr: 8, rowNR: 8, dot: dotGo, axpy: axpyGo}
 	}
 	return archImpl(isa)
@@ -106,11 +108,13 @@ func directRowGo(k int, ap, bp *float32, ldb int, cp *float32) {
 	}
 }
 
-func rows4x1Go(k int, ap *float32, lda int, bp *float32, out *[4]float32) {
-	a := unsafe.Slice(ap, 3*lda+k)
-	b := unsafe.Slice(bp, k)
-	for i := range out {
-		out[i] = dotSlices(a[i*lda:i*lda+k], b)
+func rows8x3Go(k int, ap *float32, lda int, b0, b1, b2, _ *float32, out *[24]float32) {
+	a := unsafe.Slice(ap, 7*lda+k)
+	for j, bp := range [3]*float32{b0, b1, b2} {
+		b := unsafe.Slice(bp, k)
+		for i := range 8 {
+			out[j*8+i] = dotSlices(a[i*lda:i*lda+k], b)
+		}
 	}
 }
 
