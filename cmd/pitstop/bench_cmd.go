@@ -43,6 +43,7 @@ type benchFlags struct {
 	sloTTFT, sloTPOT                   float64 // SLO attainment; 0: sola's SLOs
 	stopAfter                          float64 // seconds of engine time; 0: off
 	sustained                          sustainedFlags
+	families                           familyFlags
 	cpu                                cpuFlags
 	cpuNames                           []string // flags of --executor cpu only
 	// changed reports whether a flag was given on the command line (nil:
@@ -99,6 +100,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.Float64Var(&f.sloTTFT, "slo-ttft", 0, "SLO attainment: TTFT SLO in seconds that each run's requests are judged against (0: the sola policy's, --sola-ttft)")
 	fl.Float64Var(&f.sloTPOT, "slo-tpot", 0, "SLO attainment: TPOT SLO in seconds (0: the sola policy's, --sola-tpot)")
 	addSustainedFlags(fl, &f.sustained)
+	addFamilyFlags(fl, &f.families)
 	addPolicyFlags(fl, &f.popts)
 	f.cpuNames = addCPUFlags(fl, &f.cpu)
 	return cmd
@@ -222,7 +224,11 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	if f.trace != "" {
 		w, err = workload.LoadFile(f.trace)
 	} else {
-		w, err = workload.Load(f.workload, f.seed)
+		opts, oerr := f.families.options(f.workload, changed)
+		if oerr != nil {
+			return nil, oerr
+		}
+		w, err = workload.LoadWith(f.workload, f.seed, opts)
 	}
 	if err != nil {
 		return nil, usageError{err.Error()}

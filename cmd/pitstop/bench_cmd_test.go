@@ -85,6 +85,9 @@ func TestBenchBadInput(t *testing.T) {
 		{"sustained zero resolution", []string{"--sustained", "--sustained-resolution", "0"}, []string{"invalid --sustained-resolution 0"}},
 		{"sustained max below start", []string{"--sustained", "--sustained-max", "0.5"}, []string{"--sustained-max 0.5"}},
 		{"sustained throughput above 1", []string{"--sustained", "--sustained-warmup", "1", "--sustained-min-throughput", "1.2"}, []string{"--sustained-min-throughput 1.2"}},
+		{"coding flag on another workload", []string{"--coding-tool-calls-mean", "3"}, []string{"--coding-tool-calls-mean", "--workload coding"}},
+		{"malformed coding tools", []string{"--workload", "coding", "--coding-tools", "read:1:x:1"}, []string{"invalid --coding-tools"}},
+		{"bad fanout option", []string{"--workload", "fanout", "--fanout-parallel-mean", "0"}, []string{"fanout: parallel mean 0"}},
 		{"sustained on cpu", []string{"--sustained", "--executor", "cpu"}, []string{"--sustained", "--executor sim"}},
 		{"cpu fit profile nowhere", []string{"--executor", "cpu", "--fit-profile", filepath.Join(dir, "none", "p.json")}, []string{"none", "does not exist"}},
 	}
