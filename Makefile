@@ -2,7 +2,7 @@
 #   make run   — the whole loop: pitstop serve with the built-in tiny tool-calling model on the
 #                CPU, the example agent against it (tool calls, KV handling and why, results)
 #   make test  — every test (installs the ONNX Runtime library on first use)
-#   make bench-policies — the policy comparison on infercept-multi (simulated A100)
+#   make bench-policies — each policy's highest sustained rate on infercept-multi and mixed (simulated A100)
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/pitstop
@@ -48,9 +48,14 @@ run: build agent ort
 
 bench-policies: build
 	@mkdir -p $(OUT)
-	$(BIN) bench --workload infercept-multi --executor sim --profile a100-40g-gptj-6b \
-		--policies fcfs,vllm-opt,infercept,lamps,pitstop --rates 3,5,7 --duration 1800 \
-		--json $(OUT)/infercept-multi.json --csv $(OUT)/infercept-multi.csv --out $(OUT)
+	$(BIN) bench --sustained --workload infercept-multi --executor sim --profile a100-40g-gptj-6b \
+		--policies fcfs,vllm-opt,infercept,lamps,pitstop --duration 1800 --sustained-seeds 3 \
+		--sustained-start 2 --sustained-resolution 0.25 --parallel 2 \
+		--json $(OUT)/infercept-multi-sustained.json --out $(OUT)
+	$(BIN) bench --sustained --workload mixed --executor sim --profile a100-80g-llama3-8b \
+		--policies fcfs,vllm-opt,infercept,lamps,pitstop --duration 1800 --sustained-seeds 3 \
+		--sustained-start 1 --sustained-resolution 0.1 --parallel 2 \
+		--json $(OUT)/mixed-sustained.json --out $(OUT)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

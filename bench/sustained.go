@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/pitstop-llm/pitstop/bench/report"
@@ -16,14 +15,14 @@ import (
 // rule looks at the completions after a warm-up and at the drain after the
 // window.
 //
-//   - Throughput: the programs completed during [Warmup, Window] are at
-//     least MinThroughput times the programs due there: those whose arrival
-//     plus tool path (below) plus the run's median residual delay (e2e minus
-//     tool path, over the programs finished) falls in that span. A
-//     program's own length (a chat of twenty turns with human think times
-//     takes minutes unloaded) thus does not read as lost throughput, and the
-//     Poisson noise at the two ends of the span cancels; under overload the
-//     delay grows during the window and the completions fall behind.
+//   - Throughput: of the programs that arrived after Warmup, those finished
+//     by the window's end are at least MinThroughput of those due by then:
+//     whose arrival plus tool path (below) plus the run's mean residual
+//     delay (e2e minus tool path, over the programs that arrived after the
+//     warm-up) is at most the window's end. A program's own length (a chat of twenty turns
+//     with human think times takes minutes unloaded) thus does not read as
+//     lost throughput; under overload the backlog grows, programs due by
+//     the window's end are not done, and the ratio falls.
 //   - Bounded backlog: every program that arrived in the window finishes by
 //     Window + Drain + its own tool-and-think path (the longest chain of tool
 //     and think times through its calls: the part of its length that no
@@ -61,8 +60,9 @@ type SustainedTrial struct {
 	Sustained bool    `json:"sustained"`
 	// Reason says which part of the rule failed ("" when sustained).
 	Reason string `json:"reason,omitempty"`
-	// ThroughputRatio is completed over offered programs per second (see
-	// SustainedRule); 0 when the run ended before the window did.
+	// ThroughputRatio is done over due programs (see SustainedRule): with
+	// every program's delay when the run drained, with those known at the
+	// window's end when it was stopped.
 	ThroughputRatio float64 `json:"throughput_ratio"`
 	Unfinished      int     `json:"unfinished_programs"` // when the run was stopped
 	Late            int     `json:"late_programs"`       // finished after their drain deadline
@@ -72,69 +72,89 @@ type SustainedTrial struct {
 
 // judge watches the programs of one trial and decides its verdict.
 type judge struct {
-	rule    SustainedRule
-	paths   []time.Duration // arrival + tool path of every arrival of the trial
-	finish  []time.Duration // finish times so far, in order
-	residue []float64       // e2e minus tool path of the programs finished so far
-	late    int
-	checked bool // the throughput test has run
-	ratio   float64
+	rule     SustainedRule
+	arrivals []dueProgram // every arrival of the trial
+	finished []finishedProgram
+	late     int
+	early    bool // the early look at the window's end has run
+	ratio    float64
 }
+
+type dueProgram struct {
+	arrival time.Duration
+	path    float64 // toolPath of its program
+}
+
+type finishedProgram struct {
+	arrival, finish time.Duration
+	residue         float64 // e2e minus tool path, seconds
+}
+
+// earlyMargin is how far below MinThroughput the ratio must be, when the
+// clock passes the window's end, to end the trial there: the ratio then
+// uses the residual delays known so far (those of long programs still
+// running are missing), so only a clear shortfall is taken as final.
+const earlyMargin = 0.05
 
 func (j *judge) programDone(p *workload.Program, arrival, finish time.Duration) bool {
 	path := toolPath(p)
-	j.finish = append(j.finish, finish)
-	j.residue = append(j.residue, (finish-arrival).Seconds()-path)
+	j.finished = append(j.finished, finishedProgram{arrival, finish, (finish - arrival).Seconds() - path})
 	if finish.Seconds() > j.rule.Window+j.rule.Drain+path {
 		j.late++
 		return true // the verdict is known: stop the run
 	}
-	if !j.checked && finish.Seconds() >= j.rule.Window {
-		j.checkThroughput()
-		return j.ratio < j.rule.MinThroughput
+	if !j.early && finish > seconds(j.rule.Window) {
+		j.early = true
+		j.ratio = j.throughput()
+		return j.ratio < j.rule.MinThroughput-earlyMargin
 	}
 	return false
 }
 
-// checkThroughput computes the throughput ratio from the finishes seen so
-// far: it is called once the engine clock passes the window's end (or at
-// the end of a run that finished inside the window). The offered programs
-// of [Warmup, Window] are those whose arrival plus tool path plus the run's
-// median residual delay (e2e minus tool path) falls in that span: the
-// finishes a system keeping up would show there.
-func (j *judge) checkThroughput() {
-	j.checked = true
-	lo, hi := seconds(j.rule.Warmup), seconds(j.rule.Window)
+// throughput is the throughput ratio from the programs finished so far: of
+// the programs that arrived after the warm-up, those finished by the
+// window's end over those due by then, a program being due when its arrival
+// plus its tool path plus the mean residual delay (e2e minus tool path) of
+// the finished programs that arrived after the warm-up is at most the
+// window's end. Counting by arrival, not by finish, keeps programs that
+// arrived before the warm-up out of both counts however long they run; the
+// mean residual (not the median) makes the two counts equal in expectation
+// in a steady state once every program has finished.
+func (j *judge) throughput() float64 {
+	warm, window := seconds(j.rule.Warmup), seconds(j.rule.Window)
+	var res []float64
 	done := 0
-	for _, f := range j.finish {
-		if f >= lo && f < hi {
+	for _, f := range j.finished {
+		if f.arrival < warm || f.arrival > window {
+			continue
+		}
+		res = append(res, f.residue)
+		if f.finish <= window {
 			done++
 		}
 	}
-	shift := seconds(median(j.residue))
-	offered := 0
-	for _, t := range j.paths {
-		if t+shift >= lo && t+shift < hi {
-			offered++
+	shift := mean(res)
+	due := 0
+	for _, a := range j.arrivals {
+		if a.arrival >= warm && a.arrival.Seconds()+a.path+shift <= j.rule.Window {
+			due++
 		}
 	}
-	if offered == 0 {
-		j.ratio = 0 // the median delay outlasts the measured span
-		if done > 0 || len(j.finish) == len(j.paths) {
-			j.ratio = 1 // nothing due there, and nothing was held up
-		}
-		return
+	if due == 0 {
+		return 1 // nothing was due: nothing to keep up with
 	}
-	j.ratio = float64(done) / float64(offered)
+	return min(float64(done)/float64(due), 1)
 }
 
-func median(xs []float64) float64 {
+func mean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[(len(s)-1)/2]
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }
 
 // toolPath is the longest chain of think and tool time through a program's
@@ -176,15 +196,15 @@ func (r SustainedRule) Trial(ctx context.Context, cfg RunConfig) (SustainedTrial
 	}
 	j := &judge{rule: r}
 	for _, a := range arr {
-		j.paths = append(j.paths, a.at+seconds(toolPath(a.prog)))
+		j.arrivals = append(j.arrivals, dueProgram{a.at, toolPath(a.prog)})
 	}
 	cfg.ProgramDone = j.programDone
 	run, err := Run(ctx, cfg)
 	if err != nil {
 		return SustainedTrial{}, err
 	}
-	if !j.checked && !run.Stopped() {
-		j.checkThroughput() // every program finished inside the window
+	if !run.Stopped() {
+		j.ratio = j.throughput() // every program has finished: the final ratio
 	}
 	t := SustainedTrial{Rate: cfg.Rate, ThroughputRatio: j.ratio, Late: j.late, Run: run}
 	if run.Stopped() {
@@ -193,7 +213,7 @@ func (r SustainedRule) Trial(ctx context.Context, cfg RunConfig) (SustainedTrial
 	switch {
 	case j.late > 0:
 		t.Reason = fmt.Sprintf("backlog: a program finished after window + drain (%g s) + its tool path", r.Window+r.Drain)
-	case j.checked && j.ratio < r.MinThroughput:
+	case j.ratio < r.MinThroughput && (j.early || !run.Stopped()):
 		t.Reason = fmt.Sprintf("throughput: %.3f of the offered rate < %g", j.ratio, r.MinThroughput)
 	case run.Stopped():
 		t.Reason = fmt.Sprintf("backlog: %d programs unfinished at %g s", t.Unfinished, run.StoppedAtS)

@@ -2,12 +2,15 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/engine/sim"
 )
@@ -137,5 +140,46 @@ func TestSustainedSearchRejectsBadInput(t *testing.T) {
 		if _, err := s.Run(context.Background()); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// The throughput test counts by arrival: a steady mix of short and long
+// programs reads as keeping up, a delay that grows through the window does not.
+func TestJudgeThroughputByArrival(t *testing.T) {
+	rule := SustainedRule{Window: 1000, Warmup: 100, Drain: 500, MinThroughput: 0.98}
+	short := &workload.Program{Calls: []workload.Call{{ID: "a", Segments: []workload.Segment{{Decode: 1}}}}}
+	long := &workload.Program{Calls: []workload.Call{{ID: "a", Segments: []workload.Segment{{Decode: 1, ToolTime: 50}, {Decode: 1}}}}}
+	steady := func(delay func(at float64, long bool) float64) float64 {
+		j := &judge{rule: rule}
+		type fin struct {
+			p         *workload.Program
+			at, until float64
+		}
+		var fins []fin
+		for i := range 1000 {
+			at := float64(i)
+			p, isLong := short, i%3 == 0
+			if isLong {
+				p = long
+			}
+			j.arrivals = append(j.arrivals, dueProgram{seconds(at), toolPath(p)})
+			fins = append(fins, fin{p, at, at + toolPath(p) + delay(at, isLong)})
+		}
+		slices.SortFunc(fins, func(a, b fin) int { return cmp.Compare(a.until, b.until) })
+		for _, f := range fins {
+			j.programDone(f.p, seconds(f.at), seconds(f.until))
+		}
+		return j.throughput()
+	}
+	if r := steady(func(_ float64, long bool) float64 {
+		if long {
+			return 120 // long programs also wait longer
+		}
+		return 2
+	}); r < 0.98 {
+		t.Fatalf("a steady mix reads %.3f, want >= 0.98", r)
+	}
+	if r := steady(func(at float64, _ bool) float64 { return 0.1 * at }); r >= 0.98 {
+		t.Fatalf("a growing delay reads %.3f, want < 0.98", r)
 	}
 }
