@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/pitstop-llm/pitstop/bench/report"
@@ -17,12 +18,13 @@ import (
 //
 //   - Throughput: of the programs that arrived after Warmup, those finished
 //     by the window's end are at least MinThroughput of those due by then:
-//     whose arrival plus tool path (below) plus the run's mean residual
-//     delay (e2e minus tool path, over the programs that arrived after the
-//     warm-up) is at most the window's end. A program's own length (a chat of twenty turns
-//     with human think times takes minutes unloaded) thus does not read as
-//     lost throughput; under overload the backlog grows, programs due by
-//     the window's end are not done, and the ratio falls.
+//     a program that arrived at a is due with probability F(Window − a), F
+//     the run's distribution of program latency (over the programs that
+//     arrived after the warm-up, all finished once the run drained). A
+//     program's own length (a chat of twenty turns with human think times
+//     takes minutes unloaded) thus does not read as lost throughput; when
+//     the backlog grows, late arrivals wait longer than the run's pooled
+//     latencies say, fall behind, and the ratio falls.
 //   - Bounded backlog: every program that arrived in the window finishes by
 //     Window + Drain + its own tool-and-think path (the longest chain of tool
 //     and think times through its calls: the part of its length that no
@@ -87,63 +89,75 @@ type dueProgram struct {
 
 type finishedProgram struct {
 	arrival, finish time.Duration
-	residue         float64 // e2e minus tool path, seconds
 }
 
 // earlyMargin is how far below MinThroughput the ratio must be, when the
 // clock passes the window's end, to end the trial there: the ratio then
-// uses the residual delays known so far (those of long programs still
-// running are missing), so only a clear shortfall is taken as final.
-const earlyMargin = 0.05
+// rests on the latencies of programs that arrived in the window's first
+// half only, so only a clear shortfall is taken as final.
+const earlyMargin = 0.1
 
 func (j *judge) programDone(p *workload.Program, arrival, finish time.Duration) bool {
-	path := toolPath(p)
-	j.finished = append(j.finished, finishedProgram{arrival, finish, (finish - arrival).Seconds() - path})
-	if finish.Seconds() > j.rule.Window+j.rule.Drain+path {
+	j.finished = append(j.finished, finishedProgram{arrival, finish})
+	if finish.Seconds() > j.rule.Window+j.rule.Drain+toolPath(p) {
 		j.late++
 		return true // the verdict is known: stop the run
 	}
 	if !j.early && finish > seconds(j.rule.Window) {
 		j.early = true
-		j.ratio = j.throughput()
+		j.ratio = j.throughput(seconds((j.rule.Warmup + j.rule.Window) / 2))
 		return j.ratio < j.rule.MinThroughput-earlyMargin
 	}
 	return false
 }
 
-// throughput is the throughput ratio from the programs finished so far: of
-// the programs that arrived after the warm-up, those finished by the
-// window's end over those due by then, a program being due when its arrival
-// plus its tool path plus the mean residual delay (e2e minus tool path) of
-// the finished programs that arrived after the warm-up is at most the
-// window's end. Counting by arrival, not by finish, keeps programs that
-// arrived before the warm-up out of both counts however long they run; the
-// mean residual (not the median) makes the two counts equal in expectation
-// in a steady state once every program has finished.
-func (j *judge) throughput() float64 {
+// throughput is the throughput ratio: of the programs that arrived after
+// the warm-up, those finished by the window's end over those due by then,
+// where a program that arrived at a counts as due with probability F(T − a),
+// F the empirical distribution of the latency (e2e) of the programs that
+// arrived between the warm-up and latest (the window's end once every
+// program has finished). In a steady state the latency does not depend on
+// the arrival time and the two counts are equal in expectation whatever
+// the mix of short and long programs; when the backlog grows, late
+// arrivals wait longer than the pooled latencies say and fall behind.
+// Counting by arrival keeps programs that arrived before the warm-up out of
+// both counts however long they run.
+func (j *judge) throughput(latest time.Duration) float64 {
 	warm, window := seconds(j.rule.Warmup), seconds(j.rule.Window)
-	var res []float64
+	var lat []time.Duration
 	done := 0
 	for _, f := range j.finished {
 		if f.arrival < warm || f.arrival > window {
 			continue
 		}
-		res = append(res, f.residue)
 		if f.finish <= window {
 			done++
 		}
-	}
-	shift := mean(res)
-	due := 0
-	for _, a := range j.arrivals {
-		if a.arrival >= warm && a.arrival.Seconds()+a.path+shift <= j.rule.Window {
-			due++
+		if f.arrival <= latest {
+			lat = append(lat, f.finish-f.arrival)
 		}
 	}
-	if due == 0 {
-		return 1 // nothing was due: nothing to keep up with
+	if len(lat) == 0 {
+		for _, a := range j.arrivals {
+			if a.arrival >= warm && a.arrival <= latest {
+				return 0 // programs arrived and none has finished
+			}
+		}
+		return 1 // nothing arrived: nothing to keep up with
 	}
-	return min(float64(done)/float64(due), 1)
+	slices.Sort(lat)
+	due := 0.0
+	for _, a := range j.arrivals {
+		if a.arrival < warm || a.arrival > window {
+			continue
+		}
+		n, _ := slices.BinarySearch(lat, window-a.arrival+1)
+		due += float64(n) / float64(len(lat))
+	}
+	if due == 0 {
+		return 1
+	}
+	return min(float64(done)/due, 1)
 }
 
 func mean(xs []float64) float64 {
@@ -204,7 +218,7 @@ func (r SustainedRule) Trial(ctx context.Context, cfg RunConfig) (SustainedTrial
 		return SustainedTrial{}, err
 	}
 	if !run.Stopped() {
-		j.ratio = j.throughput() // every program has finished: the final ratio
+		j.ratio = j.throughput(seconds(r.Window)) // every program has finished: the final ratio
 	}
 	t := SustainedTrial{Rate: cfg.Rate, ThroughputRatio: j.ratio, Late: j.late, Run: run}
 	if run.Stopped() {

@@ -64,7 +64,7 @@ func TestSustainedTrialJudgesLightAndOverload(t *testing.T) {
 	// The verdict is known at the first finish after the window: the run
 	// stops there, not at window + drain + tool path.
 	if limit := s.Rule.Window + s.Rule.Drain; tr.Run.StoppedAtS >= limit {
-		t.Fatalf("overloaded trial ran to %g s; the throughput verdict is known after %g s", tr.Run.StoppedAtS, s.Rule.Window)
+		t.Fatalf("overloaded trial ran to %g s (ratio %g, %s); the throughput verdict is known after %g s", tr.Run.StoppedAtS, tr.ThroughputRatio, tr.Reason, s.Rule.Window)
 	}
 	s.Rule.P99E2E = 1e-6
 	light, _ = s.NewRun("fcfs", 0, 1)
@@ -169,7 +169,7 @@ func TestJudgeThroughputByArrival(t *testing.T) {
 		for _, f := range fins {
 			j.programDone(f.p, seconds(f.at), seconds(f.until))
 		}
-		return j.throughput()
+		return j.throughput(seconds(rule.Window))
 	}
 	if r := steady(func(_ float64, long bool) float64 {
 		if long {
