@@ -228,7 +228,7 @@ func (r SustainedRule) Trial(ctx context.Context, cfg RunConfig) (SustainedTrial
 	case j.late > 0:
 		t.Reason = fmt.Sprintf("backlog: a program finished after window + drain (%g s) + its tool path", r.Window+r.Drain)
 	case j.ratio < r.MinThroughput && (j.early || !run.Stopped()):
-		t.Reason = fmt.Sprintf("throughput: %.3f of the offered rate < %g", j.ratio, r.MinThroughput)
+		t.Reason = fmt.Sprintf("throughput: %.3f of the programs due finished < %g", j.ratio, r.MinThroughput)
 	case run.Stopped():
 		t.Reason = fmt.Sprintf("backlog: %d programs unfinished at %g s", t.Unfinished, run.StoppedAtS)
 	case r.P99E2E > 0 && run.E2EP99S > r.P99E2E:
