@@ -56,7 +56,7 @@ bench-policies: build
 		--json $(OUT)/infercept-multi-sustained.json --out $(OUT)
 	$(BIN) bench --sustained --workload mixed --executor sim --profile a100-80g-llama3-8b \
 		--policies fcfs,vllm-opt,infercept,lamps,atlas,pitstop --duration 1800 --sustained-seeds 3 \
-		--sustained-start 0.5 --sustained-resolution 0.05 --sustained-p99 15.3 --parallel 2 \
+		--sustained-start 0.5 --sustained-resolution 0.1 --sustained-p99 15.3 --parallel 2 \
 		--json $(OUT)/mixed-sustained.json --out $(OUT)
 
 vet:
