@@ -23,7 +23,7 @@ type sustainedFlags struct {
 }
 
 // sustainedRule is the help text's statement of the rule (bench.SustainedRule).
-const sustainedRule = `a run sustains its rate when (1) the programs completed per second during [--sustained-warmup, --duration] are at least --sustained-min-throughput of the programs offered per second (counted over the same span shifted back by the run's median program latency), (2) every program finishes by --duration + --sustained-drain + its own tool-and-think path (runs still unfinished then are stopped and fail), and (3) when --sustained-p99 > 0, the p99 call e2e is at most that`
+const sustainedRule = `a run sustains its rate when (1) of the programs that arrived after --sustained-warmup, those finished by --duration are at least --sustained-min-throughput of those due by then (a program that arrived at a is due with probability F(duration - a), F the run's distribution of program latency), (2) every program finishes by --duration + --sustained-drain + its own tool-and-think path (runs still unfinished then are stopped and fail), and (3) when --sustained-p99 > 0, the p99 call e2e is at most that`
 
 func addSustainedFlags(fl *pflag.FlagSet, s *sustainedFlags) {
 	fl.BoolVar(&s.on, "sustained", false, "instead of the --rates, find per policy the highest arrival rate it sustains, by bisection over --sustained-seeds seeds (seed, seed+1, ...), --parallel searches at a time; "+sustainedRule)
@@ -33,7 +33,7 @@ func addSustainedFlags(fl *pflag.FlagSet, s *sustainedFlags) {
 	fl.Float64Var(&s.maxRate, "sustained-max", 64, "--sustained: highest rate tried (programs/s)")
 	fl.Float64Var(&s.warmup, "sustained-warmup", 300, "--sustained: seconds at the window's start left out of the throughput test")
 	fl.Float64Var(&s.drain, "sustained-drain", 600, "--sustained: seconds after the window by which every program must be done (plus its tool-and-think path)")
-	fl.Float64Var(&s.minThroughput, "sustained-min-throughput", 0.98, "--sustained: fraction of the offered rate that must complete after the warm-up")
+	fl.Float64Var(&s.minThroughput, "sustained-min-throughput", 0.98, "--sustained: fraction of the programs due (arrived after the warm-up) that must be done by the window's end")
 	fl.Float64Var(&s.p99, "sustained-p99", 0, "--sustained: p99 call e2e target in seconds (0: none)")
 }
 
