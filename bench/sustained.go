@@ -35,7 +35,7 @@ type SustainedRule struct {
 	Window        float64 // arrival window, seconds of engine time
 	Warmup        float64 // seconds at the window's start that the throughput test skips
 	Drain         float64 // seconds after the window by which every program must be done (plus its tool path)
-	MinThroughput float64 // fraction of the offered rate that must complete, e.g. 0.98
+	MinThroughput float64 // fraction of the programs due by the window's end that must be done by then, e.g. 0.98
 	P99E2E        float64 // call e2e p99 target in seconds; 0: none
 }
 
