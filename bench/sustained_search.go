@@ -210,7 +210,7 @@ func (s *SustainedSearch) search(ctx context.Context, pol string, seed int64, lo
 // mean, min and max sustained rate and, at each seed's sustained rate, the
 // mean of the run's mean and p99 e2e, throughput, recompute tokens and swap.
 func SustainedRows(w io.Writer, rep *SustainedReport) {
-	fmt.Fprintf(w, "sustained rate (programs/s) on %s, %s; window %g s, warm-up %g s, drain %g s, throughput >= %g of offered",
+	fmt.Fprintf(w, "sustained rate (programs/s) on %s, %s; window %g s, warm-up %g s, drain %g s, done >= %g of due",
 		rep.Workload, rep.Profile, rep.WindowS, rep.WarmupS, rep.DrainS, rep.MinThroughput)
 	if rep.P99E2ES > 0 {
 		fmt.Fprintf(w, ", p99 e2e <= %g s", rep.P99E2ES)
