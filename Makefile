@@ -2,7 +2,7 @@
 #   make run   — the whole loop: pitstop serve with the built-in tiny tool-calling model on the
 #                CPU, the example agent against it (tool calls, KV handling and why, results)
 #   make test  — every test (installs the ONNX Runtime library on first use)
-#   make bench-policies — the policy comparison on infercept-multi (simulated A100)
+#   make bench-policies — each policy's highest sustained rate on infercept-multi and mixed (simulated A100)
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/pitstop
@@ -34,11 +34,18 @@ agent:
 run: build agent ort
 	@PITSTOP_ORT_LIB=$(ORT_LIB) scripts/run_demo.sh $(BIN) $(AGENT) $(PORT) $(OUT)/serve.log
 
+# The p99 targets are 3x the best policy's p99 call e2e at light load (rate 1 and 0.1;
+# docs/results-policies.md, "Sustained rate").
 bench-policies: build
 	@mkdir -p $(OUT)
-	$(BIN) bench --workload infercept-multi --executor sim --profile a100-40g-gptj-6b \
-		--policies fcfs,vllm-opt,infercept,lamps,pitstop --rates 3,5,7 --duration 1800 \
-		--json $(OUT)/infercept-multi.json --csv $(OUT)/infercept-multi.csv --out $(OUT)
+	$(BIN) bench --sustained --workload infercept-multi --executor sim --profile a100-40g-gptj-6b \
+		--policies fcfs,vllm-opt,infercept,lamps,atlas,pitstop --duration 1800 --sustained-seeds 3 \
+		--sustained-start 2 --sustained-resolution 0.25 --sustained-p99 984 --parallel 2 \
+		--json $(OUT)/infercept-multi-sustained.json --out $(OUT)
+	$(BIN) bench --sustained --workload mixed --executor sim --profile a100-80g-llama3-8b \
+		--policies fcfs,vllm-opt,infercept,lamps,atlas,pitstop --duration 1800 --sustained-seeds 3 \
+		--sustained-start 0.5 --sustained-resolution 0.1 --sustained-p99 15.3 --parallel 2 \
+		--json $(OUT)/mixed-sustained.json --out $(OUT)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

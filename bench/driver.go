@@ -46,6 +46,12 @@ type RunConfig struct {
 	// sustainable load) would otherwise take hours to drain. The report
 	// marks it stopped (report.Run.StoppedAtS).
 	StopAfter time.Duration
+	// ProgramDone, when set, is told of every finished program (its arrival
+	// and finish on the engine clock); returning true ends the run there,
+	// marked stopped, if programs are still unfinished. The sustained-rate
+	// search (sustained.go) uses it to judge a run and to end one whose
+	// verdict is already known.
+	ProgramDone func(p *workload.Program, arrival, finish time.Duration) (stop bool)
 }
 
 // driver runs programs on an engine.
@@ -263,6 +269,11 @@ func (d *driver) callDone(pr *programRun, c *workload.Call, final []int32) {
 		}
 		pr.final = nil
 		if d.programsLeft--; d.programsLeft == 0 && !d.cfg.Clock.Virtual() {
+			d.done()
+		}
+		if f := d.cfg.ProgramDone; f != nil && f(pr.prog, pr.arrival, d.eng.Now()) && d.programsLeft > 0 && !d.stopped {
+			d.stopped = true
+			d.col.Stop(now)
 			d.done()
 		}
 	}

@@ -15,6 +15,8 @@ var loaders = map[string]func(seed int64) (*Workload, error){
 	"react":            React,
 	"mcts":             MCTS,
 	"mixed":            Mixed,
+	"coding":           Coding,
+	"fanout":           Fanout,
 	"mooncake-conv":    func(int64) (*Workload, error) { return MooncakeConv() },
 	"azure-conv":       func(int64) (*Workload, error) { return AzureConv() },
 	"azure-code":       func(int64) (*Workload, error) { return AzureCode() },
@@ -38,4 +40,22 @@ func Load(name string, seed int64) (*Workload, error) {
 		return nil, fmt.Errorf("unknown workload %q (valid: %s)", name, strings.Join(Names(), ", "))
 	}
 	return f(seed)
+}
+
+// Options are the distributions of the families that take them (coding,
+// fanout); nil means the family's defaults.
+type Options struct {
+	Coding *CodingOptions
+	Fanout *FanoutOptions
+}
+
+// LoadWith is Load with o's distributions for the families that take them.
+func LoadWith(name string, seed int64, o Options) (*Workload, error) {
+	switch {
+	case name == "coding" && o.Coding != nil:
+		return CodingWith(seed, *o.Coding)
+	case name == "fanout" && o.Fanout != nil:
+		return FanoutWith(seed, *o.Fanout)
+	}
+	return Load(name, seed)
 }

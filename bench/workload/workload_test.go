@@ -12,7 +12,7 @@ import (
 )
 
 func TestNames(t *testing.T) {
-	want := []string{"azure-code", "azure-conv", "chat", "infercept-multi", "infercept-single", "mcts", "mixed", "mooncake-conv", "react"}
+	want := []string{"azure-code", "azure-conv", "chat", "coding", "fanout", "infercept-multi", "infercept-single", "mcts", "mixed", "mooncake-conv", "react"}
 	if got := Names(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -46,6 +46,8 @@ func TestLoadEvery(t *testing.T) {
 		{name: "react", programs: ReactPrograms, pauses: true, multiCall: true},
 		{name: "mcts", programs: MCTSPrograms, pauses: true, multiCall: true},
 		{name: "mixed", programs: 3 * MixedPerKind, pauses: true, multiCall: true},
+		{name: "coding", programs: DefaultCodingOptions().Programs, toolCalls: true},
+		{name: "fanout", programs: DefaultFanoutOptions().Programs, toolCalls: true, multiCall: true},
 		{name: "mooncake-conv", programs: 12031, timestamped: true},
 		{name: "azure-conv", programs: 19366, timestamped: true},
 		{name: "azure-code", programs: 8819, timestamped: true},

@@ -42,6 +42,8 @@ type benchFlags struct {
 	scaleTokens, scaleTime             float64
 	sloTTFT, sloTPOT                   float64 // SLO attainment; 0: sola's SLOs
 	stopAfter                          float64 // seconds of engine time; 0: off
+	sustained                          sustainedFlags
+	families                           familyFlags
 	cpu                                cpuFlags
 	cpuNames                           []string // flags of --executor cpu only
 	// changed reports whether a flag was given on the command line (nil:
@@ -97,6 +99,8 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.Float64Var(&f.stopAfter, "stop-after", 0, "end a run at this engine time (seconds) if programs are still unfinished, and mark it stopped (not sustained; its latencies are lower bounds); for policies that collapse past their load and would take hours to drain. 0: run every program to the end; else at least --duration")
 	fl.Float64Var(&f.sloTTFT, "slo-ttft", 0, "SLO attainment: TTFT SLO in seconds that each run's requests are judged against (0: the sola policy's, --sola-ttft)")
 	fl.Float64Var(&f.sloTPOT, "slo-tpot", 0, "SLO attainment: TPOT SLO in seconds (0: the sola policy's, --sola-tpot)")
+	addSustainedFlags(fl, &f.sustained)
+	addFamilyFlags(fl, &f.families)
 	addPolicyFlags(fl, &f.popts)
 	f.cpuNames = addCPUFlags(fl, &f.cpu)
 	return cmd
@@ -171,6 +175,9 @@ func planBench(f benchFlags) (*benchPlan, error) {
 			return nil, usageError{err.Error()}
 		}
 	}
+	if err := f.sustained.validate(&f, changed); err != nil {
+		return nil, err
+	}
 	if len(f.rates) == 0 {
 		return nil, usagef("no rates given")
 	}
@@ -217,7 +224,11 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	if f.trace != "" {
 		w, err = workload.LoadFile(f.trace)
 	} else {
-		w, err = workload.Load(f.workload, f.seed)
+		opts, oerr := f.families.options(f.workload, changed)
+		if oerr != nil {
+			return nil, oerr
+		}
+		w, err = workload.LoadWith(f.workload, f.seed, opts)
 	}
 	if err != nil {
 		return nil, usageError{err.Error()}
@@ -264,6 +275,9 @@ func runBench(ctx context.Context, f benchFlags) error {
 	}
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if f.sustained.on {
+		return runSustained(ctx, f, plan)
 	}
 	st := workload.Stats(plan.w)
 	fmt.Printf("workload %s: %d programs, %d calls, %d tool calls; mean prompt %.0f, decode %.0f tokens per call, tool %.2f s\n",

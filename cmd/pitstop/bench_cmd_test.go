@@ -77,6 +77,18 @@ func TestBenchBadInput(t *testing.T) {
 		{"cpu unknown clock", []string{"--executor", "cpu", "--clock", "sundial"}, []string{`unknown clock "sundial"`, "measured"}},
 		{"cpu unknown model", []string{"--executor", "cpu", "--model", "gpt-5"}, []string{`"gpt-5"`, "llama-5m"}},
 		{"cpu model without weights", []string{"--executor", "cpu", "--model", noWeights}, []string{"safetensors"}},
+		{"sustained flag without --sustained", []string{"--sustained-seeds", "2"}, []string{"--sustained-seeds", "flag of --sustained"}},
+		{"sustained with rates", []string{"--sustained", "--rates", "1"}, []string{"leave out --rates"}},
+		{"sustained with stop-after", []string{"--sustained", "--stop-after", "10"}, []string{"leave out --stop-after"}},
+		{"sustained zero seeds", []string{"--sustained", "--sustained-seeds", "0"}, []string{"invalid --sustained-seeds 0"}},
+		{"sustained warm-up past the window", []string{"--sustained", "--sustained-warmup", "5"}, []string{"invalid --sustained-warmup 5", "--duration 5"}},
+		{"sustained zero resolution", []string{"--sustained", "--sustained-resolution", "0"}, []string{"invalid --sustained-resolution 0"}},
+		{"sustained max below start", []string{"--sustained", "--sustained-max", "0.5"}, []string{"--sustained-max 0.5"}},
+		{"sustained throughput above 1", []string{"--sustained", "--sustained-warmup", "1", "--sustained-min-throughput", "1.2"}, []string{"--sustained-min-throughput 1.2"}},
+		{"coding flag on another workload", []string{"--coding-tool-calls-mean", "3"}, []string{"--coding-tool-calls-mean", "--workload coding"}},
+		{"malformed coding tools", []string{"--workload", "coding", "--coding-tools", "read:1:x:1"}, []string{"invalid --coding-tools"}},
+		{"bad fanout option", []string{"--workload", "fanout", "--fanout-parallel-mean", "0"}, []string{"fanout: parallel mean 0"}},
+		{"sustained on cpu", []string{"--sustained", "--executor", "cpu"}, []string{"--sustained", "--executor sim"}},
 		{"cpu fit profile nowhere", []string{"--executor", "cpu", "--fit-profile", filepath.Join(dir, "none", "p.json")}, []string{"none", "does not exist"}},
 	}
 	for _, c := range cases {
@@ -101,6 +113,57 @@ func TestBenchBadInput(t *testing.T) {
 				t.Fatalf("bad input left an output file (stat err %v)", err)
 			}
 		})
+	}
+}
+
+// --sustained searches each policy's highest sustained rate and writes the
+// table, the JSON (per policy and per seed) and the plot.
+func TestBenchSustained(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "s.json")
+	code, stdout, stderr := pitstop(t, "bench", "--sustained", "--workload", "infercept-single", "--policies", "fcfs,pitstop",
+		"--duration", "300", "--sustained-warmup", "30", "--sustained-drain", "60", "--sustained-seeds", "2",
+		"--sustained-start", "4", "--sustained-resolution", "1", "--parallel", "2", "--json", js, "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "sustained_rate") || !strings.Contains(stdout, "pitstop") || !strings.Contains(stderr, "sustained search fcfs seed 2") {
+		t.Fatalf("stdout %q, stderr %q", stdout, stderr)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		WindowS  float64 `json:"window_s"`
+		Policies []struct {
+			Policy        string   `json:"policy"`
+			SustainedRate *float64 `json:"sustained_rate"`
+			Seeds         []struct {
+				Seed          int64    `json:"seed"`
+				SustainedRate *float64 `json:"sustained_rate"`
+				Trials        []json.RawMessage
+			} `json:"seeds"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.WindowS != 300 || len(rep.Policies) != 2 {
+		t.Fatalf("report: window %g, %d policies", rep.WindowS, len(rep.Policies))
+	}
+	for _, p := range rep.Policies {
+		if p.SustainedRate == nil || len(p.Seeds) != 2 || p.Seeds[0].Seed != 1 || p.Seeds[1].Seed != 2 {
+			t.Fatalf("%s: %+v", p.Policy, p)
+		}
+		for _, sd := range p.Seeds {
+			if sd.SustainedRate == nil || len(sd.Trials) < 2 {
+				t.Fatalf("%s seed %d: rate %v after %d trials", p.Policy, sd.Seed, sd.SustainedRate, len(sd.Trials))
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "infercept-single-sustained_rate.png")); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pitstop-llm/pitstop/bench/workload"
+	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/engine/sim"
+)
+
+func TestToolPathIsTheLongestChainOfToolAndThinkTime(t *testing.T) {
+	w := dagWorkload()
+	// root's tool 0.5, then a's tool 1 (b has none), then join's think 0.2.
+	if got := toolPath(&w.Programs[0]); math.Abs(got-1.7) > 1e-9 {
+		t.Fatalf("tool path %g, want 1.7", got)
+	}
+}
+
+func tinySearch(t *testing.T) *SustainedSearch {
+	t.Helper()
+	w := dagWorkload()
+	prof, cfg := smallProfile(t, 256)
+	return &SustainedSearch{
+		Rule:     SustainedRule{Window: 60, Warmup: 10, Drain: 20, MinThroughput: 0.98},
+		Policies: []string{"fcfs", "pitstop"}, Seeds: []int64{1, 2},
+		Start: 4, Resolution: 2, MaxRate: 1024, Parallel: 2,
+		NewRun: func(name string, rate float64, seed int64) (RunConfig, error) {
+			pol, err := policy.New(name, policy.Options{})
+			return RunConfig{Workload: w, Engine: cfg, Executor: sim.NewExecutor(prof), Policy: pol, Name: name}, err
+		},
+	}
+}
+
+func TestSustainedTrialJudgesLightAndOverload(t *testing.T) {
+	s := tinySearch(t)
+	light, err := s.NewRun("fcfs", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	light.Rate, light.Seed = 1, 1
+	tr, err := s.Rule.Trial(context.Background(), light)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Sustained || tr.Run.Stopped() || tr.ThroughputRatio < 0.98 {
+		t.Fatalf("rate 1 on a tiny program: %+v, want sustained", tr)
+	}
+	heavy, _ := s.NewRun("fcfs", 0, 1)
+	heavy.Rate, heavy.Seed = 200, 1
+	tr, err = s.Rule.Trial(context.Background(), heavy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Sustained || tr.Reason == "" || !tr.Run.Stopped() {
+		t.Fatalf("rate 200: %+v, want not sustained and stopped", tr)
+	}
+	// The verdict is known at the first finish after the window: the run
+	// stops there, not at window + drain + tool path.
+	if limit := s.Rule.Window + s.Rule.Drain; tr.Run.StoppedAtS >= limit {
+		t.Fatalf("overloaded trial ran to %g s (ratio %g, %s); the throughput verdict is known after %g s", tr.Run.StoppedAtS, tr.ThroughputRatio, tr.Reason, s.Rule.Window)
+	}
+	s.Rule.P99E2E = 1e-6
+	light, _ = s.NewRun("fcfs", 0, 1)
+	light.Rate, light.Seed = 1, 1
+	if tr, err = s.Rule.Trial(context.Background(), light); err != nil || tr.Sustained || !strings.HasPrefix(tr.Reason, "latency") {
+		t.Fatalf("with an unreachable p99 target: %+v, %v; want a latency failure", tr, err)
+	}
+}
+
+func TestSustainedSearchBracketsTheRate(t *testing.T) {
+	s := tinySearch(t)
+	var log bytes.Buffer
+	s.Log = &log
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 {
+		t.Fatalf("%d policies, want 2", len(res))
+	}
+	for _, p := range res {
+		if len(p.Seeds) != 2 {
+			t.Fatalf("%s: %d seeds", p.Policy, len(p.Seeds))
+		}
+		for _, sd := range p.Seeds {
+			if !(sd.SustainedRate > 0) || !(sd.Unsustained > sd.SustainedRate) || sd.Unsustained-sd.SustainedRate > s.Resolution {
+				t.Fatalf("%s seed %d: sustained %g, unsustained %g: not bracketed to %g", p.Policy, sd.Seed, sd.SustainedRate, sd.Unsustained, s.Resolution)
+			}
+			at := sd.AtRate()
+			if at == nil || !at.Sustained {
+				t.Fatalf("%s seed %d: no sustained trial at %g", p.Policy, sd.Seed, sd.SustainedRate)
+			}
+			for _, tr := range sd.Trials {
+				if tr.Rate == sd.Unsustained && tr.Sustained {
+					t.Fatalf("%s seed %d: the unsustained end %g was sustained", p.Policy, sd.Seed, tr.Rate)
+				}
+			}
+		}
+		if p.SustainedRateMin > p.SustainedRate || p.SustainedRate > p.SustainedRateMax {
+			t.Fatalf("%s: mean %g outside [%g, %g]", p.Policy, p.SustainedRate, p.SustainedRateMin, p.SustainedRateMax)
+		}
+	}
+	if !strings.Contains(log.String(), "NOT sustained") {
+		t.Fatalf("log has no failed trial:\n%s", log.String())
+	}
+	rep := &SustainedReport{Workload: "dag", Profile: "small", WindowS: 60, DrainS: 20, Policies: res}
+	var tab bytes.Buffer
+	SustainedRows(&tab, rep)
+	if !strings.Contains(tab.String(), "pitstop") || !strings.Contains(tab.String(), "sustained_rate") {
+		t.Fatalf("table:\n%s", tab.String())
+	}
+	dir := t.TempDir()
+	if err := WriteSustainedJSON(filepath.Join(dir, "s.json"), rep); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PlotSustained(dir, rep); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSustainedSearchRejectsBadInput(t *testing.T) {
+	for name, mod := range map[string]func(*SustainedSearch){
+		"no seeds":        func(s *SustainedSearch) { s.Seeds = nil },
+		"zero resolution": func(s *SustainedSearch) { s.Resolution = 0 },
+		"max below start": func(s *SustainedSearch) { s.MaxRate = 1 },
+		"warm-up >= window": func(s *SustainedSearch) {
+			s.Rule.Warmup = s.Rule.Window
+		},
+		"throughput > 1": func(s *SustainedSearch) { s.Rule.MinThroughput = 1.5 },
+	} {
+		s := tinySearch(t)
+		mod(s)
+		if _, err := s.Run(context.Background()); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// The throughput test counts by arrival: a steady mix of short and long
+// programs reads as keeping up, a delay that grows through the window does not.
+func TestJudgeThroughputByArrival(t *testing.T) {
+	rule := SustainedRule{Window: 1000, Warmup: 100, Drain: 500, MinThroughput: 0.98}
+	short := &workload.Program{Calls: []workload.Call{{ID: "a", Segments: []workload.Segment{{Decode: 1}}}}}
+	long := &workload.Program{Calls: []workload.Call{{ID: "a", Segments: []workload.Segment{{Decode: 1, ToolTime: 50}, {Decode: 1}}}}}
+	steady := func(delay func(at float64, long bool) float64) float64 {
+		j := &judge{rule: rule}
+		type fin struct {
+			p         *workload.Program
+			at, until float64
+		}
+		var fins []fin
+		for i := range 1000 {
+			at := float64(i)
+			p, isLong := short, i%3 == 0
+			if isLong {
+				p = long
+			}
+			j.arrivals = append(j.arrivals, dueProgram{seconds(at), toolPath(p)})
+			fins = append(fins, fin{p, at, at + toolPath(p) + delay(at, isLong)})
+		}
+		slices.SortFunc(fins, func(a, b fin) int { return cmp.Compare(a.until, b.until) })
+		for _, f := range fins {
+			j.programDone(f.p, seconds(f.at), seconds(f.until))
+		}
+		return j.throughput(seconds(rule.Window))
+	}
+	if r := steady(func(_ float64, long bool) float64 {
+		if long {
+			return 120 // long programs also wait longer
+		}
+		return 2
+	}); r < 0.98 {
+		t.Fatalf("a steady mix reads %.3f, want >= 0.98", r)
+	}
+	if r := steady(func(at float64, _ bool) float64 { return 0.1 * at }); r >= 0.98 {
+		t.Fatalf("a growing delay reads %.3f, want < 0.98", r)
+	}
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pitstop-llm/pitstop/bench"
+	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/engine/sim"
+)
+
+// sustainedFlags are the flags of `pitstop bench --sustained`.
+type sustainedFlags struct {
+	on                           bool
+	seeds                        int
+	start, resolution, maxRate   float64
+	warmup, drain, minThroughput float64
+	p99                          float64
+}
+
+// sustainedRule is the help text's statement of the rule (bench.SustainedRule).
+const sustainedRule = `a run sustains its rate when (1) of the programs that arrived after --sustained-warmup, those finished by --duration are at least --sustained-min-throughput of those due by then (a program that arrived at a is due with probability F(duration - a), F the run's distribution of program latency), (2) every program finishes by --duration + --sustained-drain + its own tool-and-think path (runs still unfinished then are stopped and fail), and (3) when --sustained-p99 > 0, the p99 call e2e is at most that`
+
+func addSustainedFlags(fl *pflag.FlagSet, s *sustainedFlags) {
+	fl.BoolVar(&s.on, "sustained", false, "instead of the --rates, find per policy the highest arrival rate it sustains, by bisection over --sustained-seeds seeds (seed, seed+1, ...), --parallel searches at a time; "+sustainedRule)
+	fl.IntVar(&s.seeds, "sustained-seeds", 3, "--sustained: seeds per policy")
+	fl.Float64Var(&s.start, "sustained-start", 1, "--sustained: first rate tried (programs/s); the search doubles or halves from it, then bisects")
+	fl.Float64Var(&s.resolution, "sustained-resolution", 0.05, "--sustained: the search stops when the sustained and the lowest unsustained rate are this close (programs/s)")
+	fl.Float64Var(&s.maxRate, "sustained-max", 64, "--sustained: highest rate tried (programs/s)")
+	fl.Float64Var(&s.warmup, "sustained-warmup", 300, "--sustained: seconds at the window's start left out of the throughput test")
+	fl.Float64Var(&s.drain, "sustained-drain", 600, "--sustained: seconds after the window by which every program must be done (plus its tool-and-think path)")
+	fl.Float64Var(&s.minThroughput, "sustained-min-throughput", 0.98, "--sustained: fraction of the programs due (arrived after the warm-up) that must be done by the window's end")
+	fl.Float64Var(&s.p99, "sustained-p99", 0, "--sustained: p99 call e2e target in seconds (0: none)")
+}
+
+// sustainedOnly are the flags that mean nothing without --sustained.
+var sustainedOnly = []string{"sustained-seeds", "sustained-start", "sustained-resolution", "sustained-max",
+	"sustained-warmup", "sustained-drain", "sustained-min-throughput", "sustained-p99"}
+
+func (s *sustainedFlags) validate(f *benchFlags, changed func(string) bool) error {
+	if !s.on {
+		for _, n := range sustainedOnly {
+			if changed(n) {
+				return usagef("--%s is a flag of --sustained", n)
+			}
+		}
+		return nil
+	}
+	switch {
+	case f.executor != "sim":
+		return usagef("--sustained runs dozens of trials per policy: it needs --executor sim, not %s", f.executor)
+	case f.csvPath != "":
+		return usagef("--csv writes runs at fixed rates; --sustained writes --json and --out")
+	case changed("rates"):
+		return usagef("--sustained searches the rate itself: leave out --rates")
+	case changed("stop-after"):
+		return usagef("--sustained stops each trial by its own rule (--sustained-drain): leave out --stop-after")
+	case s.seeds < 1:
+		return usagef("invalid --sustained-seeds %d: must be at least 1", s.seeds)
+	case !(s.resolution > 0) || math.IsInf(s.resolution, 0):
+		return usagef("invalid --sustained-resolution %g: must be a positive rate", s.resolution)
+	case !(s.start > 0) || !(s.maxRate >= s.start) || math.IsInf(s.maxRate, 0):
+		return usagef("invalid --sustained-start %g / --sustained-max %g: need 0 < start <= max", s.start, s.maxRate)
+	case !(s.warmup >= 0) || !(s.warmup < f.duration):
+		return usagef("invalid --sustained-warmup %g: must be >= 0 seconds, below --duration %g", s.warmup, f.duration)
+	case !(s.drain >= 0) || math.IsInf(s.drain, 0):
+		return usagef("invalid --sustained-drain %g: must be >= 0 seconds", s.drain)
+	case !(s.minThroughput > 0 && s.minThroughput <= 1):
+		return usagef("invalid --sustained-min-throughput %g: must be in (0, 1]", s.minThroughput)
+	case !(s.p99 >= 0) || math.IsInf(s.p99, 0):
+		return usagef("invalid --sustained-p99 %g: must be >= 0 seconds (0: none)", s.p99)
+	}
+	return nil
+}
+
+// runSustained runs the sustained-rate search of a validated plan and
+// writes its table, JSON (--json) and plot (--out).
+func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
+	s := f.sustained
+	seeds := make([]int64, s.seeds)
+	for i := range seeds {
+		seeds[i] = f.seed + int64(i)
+	}
+	lengthModel, err := lengthPredictor(f.predictor)
+	if err != nil {
+		return err
+	}
+	sloTTFT, sloTPOT := f.slo()
+	search := &bench.SustainedSearch{
+		Rule: bench.SustainedRule{Window: f.duration, Warmup: s.warmup, Drain: s.drain,
+			MinThroughput: s.minThroughput, P99E2E: s.p99},
+		Policies: f.policies, Seeds: seeds,
+		Start: s.start, Resolution: s.resolution, MaxRate: s.maxRate, Parallel: f.parallel,
+		NewRun: func(name string, rate float64, seed int64) (bench.RunConfig, error) {
+			pol, err := policy.New(name, f.popts)
+			if err != nil {
+				return bench.RunConfig{}, err
+			}
+			return bench.RunConfig{Workload: plan.w, Engine: engineConfig(plan.profile), Executor: sim.NewExecutor(plan.profile),
+				Policy: pol, Name: name, PredictionError: f.predErr, Predictors: newPredictors(lengthModel),
+				CheckEvery: f.checkEvery, SLOTTFT: sloTTFT, SLOTPOT: sloTPOT}, nil
+		},
+		Log: os.Stderr,
+	}
+	fmt.Printf("sustained-rate search: %s on %s, %d policies x %d seeds, %d at a time\n",
+		plan.w.Name, plan.profile.Name, len(f.policies), len(seeds), max(f.parallel, 1))
+	res, err := search.Run(ctx)
+	if err != nil {
+		return err
+	}
+	rep := &bench.SustainedReport{Workload: plan.w.Name, Executor: f.executor, Profile: plan.profile.Name,
+		WindowS: f.duration, WarmupS: s.warmup, DrainS: s.drain, MinThroughput: s.minThroughput, P99E2ES: s.p99,
+		Resolution: s.resolution, MaxRate: s.maxRate, Policies: res}
+	bench.SustainedRows(os.Stdout, rep)
+	if f.jsonPath != "" {
+		if err := bench.WriteSustainedJSON(f.jsonPath, rep); err != nil {
+			return err
+		}
+	}
+	if f.outDir != "" {
+		path, err := bench.PlotSustained(f.outDir, rep)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("plot: %s\n", path)
+	}
+	leaks := 0
+	for _, p := range res {
+		for _, sd := range p.Seeds {
+			for _, t := range sd.Trials {
+				leaks += t.Run.LeakedBlocks
+			}
+		}
+	}
+	if leaks > 0 {
+		return fmt.Errorf("%d KV blocks leaked across trials", leaks)
+	}
+	return nil
+}
