@@ -52,6 +52,29 @@ type replicaRun struct {
 	next    time.Duration
 	hasNext bool
 	busy    time.Duration // Σ iteration durations
+	// load is the engine's Load as of loadAt: it only changes when the
+	// engine runs, so calls placed between two of its iterations share it.
+	load   engine.Load
+	loadAt loadKey
+	// pending are calls placed here that the engine has not taken yet (it
+	// takes them at its next iteration boundary): the balancer counts them
+	// as waiting, so that calls placed at one instant do not all see the
+	// same least-loaded replica.
+	pendingCalls, pendingTokens, pendingPrefill int
+}
+
+type loadKey struct {
+	iter int64
+	live int
+	now  time.Duration
+}
+
+func (r *replicaRun) currentLoad() engine.Load {
+	k := loadKey{r.eng.Iterations(), r.eng.Live(), r.eng.Now()}
+	if k != r.loadAt || k.iter == 0 {
+		r.load, r.loadAt = r.eng.Load(), k
+	}
+	return r.load
 }
 
 // replicaObserver routes one engine's events to the driver.
@@ -202,11 +225,11 @@ func (cl *clusterRun) place(pr *programRun, i int, prompt []int32) {
 	c := &pr.prog.Calls[i]
 	cl.state.Now = cl.now
 	for j, r := range cl.reps {
-		l := r.eng.Load()
+		l := r.currentLoad()
 		s := &cl.state.Replicas[j]
-		s.WaitingCalls, s.RunningCalls, s.PausedCalls = l.Waiting, l.Running, l.Paused
-		s.WaitingTokens, s.RunningTokens = l.WaitingTokens, l.RunningTokens
-		s.WaitingPrefill, s.RunningContext, s.FreeBlocks = l.WaitingPrefill, l.RunningContext, l.FreeBlocks
+		s.WaitingCalls, s.RunningCalls, s.PausedCalls = l.Waiting+r.pendingCalls, l.Running, l.Paused
+		s.WaitingTokens, s.RunningTokens = l.WaitingTokens+r.pendingTokens, l.RunningTokens
+		s.WaitingPrefill, s.RunningContext, s.FreeBlocks = l.WaitingPrefill+r.pendingPrefill, l.RunningContext, l.FreeBlocks
 		s.CachedPrefix = r.eng.CachedPrefix(prompt)
 	}
 	call := cluster.Call{Program: pr.id, Thread: c.Thread, PromptTokens: len(prompt)}
@@ -229,9 +252,15 @@ func (cl *clusterRun) place(pr *programRun, i int, prompt []int32) {
 	cl.promptTokens += int64(len(prompt))
 	cl.cachedTokens += int64(cl.state.Replicas[idx].CachedPrefix)
 	r := cl.reps[idx]
+	miss := len(prompt) - cl.state.Replicas[idx].CachedPrefix
+	work := miss + call.PredictedDecode
+	r.pendingCalls, r.pendingTokens, r.pendingPrefill = r.pendingCalls+1, r.pendingTokens+work, r.pendingPrefill+miss
 	// Due at the placing instant: a busy engine takes it at its next
 	// iteration boundary, in time order with its own timers.
-	r.eng.At(cl.now, func() { cl.d.submitTo(r.eng, idx, pr, i, prompt) })
+	r.eng.At(cl.now, func() {
+		r.pendingCalls, r.pendingTokens, r.pendingPrefill = r.pendingCalls-1, r.pendingTokens-work, r.pendingPrefill-miss
+		cl.d.submitTo(r.eng, idx, pr, i, prompt)
+	})
 	if t := max(cl.now, r.eng.Now()); !r.hasNext || t < r.next {
 		r.next, r.hasNext = t, true
 	}

@@ -51,6 +51,10 @@ func (e *Engine) AdvanceTo(t time.Duration) {
 	}
 }
 
+// Iterations is the number of iterations the engine has run (tried): with
+// Live and Now, a key that changes whenever Load may have.
+func (e *Engine) Iterations() int64 { return e.iter }
+
 // Load is an engine's work as a load balancer sees it.
 type Load struct {
 	Waiting, Running, Paused int // runnable calls off / on the device; calls in a tool
