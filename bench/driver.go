@@ -61,7 +61,10 @@ type driver struct {
 	col    *report.Collector
 	noise  *rand.Rand
 	tokens tokenSource
-	calls  map[engine.SeqID]*scriptCall
+	calls  map[callKey]*scriptCall
+	// cl, when set, is the set of replicas (bench --replicas); eng is then
+	// nil and calls go where its balancer sends them.
+	cl     *clusterRun
 	iters  int
 	failed int
 	// programsLeft counts arrivals not yet finished; on a real clock the
@@ -93,8 +96,8 @@ func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
 	d := &driver{
 		cfg:   cfg,
 		col:   report.NewCollector(),
-		noise: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b9)),
-		calls: make(map[engine.SeqID]*scriptCall),
+		noise: newNoise(cfg.Seed),
+		calls: make(map[callKey]*scriptCall),
 	}
 	d.col.SetSLO(cfg.SLOTTFT, cfg.SLOTPOT)
 	eng, err := engine.New(cfg.Engine, cfg.Clock, cfg.Executor, cfg.Policy, d)
@@ -142,6 +145,8 @@ func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
 	run.DurationS = cfg.Duration
 	return run, nil
 }
+
+func newNoise(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0x9e3779b9)) }
 
 type arrival struct {
 	at   time.Duration
@@ -208,10 +213,33 @@ func (d *driver) startProgram(pr *programRun) {
 	}
 }
 
+// callKey names a call across replicas (each engine numbers its own).
+type callKey struct {
+	replica int
+	id      engine.SeqID
+}
+
+// now is the time of the event being handled.
+func (d *driver) now() time.Duration {
+	if d.cl != nil {
+		return d.cl.now
+	}
+	return d.eng.Now()
+}
+
+// at runs fn at instant t: on the engine, or on the replicas' shared timeline.
+func (d *driver) at(t time.Duration, fn func()) {
+	if d.cl != nil {
+		d.cl.at(t, fn)
+		return
+	}
+	d.eng.At(t, fn)
+}
+
 // scheduleCall submits a call after its think time.
 func (d *driver) scheduleCall(pr *programRun, i int) {
 	c := &pr.prog.Calls[i]
-	d.eng.At(d.eng.Now()+seconds(c.ThinkTime), func() { d.submit(pr, i) })
+	d.at(d.now()+seconds(c.ThinkTime), func() { d.submit(pr, i) })
 }
 
 func (d *driver) submit(pr *programRun, i int) {
@@ -226,13 +254,23 @@ func (d *driver) submit(pr *programRun, i int) {
 		prompt = sharedChunk(prompt, id, c.SharedPrefixBlock)
 	}
 	prompt = d.freshTokens(prompt, c.NewTokens)
+	if d.cl != nil {
+		d.cl.place(pr, i, prompt)
+		return
+	}
+	d.submitTo(d.eng, 0, pr, i, prompt)
+}
+
+// submitTo submits a call to one engine (replica r) now.
+func (d *driver) submitTo(eng *engine.Engine, r int, pr *programRun, i int, prompt []int32) {
+	c := &pr.prog.Calls[i]
 	sc := &scriptCall{d: d, prog: pr, call: c}
 	name := pr.id + "/" + c.ID
 	thread := c.Thread
 	if thread == "" {
 		thread = "main"
 	}
-	s, err := d.eng.SubmitNow(engine.Request{
+	s, err := eng.SubmitNow(engine.Request{
 		Name: name, Program: pr.id, Thread: thread, Parents: c.Parents,
 		Prompt: prompt, Controller: sc,
 	})
@@ -240,12 +278,12 @@ func (d *driver) submit(pr *programRun, i int) {
 		// The call can never run (its prompt exceeds the device): count it
 		// as arrived and not completed, and let the program go on.
 		d.failed++
-		d.col.CallArrived(name, pr.id, d.eng.Now().Seconds())
+		d.col.CallArrived(name, pr.id, eng.Now().Seconds())
 		d.callDone(pr, c, prompt)
 		return
 	}
 	sc.seq = s
-	d.calls[s.ID()] = sc
+	d.calls[callKey{r, s.ID()}] = sc
 }
 
 // callDone records a finished call and starts the children it unblocks.
@@ -262,13 +300,16 @@ func (d *driver) callDone(pr *programRun, c *workload.Call, final []int32) {
 		}
 	}
 	if pr.left == 0 {
-		now := d.eng.Now().Seconds()
+		if d.cl != nil {
+			d.cl.programDone(pr.id)
+		}
+		now := d.now().Seconds()
 		d.col.ProgramFinished(pr.id, now, now-pr.arrival.Seconds(), pr.tokens)
 		if d.cfg.Progress != nil {
 			d.cfg.Progress.Add(1)
 		}
 		pr.final = nil
-		if d.programsLeft--; d.programsLeft == 0 && !d.cfg.Clock.Virtual() {
+		if d.programsLeft--; d.programsLeft == 0 && d.cl == nil && !d.cfg.Clock.Virtual() {
 			d.done()
 		}
 		if f := d.cfg.ProgramDone; f != nil && f(pr.prog, pr.arrival, d.eng.Now()) && d.programsLeft > 0 && !d.stopped {
@@ -280,7 +321,10 @@ func (d *driver) callDone(pr *programRun, c *workload.Call, final []int32) {
 }
 
 // Observe feeds engine events to the collector and runs the trace's tools.
-func (d *driver) Observe(e *engine.Event) {
+func (d *driver) Observe(e *engine.Event) { d.observe(d.eng, 0, e) }
+
+// observe handles an event of replica r's engine.
+func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 	t := e.Time.Seconds()
 	switch e.Kind {
 	case engine.EvArrived:
@@ -293,17 +337,17 @@ func (d *driver) Observe(e *engine.Event) {
 	case engine.EvPaused:
 		d.col.CallPaused(e.Seq.Name(), t)
 		d.col.AddHandling(e.Handling.String())
-		sc := d.calls[e.Seq.ID()]
+		sc := d.calls[callKey{r, e.Seq.ID()}]
 		seg := sc.call.Segments[sc.seg]
 		sc.prog.history = sc.prog.history.Observe(sc.decoded, seg.Tool)
 		id := e.Seq.ID()
-		d.eng.At(e.Time+seconds(seg.ToolTime), func() {
+		eng.At(e.Time+seconds(seg.ToolTime), func() {
 			if p := d.cfg.Predictors; p != nil {
 				p.learnTool(seg.Tool, seg.ToolTime)
 			}
 			sc.resumed()
-			if err := d.eng.Resume(id, d.freshTokens(nil, seg.ToolReturn)); err != nil {
-				d.eng.Stop(err)
+			if err := eng.Resume(id, d.freshTokens(nil, seg.ToolReturn)); err != nil {
+				eng.Stop(err)
 			}
 		})
 	case engine.EvResumed:
@@ -311,8 +355,8 @@ func (d *driver) Observe(e *engine.Event) {
 	case engine.EvPreempted:
 		d.col.AddPreemption()
 	case engine.EvFinished:
-		sc := d.calls[e.Seq.ID()]
-		delete(d.calls, e.Seq.ID())
+		sc := d.calls[callKey{r, e.Seq.ID()}]
+		delete(d.calls, callKey{r, e.Seq.ID()})
 		if e.Err != nil {
 			d.failed++
 		} else {
@@ -328,8 +372,8 @@ func (d *driver) Observe(e *engine.Event) {
 		d.col.AddRecompute(it.RecomputeTokens)
 		d.iters++
 		if d.cfg.CheckEvery > 0 && d.iters%d.cfg.CheckEvery == 0 {
-			if err := d.eng.Check(); err != nil {
-				d.eng.Stop(fmt.Errorf("iteration %d: %w", d.iters, err))
+			if err := eng.Check(); err != nil {
+				eng.Stop(fmt.Errorf("iteration %d: %w", d.iters, err))
 			}
 		}
 	}

@@ -56,10 +56,10 @@ func Plot(dir string, r *Report) ([]string, error) {
 	byPolicy := map[string][]*Run{}
 	for i := range rep.Runs {
 		run := &rep.Runs[i]
-		if _, ok := byPolicy[run.Policy]; !ok {
-			policies = append(policies, run.Policy)
+		if _, ok := byPolicy[run.Series()]; !ok {
+			policies = append(policies, run.Series())
 		}
-		byPolicy[run.Policy] = append(byPolicy[run.Policy], run)
+		byPolicy[run.Series()] = append(byPolicy[run.Series()], run)
 	}
 	for _, runs := range byPolicy {
 		slices.SortStableFunc(runs, func(a, b *Run) int {

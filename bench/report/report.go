@@ -59,6 +59,23 @@ type Run struct {
 	// and TTFT include the unfinished calls censored at the stop, so they
 	// are lower bounds (see the package doc).
 	StoppedAtS float64 `json:"stopped_at_s"`
+	// Cluster runs (bench --replicas): the number of replicas, the
+	// balancer, the prefix-hit rate (prompt tokens cached on the chosen
+	// replica when the call was placed / prompt tokens) and each replica's
+	// busy fraction (iteration time / run time). Absent on one engine.
+	Replicas      int       `json:"replicas,omitempty"`
+	Balancer      string    `json:"balancer,omitempty"`
+	PrefixHitRate float64   `json:"prefix_hit_rate,omitempty"`
+	ReplicaUtil   []float64 `json:"replica_util,omitempty"`
+}
+
+// Series names the run's line in tables and plots: the policy, and on
+// several replicas the balancer too (policy/balancer).
+func (r Run) Series() string {
+	if r.Balancer == "" {
+		return r.Policy
+	}
+	return r.Policy + "/" + r.Balancer
 }
 
 // Stopped reports whether the run was stopped before every program finished.

@@ -30,6 +30,10 @@ func WriteTable(w io.Writer, r *Report) {
 	if len(slo) > 0 {
 		head += "slo_att\t"
 	}
+	replicas := slices.ContainsFunc(r.Runs, func(run Run) bool { return run.Replicas > 0 })
+	if replicas {
+		head += "replicas\tprefix_hit\treplica_util\t"
+	}
 	fmt.Fprintln(tw, head)
 	var stopped []string
 	for _, run := range r.Runs {
@@ -37,10 +41,10 @@ func WriteTable(w io.Writer, r *Report) {
 		mark := ""
 		if run.Stopped() {
 			mark = "*"
-			stopped = append(stopped, fmt.Sprintf("%s@%s at %s s", run.Policy, num(run.Rate), sec(run.StoppedAtS)))
+			stopped = append(stopped, fmt.Sprintf("%s@%s at %s s", run.Series(), num(run.Rate), sec(run.StoppedAtS)))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f/%.2f\t%d\t%d\t",
-			run.Policy, num(run.Rate), run.Completed, run.Requests, mark,
+			run.Series(), num(run.Rate), run.Completed, run.Requests, mark,
 			sec(run.E2EMeanS), sec(run.E2EP50S), sec(run.E2EP99S),
 			sec(run.TTFTMeanS), sec(run.TTFTP99S),
 			sec(run.TPOTMeanS*1000), sec(run.ProgramTokenLatencyS),
@@ -53,6 +57,13 @@ func WriteTable(w io.Writer, r *Report) {
 			} else {
 				fmt.Fprint(tw, "-\t")
 			}
+		}
+		if replicas {
+			util := make([]string, len(run.ReplicaUtil))
+			for i, u := range run.ReplicaUtil {
+				util[i] = strconv.Itoa(int(100*u + 0.5))
+			}
+			fmt.Fprintf(tw, "%d\t%.1f%%\t%s\t", run.Replicas, 100*run.PrefixHitRate, strings.Join(util, "/"))
 		}
 		fmt.Fprintln(tw)
 	}

@@ -90,6 +90,12 @@ func csvValue(v reflect.Value) string {
 			parts[i] = k + "=" + strconv.Itoa(m[k])
 		}
 		return strings.Join(parts, ";")
+	case reflect.Slice:
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = csvValue(v.Index(i))
+		}
+		return strings.Join(parts, ";")
 	default:
 		return fmt.Sprint(v.Interface())
 	}

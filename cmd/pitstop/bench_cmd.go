@@ -19,6 +19,7 @@ import (
 	"github.com/pitstop-llm/pitstop/bench"
 	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/bench/workload"
+	"github.com/pitstop-llm/pitstop/cluster"
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/engine/sim"
@@ -46,6 +47,9 @@ type benchFlags struct {
 	families                           familyFlags
 	cpu                                cpuFlags
 	cpuNames                           []string // flags of --executor cpu only
+	replicas                           int      // bench --replicas (bench_cluster.go)
+	balancers                          []string
+	copts                              cluster.Options
 	// changed reports whether a flag was given on the command line (nil:
 	// none was).
 	changed func(name string) bool
@@ -102,6 +106,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	addSustainedFlags(fl, &f.sustained)
 	addFamilyFlags(fl, &f.families)
 	addPolicyFlags(fl, &f.popts)
+	addClusterFlags(fl, &f)
 	f.cpuNames = addCPUFlags(fl, &f.cpu)
 	return cmd
 }
@@ -143,6 +148,8 @@ type benchPlan struct {
 	w       *workload.Workload
 	profile *sim.Profile // --executor sim
 	cpu     *cpuBench    // --executor cpu: the model loaded, not yet calibrated
+	// replicas, with --replicas: one profile per replica (--profile cycled).
+	replicas []*sim.Profile
 }
 
 func planBench(f benchFlags) (*benchPlan, error) {
@@ -213,7 +220,11 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	}
 	plan := &benchPlan{}
 	var err error
-	if f.executor == "sim" {
+	if f.replicas != 0 || changed("replicas") || changed("balancers") {
+		if plan.replicas, err = planCluster(f, changed); err != nil {
+			return nil, err
+		}
+	} else if f.executor == "sim" {
 		if plan.profile, err = sim.LoadProfile(f.profile); err != nil {
 			return nil, usageError{err.Error()}
 		}
@@ -293,25 +304,34 @@ func runBench(ctx context.Context, f benchFlags) error {
 		}
 		rep.Profile = "cpu:" + cb.f.model
 		parallel = 1
+	} else if plan.replicas != nil {
+		rep.Profile = describeReplicas(plan.replicas)
+		fmt.Printf("replicas: %s\n", rep.Profile)
 	} else {
 		fmt.Printf("profile %s (%s on %s)\n", plan.profile.Name, plan.profile.Model, plan.profile.Device)
 		rep.Profile = plan.profile.Name
 	}
 	type job struct {
-		policy string
-		rate   float64
+		policy, balancer string
+		rate             float64
 	}
 	var jobs []job
+	balancers := []string{""}
+	if plan.replicas != nil {
+		balancers = f.balancers
+	}
 	for _, r := range f.rates {
 		for _, p := range f.policies {
-			jobs = append(jobs, job{p, r})
+			for _, b := range balancers {
+				jobs = append(jobs, job{p, b, r})
+			}
 		}
 	}
 	expected := int64(0)
 	for _, r := range f.rates {
 		expected += int64(r * f.duration)
 	}
-	expected *= int64(len(f.policies))
+	expected *= int64(len(f.policies) * len(balancers))
 	var opts []report.ProgressOption
 	if f.progress {
 		opts = append(opts, report.ForceProgress())
@@ -337,12 +357,14 @@ func runBench(ctx context.Context, f benchFlags) error {
 			var err error
 			if plan.cpu != nil {
 				run, err = plan.cpu.run(gctx, rc)
+			} else if plan.replicas != nil {
+				run, err = runClusterJob(gctx, rc, plan.replicas, j.balancer, f)
 			} else {
 				rc.Engine, rc.Executor = engineConfig(plan.profile), sim.NewExecutor(plan.profile)
 				run, err = bench.Run(gctx, rc)
 			}
 			if err != nil {
-				return fmt.Errorf("%s at rate %g: %w", j.policy, j.rate, err)
+				return fmt.Errorf("%s%s at rate %g: %w", j.policy, j.balancer, j.rate, err)
 			}
 			mu.Lock()
 			runs[i] = run
@@ -363,7 +385,10 @@ func runBench(ctx context.Context, f benchFlags) error {
 			}
 			return 1
 		}
-		return slices.Index(f.policies, a.Policy) - slices.Index(f.policies, b.Policy)
+		if a.Policy != b.Policy {
+			return slices.Index(f.policies, a.Policy) - slices.Index(f.policies, b.Policy)
+		}
+		return slices.Index(f.balancers, a.Balancer) - slices.Index(f.balancers, b.Balancer)
 	})
 	report.WriteTable(os.Stdout, rep)
 	if plan.cpu != nil {

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBenchClusterBadInput(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"zero replicas", []string{"--replicas", "0"}, []string{"invalid --replicas 0", "positive"}},
+		{"balancers without replicas", []string{"--balancers", "autellix"}, []string{"invalid --replicas 0"}},
+		{"unknown balancer", []string{"--replicas", "2", "--balancers", "round-robin,nope"}, []string{`unknown balancer "nope"`, "least-used", "pitstop"}},
+		{"more profiles than replicas", []string{"--replicas", "1", "--profile", "a100-80g-llama3-8b,h100-80g-llama3-8b"}, []string{"2 profiles for 1 replicas", "a100-80g-llama3-8b"}},
+		{"unknown replica profile", []string{"--replicas", "2", "--profile", "a100-80g-llama3-8b,tpu"}, []string{`unknown profile "tpu"`}},
+		{"replicas on cpu", []string{"--replicas", "2", "--executor", "cpu"}, []string{"--replicas", "--executor sim"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"bench", "--workload", "chat", "--duration", "5", "--json", out}, c.args...)
+			code, stdout, stderr := pitstop(t, args...)
+			if code != 2 {
+				t.Fatalf("exit status %d, want 2 (stderr %q)", code, stderr)
+			}
+			if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 {
+				t.Fatalf("error is %d lines, want one: %q", n+1, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Fatalf("error %q does not mention %q", stderr, w)
+				}
+			}
+			if stdout != "" {
+				t.Fatalf("bad input printed output: %q", stdout)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Fatalf("bad input left an output file (stat err %v)", err)
+			}
+		})
+	}
+}
+
+func TestBenchClusterWritesReports(t *testing.T) {
+	dir := t.TempDir()
+	js, csv := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	code, stdout, stderr := pitstop(t, "bench", "--workload", "chat", "--policies", "plas", "--replicas", "3",
+		"--profile", "a100-80g-llama3-8b,h100-80g-llama3-8b", "--balancers", "round-robin,autellix",
+		"--rates", "1", "--duration", "20", "--json", js, "--csv", csv, "--out", filepath.Join(dir, "plots"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "plas/autellix") || !strings.Contains(stdout, "2x a100-80g-llama3-8b + 1x h100-80g-llama3-8b") {
+		t.Fatalf("table does not name the balancers and replicas: %q", stdout)
+	}
+	var rep struct {
+		Profile string
+		Runs    []struct {
+			Balancer      string
+			Replicas      int
+			Requests      int
+			Completed     int
+			PrefixHitRate float64   `json:"prefix_hit_rate"`
+			ReplicaUtil   []float64 `json:"replica_util"`
+		}
+	}
+	readJSON(t, js, &rep)
+	if len(rep.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(rep.Runs))
+	}
+	for i, r := range rep.Runs {
+		if r.Balancer != []string{"round-robin", "autellix"}[i] || r.Replicas != 3 || len(r.ReplicaUtil) != 3 ||
+			r.Requests == 0 || r.Completed != r.Requests || r.PrefixHitRate <= 0 || r.PrefixHitRate > 1 {
+			t.Fatalf("run %d: %+v", i, r)
+		}
+	}
+	data, err := os.ReadFile(csv)
+	if err != nil || !strings.Contains(string(data), "replica_util") {
+		t.Fatalf("csv without the cluster columns (%v)", err)
+	}
+}
