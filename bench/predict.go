@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"slices"
+
+	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/predictor"
@@ -13,11 +16,14 @@ import (
 // run. Policies read both through Sequence.Forecast().Predicted either way.
 //
 // What a trace cannot give a model is marked so: the workloads carry token
-// counts, not text, so the model sees the context length, the tools offered
-// and the program's history but no message text; whether a segment ends in a
-// tool call and how many tokens the tool returns are taken from the trace (a
-// server knows the tool once it is called); tokens after the current
-// segment are not predicted (After is 0).
+// counts, not text, so the model sees the context length, the tools offered,
+// the tool whose result it resumes after and the program's history but no
+// message text. The tools offered are those of the whole program (a request
+// lists its tools up front), never the tool this segment will call, which is
+// known only after the segment has run. Whether a segment ends in a tool call
+// and how many tokens the tool returns are taken from the trace (a server
+// knows the tool once it is called); tokens after the current segment are not
+// predicted (After is 0).
 type Predictors struct {
 	Length   predictor.LengthPredictor
 	Duration *predictor.DurationEstimator
@@ -29,9 +35,14 @@ func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Pr
 	pred.After = 0
 	seg := &c.call.Segments[c.seg]
 	if p.Length != nil {
+		lastTool := ""
+		if c.seg > 0 {
+			lastTool = c.call.Segments[c.seg-1].Tool
+		}
 		n, _ := p.Length.PredictLength(predictor.Input{
 			PromptTokens: s.NumTokens(),
-			ToolNames:    offeredTools(seg.Tool),
+			ToolNames:    programTools(c.prog.prog),
+			LastTool:     lastTool,
 			History:      c.prog.history,
 		})
 		pred.Decode = max(1, n-c.decoded)
@@ -47,6 +58,22 @@ func (p *Predictors) learnTool(tool string, seconds float64) {
 	if p.Duration != nil && tool != "" {
 		p.Duration.Observe(tool, seconds)
 	}
+}
+
+// programTools is the tool set a program's requests offer: the union of
+// the sets of the tools its segments call, in first-seen order.
+func programTools(prog *workload.Program) []string {
+	var out []string
+	for _, c := range prog.Calls {
+		for _, seg := range c.Segments {
+			for _, t := range offeredTools(seg.Tool) {
+				if !slices.Contains(out, t) {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // offeredTools is the tool set a call of an InferCept family is offered, as

@@ -56,3 +56,42 @@ func TestPredictorsReplaceTheOracle(t *testing.T) {
 		t.Fatal("the duration statistics learnt nothing from the run's tool calls")
 	}
 }
+
+// inputSpy records what a length predictor is asked.
+type inputSpy struct{ ins []predictor.Input }
+
+func (s *inputSpy) PredictLength(in predictor.Input) (int, []float32) {
+	s.ins = append(s.ins, in)
+	return 10, nil
+}
+
+// The length predictor never learns the tool a segment will call: every
+// segment of a program is offered the same tools, whether it ends in a tool
+// call or in the reply, and only the segment after a tool call sees it (as
+// the last message's tool).
+func TestPredictorsDoNotLeakTheSegmentsTool(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	pol, _ := policy.New("fcfs", policy.Options{})
+	spy := &inputSpy{}
+	_, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: pol, Name: "spy", Rate: 1, Duration: 3, Seed: 1,
+		Predictors: &Predictors{Length: spy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spy.ins) == 0 {
+		t.Fatal("the length predictor was never asked")
+	}
+	afterTool := 0
+	for _, in := range spy.ins {
+		if len(in.ToolNames) != 1 || in.ToolNames[0] != "t" {
+			t.Fatalf("offered tools %q, want the program's [t] for every segment", in.ToolNames)
+		}
+		if in.LastTool == "t" {
+			afterTool++
+		}
+	}
+	if afterTool == 0 {
+		t.Fatal("no segment saw the tool whose result it resumes after")
+	}
+}

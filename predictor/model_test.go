@@ -184,13 +184,13 @@ func TestParseONNXErrors(t *testing.T) {
 		{"garbage", []byte("this is not an onnx model at all"), "not an ONNX protobuf"},
 		{"truncated", good[:len(good)/2], "not an ONNX protobuf"},
 		{"no graph", mutate(func(m *onnxpb.ModelProto) { m.Graph = nil }), "no graph"},
-		{"other feature version", mutate(setMeta(MetaFeatureVersion, "999")), "feature version 999, this build computes version 1"},
+		{"other feature version", mutate(setMeta(MetaFeatureVersion, "999")), "feature version 999, this build computes version 2"},
 		{"no feature version", mutate(func(m *onnxpb.ModelProto) { m.MetadataProps = nil }), "no " + MetaFeatureVersion},
 		{"other bins", mutate(setMeta(MetaBins, "20")), "pitstop.bins"},
 		{"bad overflow", mutate(setMeta(MetaOverflowTokens, "12")), MetaOverflowTokens},
 		{"wrong input width", mutate(func(m *onnxpb.ModelProto) {
 			m.Graph.Input[0].Type.GetTensorType().Shape.Dim[1].Value = &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: 100}
-		}), "shape [batch, 100], want [batch, 776]"},
+		}), "shape [batch, 100], want [batch, 914]"},
 		{"wrong input rank", mutate(func(m *onnxpb.ModelProto) {
 			m.Graph.Input[0].Type.GetTensorType().Shape.Dim = m.Graph.Input[0].Type.GetTensorType().Shape.Dim[:1]
 		}), "rank 1"},

@@ -68,7 +68,9 @@ var ErrBadTrace = errors.New("bad trace")
 
 // ReadTraces reads JSONL trace files, in order. Blank lines are skipped. An
 // empty file, a line that is not a trace record, or a record written for
-// another feature version is an error naming the file and line.
+// a feature version outside [OldestTraceVersion, FeatureVersion] is an error
+// naming the file and line. A file with older records is upgraded with
+// DeriveContext.
 func ReadTraces(paths ...string) ([]TraceRecord, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("read traces: no trace files given")
@@ -93,6 +95,7 @@ func decodeTraces(r io.Reader, name string) ([]TraceRecord, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	var out []TraceRecord
+	upgrade := false
 	line := 0
 	for sc.Scan() {
 		line++
@@ -112,14 +115,15 @@ func decodeTraces(r io.Reader, name string) ([]TraceRecord, error) {
 		switch {
 		case rec.FeatureVersion == 0:
 			return nil, fmt.Errorf("%w: %s:%d: no feature_version (not a trace record?)", ErrBadTrace, name, line)
-		case rec.FeatureVersion != FeatureVersion:
-			return nil, fmt.Errorf("%w: %s:%d: feature_version %d, this build reads %d: convert the source again",
-				ErrBadTrace, name, line, rec.FeatureVersion, FeatureVersion)
+		case rec.FeatureVersion < OldestTraceVersion || rec.FeatureVersion > FeatureVersion:
+			return nil, fmt.Errorf("%w: %s:%d: feature_version %d, this build reads %d to %d: convert the source again",
+				ErrBadTrace, name, line, rec.FeatureVersion, OldestTraceVersion, FeatureVersion)
 		case rec.PreToolOutputTokens < 0 || rec.Input.PromptTokens < 0:
 			return nil, fmt.Errorf("%w: %s:%d: negative token count", ErrBadTrace, name, line)
 		case rec.ToolDurationS != nil && !validSeconds(*rec.ToolDurationS):
 			return nil, fmt.Errorf("%w: %s:%d: tool_duration_s %v is not a duration", ErrBadTrace, name, line, *rec.ToolDurationS)
 		}
+		upgrade = upgrade || rec.FeatureVersion < FeatureVersion
 		out = append(out, rec)
 	}
 	if err := sc.Err(); err != nil {
@@ -127,6 +131,9 @@ func decodeTraces(r io.Reader, name string) ([]TraceRecord, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: %s: no trace records (empty file)", ErrBadTrace, name)
+	}
+	if upgrade {
+		DeriveContext(out)
 	}
 	return out, nil
 }

@@ -22,11 +22,11 @@ func TestBins(t *testing.T) {
 
 func TestTrainDeterministicAndLearns(t *testing.T) {
 	recs := toyRecords(300, 1)
-	a, overA, err := TrainLengthModel(recs, TrainOptions{Hidden: 16, Epochs: 15, Seed: 3})
+	a, overA, err := TrainLengthModel(recs, TrainOptions{Hidden: 16, Epochs: 40, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := TrainLengthModel(recs, TrainOptions{Hidden: 16, Epochs: 15, Seed: 3})
+	b, _, _ := TrainLengthModel(recs, TrainOptions{Hidden: 16, Epochs: 40, Seed: 3})
 	if !slices.Equal(a.W1, b.W1) || !slices.Equal(a.W2, b.W2) {
 		t.Fatal("same seed, different weights")
 	}

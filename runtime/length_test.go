@@ -122,7 +122,9 @@ func TestLengthONNX(t *testing.T) {
 	pol.mu.Lock()
 	f := pol.forecasts[0]
 	pol.mu.Unlock()
-	want, _ := l.PredictLength(predictor.Input{LastMessage: "What is (17+25)*3?", ToolNames: []string{"calculator"}, PromptTokens: firstPromptTokens(t, rt, req)})
+	schema := len(calcTool.Name) + len(calcTool.Description) + len(calcTool.Parameters)
+	want, _ := l.PredictLength(predictor.Input{LastMessage: "What is (17+25)*3?", ToolNames: []string{"calculator"},
+		PromptTokens: firstPromptTokens(t, rt, req), ToolSchemaBytes: schema})
 	if f.Predicted.Decode != max(want, 1) {
 		t.Errorf("forecast %d tokens, the model predicts %d", f.Predicted.Decode, want)
 	}

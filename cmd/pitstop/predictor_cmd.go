@@ -92,6 +92,7 @@ call JSON, its tokens approximated with predictor.ApproxTokens).`,
 			if len(recs) == 0 {
 				return usagef("predictor convert: nothing to convert (--infercept none and no --bfcl)")
 			}
+			predictor.DeriveContext(recs)
 			if err := predictor.WriteTraces(out, recs); err != nil {
 				return err
 			}
@@ -257,6 +258,8 @@ func newPredictorEvalCmd() *cobra.Command {
 		traces      []string
 		heldout     bool
 		perBin      bool
+		online      bool
+		curve       string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -266,11 +269,20 @@ records and prints LAMPS's metrics: Acc-k = share of predictions within k tokens
 actual length (LAMPS §5 counts words), MAE in tokens and in bins, exact-bin accuracy, the
 per-bin table (LAMPS Table 3), per-source lines and two baselines (the program's mean
 output so far; the training median). --heldout keeps only the records the model's own
-training split held out (split and seed are in its metadata).`,
+training split held out (split and seed are in its metadata).
+
+--online replays the records in trace order through the online learner serve uses
+(predictor.OnlineLength, starting from --model): each record is predicted, then learnt
+from (prequential evaluation). The "model, online" line scores those predictions, the
+"model, not learning" line the same model without learning. --curve writes the running
+MAE (online, not learning, history) every 50 records as CSV.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if model == "" || len(traces) == 0 {
 				return usagef("predictor eval: --model and --traces are required")
+			}
+			if curve != "" && !online {
+				return usagef("predictor eval: --curve needs --online")
 			}
 			data, err := os.ReadFile(model)
 			if err != nil {
@@ -318,7 +330,22 @@ training split held out (split and seed are in its metadata).`,
 			}
 			fmt.Fprintf(stdout, "model %s (feature version %d, overflow bin = %d tokens), %d records%s\n",
 				model, info.FeatureVersion, info.OverflowTokens, len(recs), map[bool]string{true: " held out", false: ""}[heldout])
-			rep.WriteSummary(stdout, "model")
+			if online {
+				cold := rep
+				if pred, err = prequential(p, info, recs, curve); err != nil {
+					return err
+				}
+				if rep, err = predictor.Evaluate(pred, recs); err != nil {
+					return err
+				}
+				rep.WriteSummary(stdout, "model, online")
+				cold.WriteSummary(stdout, "model, not learning")
+				if curve != "" {
+					fmt.Fprintf(stdout, "wrote %s\n", curve)
+				}
+			} else {
+				rep.WriteSummary(stdout, "model")
+			}
 			med := predictor.MedianTokens(train)
 			for _, b := range []struct {
 				name string
@@ -371,6 +398,8 @@ training split held out (split and seed are in its metadata).`,
 	fl.StringVar(&plot, "plot", "", "write the confusion matrix as a PNG heat map")
 	fl.BoolVar(&heldout, "heldout", false, "evaluate only the records the model's training split held out")
 	fl.BoolVar(&perBin, "per-bin", true, "print per-bin accuracy")
+	fl.BoolVar(&online, "online", false, "prequential: predict each record, then learn from it, in trace order")
+	fl.StringVar(&curve, "curve", "", "with --online: write the prequential MAE curve as CSV")
 	return cmd
 }
 

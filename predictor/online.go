@@ -1,0 +1,335 @@
+package predictor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// OnlineOptions configures OnlineLength. Zero values take the defaults noted.
+type OnlineOptions struct {
+	// Window is how many recent segments the shipped and the learnt model
+	// are both scored on (prequentially: each before it learns from the
+	// segment) to decide which one predicts (200).
+	Window int
+	// MinSegments is how many segments the learnt model must be scored on
+	// before it may be adopted (50).
+	MinSegments int
+	// Replay is how many recent segments are kept to rehearse (512).
+	Replay int
+	// Steps is the SGD steps per segment learnt: one on the segment and
+	// Steps-1 on replayed ones (4).
+	Steps int
+	// LR is the SGD learning rate (0.02).
+	LR float64
+	// PublishEvery is how many segments pass between swaps of the weights
+	// that predict (16).
+	PublishEvery int
+	// Seed seeds the replay sampling (1).
+	Seed uint64
+}
+
+func (o OnlineOptions) withDefaults() OnlineOptions {
+	if o.Window <= 0 {
+		o.Window = 200
+	}
+	if o.MinSegments <= 0 {
+		o.MinSegments = 50
+	}
+	if o.Replay <= 0 {
+		o.Replay = 512
+	}
+	if o.Steps <= 0 {
+		o.Steps = 4
+	}
+	if o.LR <= 0 {
+		o.LR = 0.02
+	}
+	if o.PublishEvery <= 0 {
+		o.PublishEvery = 16
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o
+}
+
+// OnlineLength is a length predictor that learns from the segments a
+// deployment finishes. It keeps the shipped model and a copy of its MLP that
+// SGD updates on every finished segment (and a few rehearsed recent ones),
+// scores both on each segment before learning from it, and predicts with the
+// learnt copy only while its mean absolute error over the last Window
+// segments is lower than the shipped model's. Predictions read an immutable
+// snapshot swapped in atomically every PublishEvery segments, so learning
+// never blocks them. It is safe for concurrent use.
+type OnlineLength struct {
+	base     LengthPredictor
+	overflow int
+	opt      OnlineOptions
+
+	mu      sync.Mutex // guards everything below; Learn holds it
+	learner *MLP
+	rng     *rand.Rand
+	replayX [][]float32
+	replayY []int
+	replayN int // records ever added to the replay ring
+	win     errWindow
+	seen    int
+	scratch onlineScratch
+
+	snap atomic.Pointer[onlineSnapshot]
+	pool sync.Pool // *predictScratch for PredictLength
+}
+
+// onlineSnapshot is what PredictLength reads: weights no one writes.
+type onlineSnapshot struct {
+	mlp     *MLP
+	adopted bool
+}
+
+type predictScratch struct{ x, hidden []float32 }
+
+type onlineScratch struct{ x, hidden, logits, dlogits, dhidden []float32 }
+
+// errWindow holds the absolute errors of the shipped and the learnt model
+// on the last len(base) segments, as rings.
+type errWindow struct {
+	Base, Learnt []float64
+	Next, N      int
+}
+
+func (w *errWindow) add(base, learnt float64) {
+	w.Base[w.Next], w.Learnt[w.Next] = base, learnt
+	w.Next = (w.Next + 1) % len(w.Base)
+	w.N = min(w.N+1, len(w.Base))
+}
+
+// MAE returns the mean absolute errors of both models over the window.
+func (w *errWindow) mae() (base, learnt float64) {
+	if w.N == 0 {
+		return 0, 0
+	}
+	for i := range w.N {
+		base += w.Base[i]
+		learnt += w.Learnt[i]
+	}
+	return base / float64(w.N), learnt / float64(w.N)
+}
+
+// NewOnlineLength starts online learning on top of base, the shipped model,
+// whose MLP weights are mlp (a copy is learnt; mlp is not modified) and whose
+// overflow bin predicts overflowTokens.
+func NewOnlineLength(base LengthPredictor, mlp *MLP, overflowTokens int, opt OnlineOptions) (*OnlineLength, error) {
+	if base == nil || mlp == nil {
+		return nil, errors.New("online length: need the shipped model and its MLP weights")
+	}
+	if err := mlp.validate(); err != nil {
+		return nil, fmt.Errorf("online length: %w", err)
+	}
+	if mlp.In != FeatureDim || mlp.Out != NumClasses {
+		return nil, fmt.Errorf("online length: MLP is %d→%d, want %d→%d", mlp.In, mlp.Out, FeatureDim, NumClasses)
+	}
+	opt = opt.withDefaults()
+	o := &OnlineLength{base: base, overflow: overflowTokens, opt: opt, learner: mlp.clone(),
+		rng:     rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x0411e)),
+		replayX: make([][]float32, opt.Replay), replayY: make([]int, opt.Replay),
+		win: errWindow{Base: make([]float64, opt.Window), Learnt: make([]float64, opt.Window)},
+		scratch: onlineScratch{x: make([]float32, FeatureDim), hidden: make([]float32, mlp.Hidden),
+			logits: make([]float32, NumClasses), dlogits: make([]float32, NumClasses), dhidden: make([]float32, mlp.Hidden)},
+	}
+	o.publish()
+	return o, nil
+}
+
+func (m *MLP) clone() *MLP {
+	c := *m
+	c.W1, c.B1 = append([]float32(nil), m.W1...), append([]float32(nil), m.B1...)
+	c.W2, c.B2 = append([]float32(nil), m.W2...), append([]float32(nil), m.B2...)
+	return &c
+}
+
+// publish swaps in a snapshot of the learnt weights and whether they beat
+// the shipped model on the window. Callers hold mu (or own o alone).
+func (o *OnlineLength) publish() {
+	base, learnt := o.win.mae()
+	o.snap.Store(&onlineSnapshot{mlp: o.learner.clone(), adopted: o.win.N >= o.opt.MinSegments && learnt < base})
+}
+
+// PredictLength implements LengthPredictor: the learnt model's prediction
+// while it is adopted, else the shipped model's.
+func (o *OnlineLength) PredictLength(in Input) (int, []float32) {
+	s := o.snap.Load()
+	if !s.adopted {
+		return o.base.PredictLength(in)
+	}
+	sc, _ := o.pool.Get().(*predictScratch)
+	if sc == nil {
+		sc = &predictScratch{x: make([]float32, FeatureDim), hidden: make([]float32, s.mlp.Hidden)}
+	}
+	probs := make([]float32, NumClasses)
+	Featurize(in, sc.x)
+	s.mlp.Forward(sc.x, sc.hidden, probs)
+	o.pool.Put(sc)
+	Softmax(probs, probs)
+	return BinTokens(Argmax(probs), o.overflow), probs
+}
+
+// OnlineState is what Stats reports.
+type OnlineState struct {
+	Seen       int     // segments learnt from
+	Window     int     // segments in the scoring window
+	ShippedMAE float64 // the shipped model's MAE over the window (tokens)
+	LearntMAE  float64 // the learnt model's
+	Adopted    bool    // whether the learnt model predicts now
+}
+
+// Stats reports what the learner has seen and how both models score.
+func (o *OnlineLength) Stats() OnlineState {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	base, learnt := o.win.mae()
+	return OnlineState{Seen: o.seen, Window: o.win.N, ShippedMAE: base, LearntMAE: learnt,
+		Adopted: o.snap.Load().adopted}
+}
+
+// Learn scores both models on rec (prequentially: before learning from it),
+// then takes Steps SGD steps: one on rec, the rest on replayed recent
+// segments. Every PublishEvery segments the weights that predict are swapped.
+func (o *OnlineLength) Learn(rec TraceRecord) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	sc := &o.scratch
+	y := BinOf(rec.PreToolOutputTokens)
+	Featurize(rec.Input, sc.x)
+	basePred, _ := o.base.PredictLength(rec.Input)
+	o.learner.Forward(sc.x, sc.hidden, sc.logits)
+	learntPred := BinTokens(Argmax(sc.logits), o.overflow)
+	actual := rec.PreToolOutputTokens
+	o.win.add(float64(abs(basePred-actual)), float64(abs(learntPred-actual)))
+
+	slot := o.replayN % len(o.replayX)
+	if o.replayX[slot] == nil {
+		o.replayX[slot] = make([]float32, FeatureDim)
+	}
+	copy(o.replayX[slot], sc.x)
+	o.replayY[slot] = y
+	o.replayN++
+	lr := float32(o.opt.LR)
+	o.learner.sgdStep(sc.x, y, lr, sc)
+	have := min(o.replayN, len(o.replayX))
+	for range o.opt.Steps - 1 {
+		i := o.rng.IntN(have)
+		o.learner.sgdStep(o.replayX[i], o.replayY[i], lr, sc)
+	}
+	o.seen++
+	if o.seen%o.opt.PublishEvery == 0 {
+		o.publish()
+	}
+}
+
+// sgdStep is one plain SGD step of softmax cross-entropy on (x, y). Only the
+// rows of W1 of non-zero features change (features are sparse).
+func (m *MLP) sgdStep(x []float32, y int, lr float32, sc *onlineScratch) {
+	H, O := m.Hidden, m.Out
+	m.Forward(x, sc.hidden, sc.logits)
+	softmaxGrad(sc.logits, y, sc.dlogits)
+	for j, h := range sc.hidden {
+		var dh float32
+		if h > 0 {
+			row := m.W2[j*O : j*O+O]
+			for k, d := range sc.dlogits {
+				dh += row[k] * d
+				row[k] -= lr * h * d
+			}
+		}
+		sc.dhidden[j] = dh
+	}
+	for k, d := range sc.dlogits {
+		m.B2[k] -= lr * d
+	}
+	for j, d := range sc.dhidden {
+		m.B1[j] -= lr * d
+	}
+	for i, v := range x[:m.In] {
+		if v == 0 {
+			continue
+		}
+		row := m.W1[i*H : i*H+H]
+		for j, d := range sc.dhidden {
+			row[j] -= lr * v * d
+		}
+	}
+}
+
+// OnlineStateFile is the file under a state directory that holds the learnt
+// model: an ONNX length model (loadable by LoadModel) whose metadata also
+// carries the scoring window, so that adoption survives restarts.
+const OnlineStateFile = "length-online.onnx"
+
+const (
+	metaOnlineWindow = "pitstop.online.window"
+	metaOnlineSeen   = "pitstop.online.seen"
+)
+
+// Save writes the learnt model and its scoring window to dir/OnlineStateFile,
+// atomically.
+func (o *OnlineLength) Save(dir string) error {
+	o.mu.Lock()
+	win, err := json.Marshal(o.win)
+	var data []byte
+	if err == nil {
+		data, err = MarshalONNX(o.learner, o.overflow, map[string]string{
+			metaOnlineWindow: string(win), metaOnlineSeen: strconv.Itoa(o.seen)})
+	}
+	o.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("save online length model: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save online length model: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, OnlineStateFile), data); err != nil {
+		return fmt.Errorf("save online length model: %w", err)
+	}
+	return nil
+}
+
+// Restore loads the learnt model and window that Save wrote to dir. A
+// directory without the file is not an error (found is false): learning
+// starts from the shipped model. A file for other dimensions or another
+// feature version is an error, and o is left as it was.
+func (o *OnlineLength) Restore(dir string) (found bool, err error) {
+	path := filepath.Join(dir, OnlineStateFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("restore online length model: %w", err)
+	}
+	info, err := ParseONNX(data)
+	if err != nil {
+		return false, fmt.Errorf("restore online length model %s: %w", path, err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if info.MLP == nil || info.MLP.Hidden != o.learner.Hidden {
+		return false, fmt.Errorf("restore online length model %s: not an MLP with %d hidden units like the shipped model", path, o.learner.Hidden)
+	}
+	var win errWindow
+	if err := json.Unmarshal([]byte(info.Metadata[metaOnlineWindow]), &win); err != nil ||
+		len(win.Base) != len(o.win.Base) || len(win.Learnt) != len(win.Base) || win.N > len(win.Base) || win.Next >= len(win.Base) || win.N < 0 || win.Next < 0 {
+		// A window of another size (or none) restarts the scoring.
+		win = errWindow{Base: make([]float64, len(o.win.Base)), Learnt: make([]float64, len(o.win.Base))}
+	}
+	seen, _ := strconv.Atoi(info.Metadata[metaOnlineSeen])
+	o.learner, o.win, o.seen = info.MLP, win, seen
+	o.publish()
+	return true, nil
+}
