@@ -35,22 +35,50 @@ func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Pr
 	pred.After = 0
 	seg := &c.call.Segments[c.seg]
 	if p.Length != nil {
-		lastTool := ""
-		if c.seg > 0 {
-			lastTool = c.call.Segments[c.seg-1].Tool
-		}
-		n, _ := p.Length.PredictLength(predictor.Input{
-			PromptTokens: s.NumTokens(),
-			ToolNames:    programTools(c.prog.prog),
-			LastTool:     lastTool,
-			History:      c.prog.history,
-		})
+		n, _ := p.Length.PredictLength(segmentInput(c, s.NumTokens()))
 		pred.Decode = max(1, n-c.decoded)
 	}
 	if truth.HasTool && p.Duration != nil {
 		pred.ToolTime = p.Duration.PredictDuration(seg.Tool)
 	}
 	return pred
+}
+
+// segmentInput is what the length predictor knows of c's current segment
+// with promptTokens in context.
+func segmentInput(c *scriptCall, promptTokens int) predictor.Input {
+	lastTool := ""
+	if c.seg > 0 {
+		lastTool = c.call.Segments[c.seg-1].Tool
+	}
+	return predictor.Input{
+		PromptTokens: promptTokens,
+		ToolNames:    programTools(c.prog.prog),
+		LastTool:     lastTool,
+		History:      c.prog.history,
+	}
+}
+
+// onlineLearner is a length predictor that learns from finished segments
+// (predictor.OnlineLength, as serve runs it).
+type onlineLearner interface {
+	Learn(predictor.TraceRecord)
+}
+
+// learnSegment teaches an online length predictor c's segment that just
+// finished (s has generated it); the driver calls it before the program's
+// history takes the segment in.
+func (p *Predictors) learnSegment(c *scriptCall, s *engine.Sequence) {
+	if p == nil {
+		return
+	}
+	l, ok := p.Length.(onlineLearner)
+	if !ok {
+		return
+	}
+	seg := c.call.Segments[c.seg]
+	l.Learn(predictor.TraceRecord{Source: "bench", Program: c.prog.id, Segment: c.prog.history.Calls,
+		Input: segmentInput(c, s.NumTokens()-c.decoded), PreToolOutputTokens: c.decoded, Tool: seg.Tool})
 }
 
 // learnTool teaches the duration statistics a finished tool call.

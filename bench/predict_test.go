@@ -95,3 +95,39 @@ func TestPredictorsDoNotLeakTheSegmentsTool(t *testing.T) {
 		t.Fatal("no segment saw the tool whose result it resumes after")
 	}
 }
+
+// learnSpy is an online length predictor that records what it learns.
+type learnSpy struct {
+	inputSpy
+	learnt []predictor.TraceRecord
+}
+
+func (s *learnSpy) Learn(r predictor.TraceRecord) { s.learnt = append(s.learnt, r) }
+
+// An online length predictor learns every finished segment, with the input
+// it was asked about and the tokens the segment generated.
+func TestPredictorsTeachAnOnlineLengthModel(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	pol, _ := policy.New("fcfs", policy.Options{})
+	spy := &learnSpy{}
+	_, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: pol, Name: "spy", Rate: 1, Duration: 3, Seed: 1,
+		Predictors: &Predictors{Length: spy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// dagWorkload's program: root (10 + 10 tokens), a (20 + 20), b (5), join (8).
+	want := map[int]int{10: 2, 20: 2, 5: 1, 8: 1}
+	got := map[int]int{}
+	for _, r := range spy.learnt {
+		got[r.PreToolOutputTokens]++
+		if r.Tool == "t" && r.Input.LastTool == "t" {
+			t.Fatalf("a segment learnt with its own tool as the last message's: %+v", r)
+		}
+	}
+	for n, c := range want {
+		if got[n] < c || got[n]%c != 0 {
+			t.Fatalf("learnt output lengths %v, want multiples of %v per program", got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -24,9 +25,9 @@ type OnlineOptions struct {
 	// Replay is how many recent segments are kept to rehearse (512).
 	Replay int
 	// Steps is the SGD steps per segment learnt: one on the segment and
-	// Steps-1 on replayed ones (4).
+	// Steps-1 on replayed ones (8).
 	Steps int
-	// LR is the SGD learning rate (0.02).
+	// LR is the SGD learning rate (0.05).
 	LR float64
 	// PublishEvery is how many segments pass between swaps of the weights
 	// that predict (16).
@@ -46,10 +47,10 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 		o.Replay = 512
 	}
 	if o.Steps <= 0 {
-		o.Steps = 4
+		o.Steps = 8
 	}
 	if o.LR <= 0 {
-		o.LR = 0.02
+		o.LR = 0.05
 	}
 	if o.PublishEvery <= 0 {
 		o.PublishEvery = 16
@@ -63,11 +64,14 @@ func (o OnlineOptions) withDefaults() OnlineOptions {
 // OnlineLength is a length predictor that learns from the segments a
 // deployment finishes. It keeps the shipped model and a copy of its MLP that
 // SGD updates on every finished segment (and a few rehearsed recent ones),
-// scores both on each segment before learning from it, and predicts with the
-// learnt copy only while its mean absolute error over the last Window
-// segments is lower than the shipped model's. Predictions read an immutable
-// snapshot swapped in atomically every PublishEvery segments, so learning
-// never blocks them. It is safe for concurrent use.
+// and scores three predictors on each segment before learning from it: the
+// shipped model, the learnt copy, and the program's mean so far (the
+// shipped model for a program's first segment). It predicts with the
+// shipped model until MinSegments were scored, then with whichever of the
+// three has the lowest mean absolute error over the last Window segments:
+// the learnt copy is adopted only while it beats the others. Predictions
+// read an immutable snapshot swapped in atomically every PublishEvery
+// segments, so learning never blocks them. It is safe for concurrent use.
 type OnlineLength struct {
 	base     LengthPredictor
 	overflow int
@@ -89,37 +93,61 @@ type OnlineLength struct {
 
 // onlineSnapshot is what PredictLength reads: weights no one writes.
 type onlineSnapshot struct {
-	mlp     *MLP
-	adopted bool
+	mlp    *MLP
+	choice Choice
+}
+
+// Choice is the predictor an OnlineLength predicts with.
+type Choice int
+
+// The predictors an OnlineLength chooses among.
+const (
+	ChoiceShipped Choice = iota // the shipped model
+	ChoiceLearnt                // the copy learnt online
+	ChoiceHistory               // the program's mean so far
+)
+
+func (c Choice) String() string {
+	return [...]string{"shipped", "learnt", "history"}[c]
 }
 
 type predictScratch struct{ x, hidden []float32 }
 
 type onlineScratch struct{ x, hidden, logits, dlogits, dhidden []float32 }
 
-// errWindow holds the absolute errors of the shipped and the learnt model
-// on the last len(base) segments, as rings.
+// errWindow holds the absolute errors of the three predictors on the last
+// len(Base) segments, as rings.
 type errWindow struct {
-	Base, Learnt []float64
-	Next, N      int
+	Base, Learnt, History []float64
+	Next, N               int
 }
 
-func (w *errWindow) add(base, learnt float64) {
-	w.Base[w.Next], w.Learnt[w.Next] = base, learnt
+func newErrWindow(n int) errWindow {
+	return errWindow{Base: make([]float64, n), Learnt: make([]float64, n), History: make([]float64, n)}
+}
+
+func (w *errWindow) valid(n int) bool {
+	return len(w.Base) == n && len(w.Learnt) == n && len(w.History) == n && w.N >= 0 && w.N <= n && w.Next >= 0 && w.Next < n
+}
+
+func (w *errWindow) add(base, learnt, history float64) {
+	w.Base[w.Next], w.Learnt[w.Next], w.History[w.Next] = base, learnt, history
 	w.Next = (w.Next + 1) % len(w.Base)
 	w.N = min(w.N+1, len(w.Base))
 }
 
-// MAE returns the mean absolute errors of both models over the window.
-func (w *errWindow) mae() (base, learnt float64) {
+// mae returns the mean absolute errors of the three over the window.
+func (w *errWindow) mae() (base, learnt, history float64) {
 	if w.N == 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	for i := range w.N {
 		base += w.Base[i]
 		learnt += w.Learnt[i]
+		history += w.History[i]
 	}
-	return base / float64(w.N), learnt / float64(w.N)
+	n := float64(w.N)
+	return base / n, learnt / n, history / n
 }
 
 // NewOnlineLength starts online learning on top of base, the shipped model,
@@ -139,7 +167,7 @@ func NewOnlineLength(base LengthPredictor, mlp *MLP, overflowTokens int, opt Onl
 	o := &OnlineLength{base: base, overflow: overflowTokens, opt: opt, learner: mlp.clone(),
 		rng:     rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x0411e)),
 		replayX: make([][]float32, opt.Replay), replayY: make([]int, opt.Replay),
-		win: errWindow{Base: make([]float64, opt.Window), Learnt: make([]float64, opt.Window)},
+		win: newErrWindow(opt.Window),
 		scratch: onlineScratch{x: make([]float32, FeatureDim), hidden: make([]float32, mlp.Hidden),
 			logits: make([]float32, NumClasses), dlogits: make([]float32, NumClasses), dhidden: make([]float32, mlp.Hidden)},
 	}
@@ -154,19 +182,46 @@ func (m *MLP) clone() *MLP {
 	return &c
 }
 
-// publish swaps in a snapshot of the learnt weights and whether they beat
-// the shipped model on the window. Callers hold mu (or own o alone).
+// publish swaps in a snapshot of the learnt weights and the predictor with
+// the lowest error on the window. Callers hold mu (or own o alone).
 func (o *OnlineLength) publish() {
-	base, learnt := o.win.mae()
-	o.snap.Store(&onlineSnapshot{mlp: o.learner.clone(), adopted: o.win.N >= o.opt.MinSegments && learnt < base})
+	o.snap.Store(&onlineSnapshot{mlp: o.learner.clone(), choice: o.choose()})
 }
 
-// PredictLength implements LengthPredictor: the learnt model's prediction
-// while it is adopted, else the shipped model's.
+func (o *OnlineLength) choose() Choice {
+	if o.win.N < o.opt.MinSegments {
+		return ChoiceShipped
+	}
+	base, learnt, history := o.win.mae()
+	switch {
+	case learnt < base && learnt <= history:
+		return ChoiceLearnt
+	case history < base:
+		return ChoiceHistory
+	}
+	return ChoiceShipped
+}
+
+// historyPrediction is the program's mean so far, or shipped for a
+// program's first segment.
+func historyPrediction(in Input, shipped int) int {
+	if in.History.Calls > 0 {
+		return int(math.Round(in.History.MeanOutputTokens))
+	}
+	return shipped
+}
+
+// PredictLength implements LengthPredictor with the chosen predictor. The
+// history choice returns the shipped model's distribution with its point
+// prediction.
 func (o *OnlineLength) PredictLength(in Input) (int, []float32) {
 	s := o.snap.Load()
-	if !s.adopted {
+	switch s.choice {
+	case ChoiceShipped:
 		return o.base.PredictLength(in)
+	case ChoiceHistory:
+		n, probs := o.base.PredictLength(in)
+		return historyPrediction(in, n), probs
 	}
 	sc, _ := o.pool.Get().(*predictScratch)
 	if sc == nil {
@@ -177,7 +232,7 @@ func (o *OnlineLength) PredictLength(in Input) (int, []float32) {
 	s.mlp.Forward(sc.x, sc.hidden, probs)
 	o.pool.Put(sc)
 	Softmax(probs, probs)
-	return BinTokens(Argmax(probs), o.overflow), probs
+	return LengthQuantile(probs, 0.5, o.overflow), probs
 }
 
 // OnlineState is what Stats reports.
@@ -186,16 +241,17 @@ type OnlineState struct {
 	Window     int     // segments in the scoring window
 	ShippedMAE float64 // the shipped model's MAE over the window (tokens)
 	LearntMAE  float64 // the learnt model's
-	Adopted    bool    // whether the learnt model predicts now
+	HistoryMAE float64 // the program's mean so far
+	Choice     Choice  // the predictor that predicts now
 }
 
 // Stats reports what the learner has seen and how both models score.
 func (o *OnlineLength) Stats() OnlineState {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	base, learnt := o.win.mae()
-	return OnlineState{Seen: o.seen, Window: o.win.N, ShippedMAE: base, LearntMAE: learnt,
-		Adopted: o.snap.Load().adopted}
+	base, learnt, history := o.win.mae()
+	return OnlineState{Seen: o.seen, Window: o.win.N, ShippedMAE: base, LearntMAE: learnt, HistoryMAE: history,
+		Choice: o.snap.Load().choice}
 }
 
 // Learn scores both models on rec (prequentially: before learning from it),
@@ -209,9 +265,11 @@ func (o *OnlineLength) Learn(rec TraceRecord) {
 	Featurize(rec.Input, sc.x)
 	basePred, _ := o.base.PredictLength(rec.Input)
 	o.learner.Forward(sc.x, sc.hidden, sc.logits)
-	learntPred := BinTokens(Argmax(sc.logits), o.overflow)
+	Softmax(sc.logits, sc.logits)
+	learntPred := LengthQuantile(sc.logits, 0.5, o.overflow)
 	actual := rec.PreToolOutputTokens
-	o.win.add(float64(abs(basePred-actual)), float64(abs(learntPred-actual)))
+	histPred := historyPrediction(rec.Input, basePred)
+	o.win.add(float64(abs(basePred-actual)), float64(abs(learntPred-actual)), float64(abs(histPred-actual)))
 
 	slot := o.replayN % len(o.replayX)
 	if o.replayX[slot] == nil {
@@ -323,10 +381,9 @@ func (o *OnlineLength) Restore(dir string) (found bool, err error) {
 		return false, fmt.Errorf("restore online length model %s: not an MLP with %d hidden units like the shipped model", path, o.learner.Hidden)
 	}
 	var win errWindow
-	if err := json.Unmarshal([]byte(info.Metadata[metaOnlineWindow]), &win); err != nil ||
-		len(win.Base) != len(o.win.Base) || len(win.Learnt) != len(win.Base) || win.N > len(win.Base) || win.Next >= len(win.Base) || win.N < 0 || win.Next < 0 {
+	if err := json.Unmarshal([]byte(info.Metadata[metaOnlineWindow]), &win); err != nil || !win.valid(len(o.win.Base)) {
 		// A window of another size (or none) restarts the scoring.
-		win = errWindow{Base: make([]float64, len(o.win.Base)), Learnt: make([]float64, len(o.win.Base))}
+		win = newErrWindow(len(o.win.Base))
 	}
 	seen, _ := strconv.Atoi(info.Metadata[metaOnlineSeen])
 	o.learner, o.win, o.seen = info.MLP, win, seen

@@ -34,13 +34,13 @@ func TestOnlineLengthLearnsAShiftAndAdopts(t *testing.T) {
 	test := shifted(200, 9, 60)
 	before := maeOf(base, test)
 	for i, r := range shifted(400, 5, 60) {
-		if i == 40 && o.Stats().Adopted {
+		if i == 40 && (o.Stats().Choice == ChoiceLearnt) {
 			t.Fatal("adopted before MinSegments segments were scored")
 		}
 		o.Learn(r)
 	}
 	st := o.Stats()
-	if st.Seen != 400 || st.Window != 100 || !st.Adopted || !(st.LearntMAE < st.ShippedMAE) {
+	if st.Seen != 400 || st.Window != 100 || st.Choice != ChoiceLearnt || !(st.LearntMAE < st.ShippedMAE) {
 		t.Fatalf("after 400 shifted segments: %+v, want the learnt model adopted with the lower window MAE", st)
 	}
 	after := maeOf(o, test)
@@ -62,11 +62,13 @@ func TestOnlineLengthKeepsTheShippedModelWhenNotBetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A learning rate of 5 wrecks the copy on data the shipped model knows.
+	// Without history, the program's-mean predictor is the shipped model.
 	for _, r := range toyRecords(200, 11) {
+		r.Input.History = History{}
 		o.Learn(r)
 	}
 	st := o.Stats()
-	if st.Adopted || !(st.LearntMAE >= st.ShippedMAE) {
+	if st.Choice != ChoiceShipped || !(st.LearntMAE >= st.ShippedMAE) || st.HistoryMAE != st.ShippedMAE {
 		t.Fatalf("%+v: want the shipped model kept", st)
 	}
 	test := toyRecords(100, 12)
@@ -151,7 +153,7 @@ func BenchmarkOnlineLengthPredict(b *testing.B) {
 	for _, r := range recs {
 		o.Learn(r)
 	}
-	if !o.Stats().Adopted {
+	if !(o.Stats().Choice == ChoiceLearnt) {
 		b.Fatal("learner not adopted: the benchmark would time the shipped model")
 	}
 	in := sampleInput()

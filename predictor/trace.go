@@ -3,11 +3,13 @@ package predictor
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // TraceRecord is one finished segment of a call — the generation from the
@@ -49,12 +51,24 @@ func AppendTrace(w io.Writer, rec TraceRecord) error {
 	return nil
 }
 
-// WriteTraces writes recs to path (JSONL), atomically.
+// WriteTraces writes recs to path (JSONL, gzip-compressed when path ends in
+// ".gz"), atomically.
 func WriteTraces(path string, recs []TraceRecord) error {
 	var buf bytes.Buffer
+	var w io.Writer = &buf
+	var zw *gzip.Writer
+	if strings.HasSuffix(path, ".gz") {
+		zw = gzip.NewWriter(&buf)
+		w = zw
+	}
 	for _, r := range recs {
-		if err := AppendTrace(&buf, r); err != nil {
+		if err := AppendTrace(w, r); err != nil {
 			return err
+		}
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("write traces: %w", err)
 		}
 	}
 	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
@@ -66,7 +80,8 @@ func WriteTraces(path string, recs []TraceRecord) error {
 // ErrBadTrace is wrapped by ReadTraces's errors about file contents.
 var ErrBadTrace = errors.New("bad trace")
 
-// ReadTraces reads JSONL trace files, in order. Blank lines are skipped. An
+// ReadTraces reads JSONL trace files (gzip-compressed when the name ends in
+// ".gz"), in order. Blank lines are skipped. An
 // empty file, a line that is not a trace record, or a record written for
 // a feature version outside [OldestTraceVersion, FeatureVersion] is an error
 // naming the file and line. A file with older records is upgraded with
@@ -81,7 +96,16 @@ func ReadTraces(paths ...string) ([]TraceRecord, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read traces: %w", err)
 		}
-		recs, err := decodeTraces(f, path)
+		var r io.Reader = f
+		if strings.HasSuffix(path, ".gz") {
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%w: %s: %v", ErrBadTrace, path, err)
+			}
+			r = zr
+		}
+		recs, err := decodeTraces(r, path)
 		f.Close()
 		if err != nil {
 			return nil, err

@@ -153,3 +153,19 @@ func TestSoftmaxArgmax(t *testing.T) {
 		t.Fatal("argmax tie")
 	}
 }
+
+func TestLengthDistribution(t *testing.T) {
+	probs := make([]float32, NumClasses)
+	probs[2], probs[4], probs[OverflowBin] = 0.25, 0.5, 0.25
+	for _, c := range []struct {
+		q    float64
+		want int
+	}{{0.1, 24}, {0.25, 30}, {0.5, 45}, {0.74, 49}, {0.9, 700}} {
+		if got := LengthQuantile(probs, c.q, 700); got != c.want {
+			t.Errorf("quantile %v = %d, want %d", c.q, got, c.want)
+		}
+	}
+	if e := ExpectedLength(probs, 700); math.Abs(e-(0.25*25+0.5*45+0.25*700)) > 1e-9 {
+		t.Errorf("expected length %v", e)
+	}
+}

@@ -67,7 +67,7 @@ func (l *Length) LearnOnline(stateDir string, opt predictor.OnlineOptions, log *
 		}
 		if found {
 			st := o.Stats()
-			log.Info("length predictor: restored the online model", "dir", stateDir, "seen", st.Seen, "adopted", st.Adopted)
+			log.Info("length predictor: restored the online model", "dir", stateDir, "seen", st.Seen, "predicting", st.Choice.String())
 		}
 	}
 	ln := &lengthLearner{online: o, stateDir: stateDir, log: log,
@@ -149,8 +149,10 @@ func (ln *lengthLearner) registerMetrics(reg prometheus.Registerer) {
 	reg.MustRegister(
 		gauge("pitstop_predictor_online_segments", "Finished segments the online length learner has learnt from (this process and those it restored).",
 			func(s predictor.OnlineState) float64 { return float64(s.Seen) }),
-		gauge("pitstop_predictor_online_adopted", "1 while the online-learnt length model predicts (it beats the shipped model on recent segments), else 0.",
-			func(s predictor.OnlineState) float64 { return b2f(s.Adopted) }),
+		gauge("pitstop_predictor_online_adopted", "1 while the online-learnt length model predicts (it beats the shipped model and the program's mean on recent segments), else 0.",
+			func(s predictor.OnlineState) float64 { return b2f(s.Choice == predictor.ChoiceLearnt) }),
+		gauge("pitstop_predictor_online_history_mae_tokens", "The program's-mean-so-far predictor's mean absolute error over the same recent segments (the online learner predicts with it while it is the best of the three).",
+			func(s predictor.OnlineState) float64 { return s.HistoryMAE }),
 		gauge("pitstop_predictor_online_shipped_mae_tokens", "The shipped length model's mean absolute error over the recent segments the learner scores both models on.",
 			func(s predictor.OnlineState) float64 { return s.ShippedMAE }),
 		gauge("pitstop_predictor_online_learnt_mae_tokens", "The online-learnt length model's mean absolute error over the same recent segments.",

@@ -39,7 +39,7 @@ Runtime) and the per-tool duration estimator.
   pitstop predictor eval --model model.onnx --traces traces.jsonl --heldout --plot confusion.png
   pitstop predictor durations --traces traces.jsonl --out durations.json`,
 	}
-	cmd.AddCommand(newPredictorConvertCmd(), newPredictorTrainCmd(), newPredictorEvalCmd(), newPredictorDurationsCmd())
+	cmd.AddCommand(newPredictorConvertCmd(), newPredictorConvertChatCmd(), newPredictorTrainCmd(), newPredictorEvalCmd(), newPredictorDurationsCmd())
 	return cmd
 }
 
@@ -260,6 +260,7 @@ func newPredictorEvalCmd() *cobra.Command {
 		perBin      bool
 		online      bool
 		curve       string
+		curvePNG    string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -281,8 +282,8 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 			if model == "" || len(traces) == 0 {
 				return usagef("predictor eval: --model and --traces are required")
 			}
-			if curve != "" && !online {
-				return usagef("predictor eval: --curve needs --online")
+			if (curve != "" || curvePNG != "") && !online {
+				return usagef("predictor eval: --curve and --curve-png need --online")
 			}
 			data, err := os.ReadFile(model)
 			if err != nil {
@@ -332,7 +333,7 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 				model, info.FeatureVersion, info.OverflowTokens, len(recs), map[bool]string{true: " held out", false: ""}[heldout])
 			if online {
 				cold := rep
-				if pred, err = prequential(p, info, recs, curve); err != nil {
+				if pred, err = prequential(p, info, recs, curve, curvePNG); err != nil {
 					return err
 				}
 				if rep, err = predictor.Evaluate(pred, recs); err != nil {
@@ -340,8 +341,10 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 				}
 				rep.WriteSummary(stdout, "model, online")
 				cold.WriteSummary(stdout, "model, not learning")
-				if curve != "" {
-					fmt.Fprintf(stdout, "wrote %s\n", curve)
+				for _, f := range []string{curve, curvePNG} {
+					if f != "" {
+						fmt.Fprintf(stdout, "wrote %s\n", f)
+					}
 				}
 			} else {
 				rep.WriteSummary(stdout, "model")
@@ -400,6 +403,7 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 	fl.BoolVar(&perBin, "per-bin", true, "print per-bin accuracy")
 	fl.BoolVar(&online, "online", false, "prequential: predict each record, then learn from it, in trace order")
 	fl.StringVar(&curve, "curve", "", "with --online: write the prequential MAE curve as CSV")
+	fl.StringVar(&curvePNG, "curve-png", "", "with --online: draw the prequential MAE curves as a PNG")
 	return cmd
 }
 
