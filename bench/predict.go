@@ -29,19 +29,49 @@ type Predictors struct {
 	Duration *predictor.DurationEstimator
 }
 
-// forecast fills the predicted view of the call's current segment.
-func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Prediction) engine.Prediction {
+// toolTimeLevels are the duration quantiles a forecast's Distribution holds.
+var toolTimeLevels = []float64{0.5, 0.9} // the quantiles DurationEstimator tracks
+
+// forecast fills the predicted view of the call's current segment, with the
+// predictors' distributions when they have them.
+func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Prediction) (engine.Prediction, *engine.Distribution) {
 	pred := truth
 	pred.After = 0
 	seg := &c.call.Segments[c.seg]
+	var dist *engine.Distribution
 	if p.Length != nil {
-		n, _ := p.Length.PredictLength(segmentInput(c, s.NumTokens()))
+		n, probs := p.Length.PredictLength(segmentInput(c, s.NumTokens()))
 		pred.Decode = max(1, n-c.decoded)
+		if len(probs) == predictor.NumClasses {
+			dist = &engine.Distribution{LengthProbs: probs, LengthBinWidth: predictor.BinWidth,
+				OverflowTokens: overflowTokens(p.Length), Decoded: c.decoded}
+		}
 	}
 	if truth.HasTool && p.Duration != nil {
 		pred.ToolTime = p.Duration.PredictDuration(seg.Tool)
+		if dist != nil {
+			for _, q := range toolTimeLevels {
+				if v, ok := p.Duration.Quantile(seg.Tool, q); ok {
+					dist.ToolTimeLevels = append(dist.ToolTimeLevels, q)
+					dist.ToolTimeQuantiles = append(dist.ToolTimeQuantiles, v)
+				}
+			}
+		}
 	}
-	return pred
+	return pred, dist
+}
+
+// overflowTokens is the value a length model gives its overflow bin.
+func overflowTokens(l predictor.LengthPredictor) int {
+	switch m := l.(type) {
+	case *predictor.Model:
+		return m.OverflowTokens()
+	case predictor.GoClassifier:
+		return m.OverflowTokens
+	case *predictor.OnlineLength:
+		return m.OverflowTokens()
+	}
+	return predictor.DefaultOverflowTokens
 }
 
 // segmentInput is what the length predictor knows of c's current segment

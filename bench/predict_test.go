@@ -131,3 +131,38 @@ func TestPredictorsTeachAnOnlineLengthModel(t *testing.T) {
 		}
 	}
 }
+
+// probSpy predicts a fixed distribution.
+type probSpy struct{}
+
+func (probSpy) PredictLength(predictor.Input) (int, []float32) {
+	p := make([]float32, predictor.NumClasses)
+	p[1], p[3] = 0.5, 0.5
+	return 20, p
+}
+
+// Policies see the length model's distribution and the tool duration's
+// quantiles, not only the point predictions.
+func TestPredictorsExposeDistributions(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	base, _ := policy.New("fcfs", policy.Options{})
+	spy := &spyPolicy{Policy: base}
+	durations := predictor.NewDurationEstimator(predictor.DurationOptions{})
+	for range 5 {
+		durations.Observe("t", 2)
+	}
+	_, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: spy, Name: "spy", Rate: 1, Duration: 3, Seed: 1,
+		Predictors: &Predictors{Length: probSpy{}, Duration: durations}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := spy.seen[0]
+	d := first.Dist
+	if d == nil || len(d.LengthProbs) != predictor.NumClasses || d.LengthProbs[3] != 0.5 || d.LengthBinWidth != predictor.BinWidth {
+		t.Fatalf("distribution %+v", d)
+	}
+	if len(d.ToolTimeQuantiles) != 2 || d.ToolTimeQuantiles[0] != 2 || d.ToolTimeLevels[0] != 0.5 {
+		t.Fatalf("tool time quantiles %v at %v, want the median 2 s", d.ToolTimeQuantiles, d.ToolTimeLevels)
+	}
+}

@@ -235,6 +235,9 @@ func (o *OnlineLength) PredictLength(in Input) (int, []float32) {
 	return LengthQuantile(probs, 0.5, o.overflow), probs
 }
 
+// OverflowTokens is the prediction for the overflow bin.
+func (o *OnlineLength) OverflowTokens() int { return o.overflow }
+
 // OnlineState is what Stats reports.
 type OnlineState struct {
 	Seen       int     // segments learnt from
