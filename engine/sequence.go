@@ -62,7 +62,7 @@ type Distribution struct {
 	LengthProbs    []float32
 	LengthBinWidth int
 	OverflowTokens int
-	Decoded        int // tokens the segment has generated so far
+	Decoded        int // tokens the segment had generated when this was predicted
 	// ToolTimeQuantiles[i] is the tool duration's ToolTimeLevels[i]-quantile
 	// in seconds (empty when the segment ends the call or nothing is known).
 	ToolTimeLevels    []float64

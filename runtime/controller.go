@@ -74,7 +74,8 @@ type seqCtl struct {
 	lastMessage  string
 	systemPrompt string
 	history      predictor.History
-	predTokens   int // the length predictor's output length of the current segment
+	predTokens   int                  // the length predictor's output length of the current segment
+	predDist     *engine.Distribution // its distribution, when the predictor has one
 	segments     []predictor.TraceRecord
 }
 
@@ -142,6 +143,7 @@ func (s *seqCtl) Forecast(*engine.Sequence) engine.Forecast {
 		f.Predicted = f.Truth
 	}
 	f.Predicted.Decode = max(s.predTokens-(s.generated-s.segGenStart), 1)
+	f.Dist = s.predDist
 	return f
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
@@ -195,13 +196,23 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 	return st
 }
 
-// predict is a segment's predicted output length in tokens (≥ 1).
-func (l *lengthState) predict(in predictor.Input) int {
-	n, _ := l.p.PredictLength(in)
+// predict is a segment's predicted output length in tokens (≥ 1) and, when
+// the predictor gives one, its distribution for policies (engine.Forecast).
+func (l *lengthState) predict(in predictor.Input) (int, *engine.Distribution) {
+	n, probs := l.p.PredictLength(in)
 	if n < 0 {
 		n, _ = l.history.PredictLength(in)
+		return max(n, 1), nil
 	}
-	return max(n, 1)
+	var dist *engine.Distribution
+	if len(probs) == predictor.NumClasses {
+		over := predictor.DefaultOverflowTokens
+		if o, ok := l.p.(interface{ OverflowTokens() int }); ok {
+			over = o.OverflowTokens()
+		}
+		dist = &engine.Distribution{LengthProbs: probs, LengthBinWidth: predictor.BinWidth, OverflowTokens: over}
+	}
+	return max(n, 1), dist
 }
 
 // observe books a finished segment's prediction error and hands it to the
@@ -243,4 +254,4 @@ func (s *seqCtl) segmentInput() predictor.Input {
 
 // predictLength predicts the output length of the segment about to start
 // (the call's first, or the next after a tool round).
-func (s *seqCtl) predictLength() { s.predTokens = s.rt.length.predict(s.segmentInput()) }
+func (s *seqCtl) predictLength() { s.predTokens, s.predDist = s.rt.length.predict(s.segmentInput()) }

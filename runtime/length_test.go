@@ -128,6 +128,9 @@ func TestLengthONNX(t *testing.T) {
 	if f.Predicted.Decode != max(want, 1) {
 		t.Errorf("forecast %d tokens, the model predicts %d", f.Predicted.Decode, want)
 	}
+	if f.Dist == nil || len(f.Dist.LengthProbs) != predictor.NumClasses || f.Dist.OverflowTokens != l.model.OverflowTokens() {
+		t.Errorf("forecast distribution %+v, want the model's %d bin probabilities", f.Dist, predictor.NumClasses)
+	}
 	if v := gaugeWith(t, rt, "pitstop_predictor_info", map[string]string{"source": "onnx", "requested": "onnx", "fallback": ""}); v != 1 {
 		t.Errorf("pitstop_predictor_info{source=onnx} = %v", v)
 	}
