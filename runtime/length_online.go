@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -25,12 +26,19 @@ const onlineQueue = 1024
 // state directory (and one more at Close).
 const onlineSaveEvery = 256
 
+// onlineCPUShare is the most of one core the learner takes: after learning a
+// segment it idles for the time that keeps it at this share, so that learning
+// never competes with serving for more (segments that arrive faster wait in
+// the queue, and beyond it are dropped and counted).
+const onlineCPUShare = 0.05
+
 // lengthLearner is Length's online-learning goroutine.
 type lengthLearner struct {
 	online   *predictor.OnlineLength
 	stateDir string
 	log      *slog.Logger
 	queue    chan predictor.TraceRecord
+	stop     chan struct{} // closed by close: stop idling
 	done     chan struct{}
 	mu       sync.Mutex // guards dropped, closed
 	dropped  int
@@ -71,7 +79,7 @@ func (l *Length) LearnOnline(stateDir string, opt predictor.OnlineOptions, log *
 		}
 	}
 	ln := &lengthLearner{online: o, stateDir: stateDir, log: log,
-		queue: make(chan predictor.TraceRecord, onlineQueue), done: make(chan struct{})}
+		queue: make(chan predictor.TraceRecord, onlineQueue), stop: make(chan struct{}), done: make(chan struct{})}
 	go ln.run()
 	l.learner = ln
 	l.LengthPredictor = o
@@ -90,9 +98,16 @@ func (ln *lengthLearner) run() {
 	defer close(ln.done)
 	n := 0
 	for rec := range ln.queue {
+		start := time.Now()
 		ln.online.Learn(rec)
 		if n++; n%onlineSaveEvery == 0 {
 			ln.save()
+		}
+		idle := time.Duration(float64(time.Since(start)) * (1/onlineCPUShare - 1))
+		select {
+		case <-time.After(idle):
+		case <-ln.stop:
+			// Closing: learn what is queued without idling.
 		}
 	}
 	ln.save()
@@ -126,6 +141,7 @@ func (ln *lengthLearner) close() {
 	ln.mu.Lock()
 	if !ln.closed {
 		ln.closed = true
+		close(ln.stop)
 		close(ln.queue)
 	}
 	ln.mu.Unlock()
