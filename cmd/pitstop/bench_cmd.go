@@ -88,7 +88,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.StringVar(&f.jsonPath, "json", "", "write the JSON report here")
 	fl.StringVar(&f.csvPath, "csv", "", "write a CSV report here")
 	fl.StringVar(&f.outDir, "out", "", "write PNG plots into this directory")
-	fl.Float64Var(&f.predErr, "prediction-error", 0, "oracle-with-noise predictor error p: prediction = truth + N(0, p·truth)")
+	fl.Float64Var(&f.predErr, "prediction-error", 0, "with --predictor oracle (ablation, upper bound): prediction error p, prediction = truth + N(0, p·truth)")
 	fl.StringVar(&f.predictor, "predictor", "serve", "where policies' predictions come from: serve (what pitstop serve uses: the default length model learning online from the run's finished segments + online tool-duration statistics), onnx (the default length model, not learning + tool-duration statistics), history (the program's mean so far + tool-duration statistics), oracle (ablation, upper bound: truth + --prediction-error noise)")
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
 	fl.IntVar(&f.checkEvery, "check-every", 0, "check block invariants every N iterations (0: at the end of each run)")
@@ -188,6 +188,9 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	}
 	if f.predErr < 0 {
 		return nil, usagef("invalid prediction error %g: must be >= 0", f.predErr)
+	}
+	if f.predErr > 0 && f.predictor != "oracle" {
+		return nil, usagef("--prediction-error %g needs --predictor oracle (it adds noise to the truth; --predictor %s predicts)", f.predErr, f.predictor)
 	}
 	if f.sloTTFT < 0 || f.sloTPOT < 0 || math.IsInf(f.sloTTFT, 0) || math.IsInf(f.sloTPOT, 0) {
 		return nil, usagef("invalid SLO --slo-ttft %g / --slo-tpot %g: must be positive seconds (0: the sola policy's)", f.sloTTFT, f.sloTPOT)
