@@ -341,11 +341,6 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 				}
 				rep.WriteSummary(stdout, "model, online")
 				cold.WriteSummary(stdout, "model, not learning")
-				for _, f := range []string{curve, curvePNG} {
-					if f != "" {
-						fmt.Fprintf(stdout, "wrote %s\n", f)
-					}
-				}
 			} else {
 				rep.WriteSummary(stdout, "model")
 			}
@@ -391,6 +386,11 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 					return err
 				}
 				fmt.Fprintf(stdout, "wrote %s\n", plot)
+			}
+			for _, f := range []string{curve, curvePNG} {
+				if f != "" {
+					fmt.Fprintf(stdout, "wrote %s\n", f)
+				}
 			}
 			return nil
 		},
