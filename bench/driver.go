@@ -339,6 +339,7 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 		d.col.AddHandling(e.Handling.String())
 		sc := d.calls[callKey{r, e.Seq.ID()}]
 		seg := sc.call.Segments[sc.seg]
+		d.cfg.Predictors.learnSegment(sc, e.Seq)
 		sc.prog.history = sc.prog.history.Observe(sc.decoded, seg.Tool)
 		id := e.Seq.ID()
 		eng.At(e.Time+seconds(seg.ToolTime), func() {
@@ -363,6 +364,7 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 			d.col.CallFinished(e.Seq.Name(), t, e.Seq.Generated())
 		}
 		sc.prog.tokens += e.Seq.Generated()
+		d.cfg.Predictors.learnSegment(sc, e.Seq)
 		sc.prog.history = sc.prog.history.Observe(sc.decoded, "")
 		d.callDone(sc.prog, sc.call, slices.Clip(e.Seq.Tokens()))
 	case engine.EvIteration:

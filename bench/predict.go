@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"slices"
+
+	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/predictor"
@@ -13,33 +16,99 @@ import (
 // run. Policies read both through Sequence.Forecast().Predicted either way.
 //
 // What a trace cannot give a model is marked so: the workloads carry token
-// counts, not text, so the model sees the context length, the tools offered
-// and the program's history but no message text; whether a segment ends in a
-// tool call and how many tokens the tool returns are taken from the trace (a
-// server knows the tool once it is called); tokens after the current
-// segment are not predicted (After is 0).
+// counts, not text, so the model sees the context length, the tools offered,
+// the tool whose result it resumes after and the program's history but no
+// message text. The tools offered are those of the whole program (a request
+// lists its tools up front), never the tool this segment will call, which is
+// known only after the segment has run. Whether a segment ends in a tool call
+// and how many tokens the tool returns are taken from the trace (a server
+// knows the tool once it is called); tokens after the current segment are not
+// predicted (After is 0).
 type Predictors struct {
 	Length   predictor.LengthPredictor
 	Duration *predictor.DurationEstimator
 }
 
-// forecast fills the predicted view of the call's current segment.
-func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Prediction) engine.Prediction {
+// toolTimeLevels are the duration quantiles a forecast's Distribution holds.
+var toolTimeLevels = []float64{0.5, 0.9} // the quantiles DurationEstimator tracks
+
+// forecast fills the predicted view of the call's current segment, with the
+// predictors' distributions when they have them.
+func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Prediction) (engine.Prediction, *engine.Distribution) {
 	pred := truth
 	pred.After = 0
 	seg := &c.call.Segments[c.seg]
+	var dist *engine.Distribution
 	if p.Length != nil {
-		n, _ := p.Length.PredictLength(predictor.Input{
-			PromptTokens: s.NumTokens(),
-			ToolNames:    offeredTools(seg.Tool),
-			History:      c.prog.history,
-		})
+		n, probs := p.Length.PredictLength(segmentInput(c, s.NumTokens()))
 		pred.Decode = max(1, n-c.decoded)
+		if len(probs) == predictor.NumClasses {
+			dist = &engine.Distribution{LengthProbs: probs, LengthBinWidth: predictor.BinWidth,
+				OverflowTokens: overflowTokens(p.Length), Decoded: c.decoded}
+		}
 	}
 	if truth.HasTool && p.Duration != nil {
 		pred.ToolTime = p.Duration.PredictDuration(seg.Tool)
+		if dist != nil {
+			for _, q := range toolTimeLevels {
+				if v, ok := p.Duration.Quantile(seg.Tool, q); ok {
+					dist.ToolTimeLevels = append(dist.ToolTimeLevels, q)
+					dist.ToolTimeQuantiles = append(dist.ToolTimeQuantiles, v)
+				}
+			}
+		}
 	}
-	return pred
+	return pred, dist
+}
+
+// overflowTokens is the value a length model gives its overflow bin.
+func overflowTokens(l predictor.LengthPredictor) int {
+	switch m := l.(type) {
+	case *predictor.Model:
+		return m.OverflowTokens()
+	case predictor.GoClassifier:
+		return m.OverflowTokens
+	case *predictor.OnlineLength:
+		return m.OverflowTokens()
+	}
+	return predictor.DefaultOverflowTokens
+}
+
+// segmentInput is what the length predictor knows of c's current segment
+// with promptTokens in context.
+func segmentInput(c *scriptCall, promptTokens int) predictor.Input {
+	lastTool := ""
+	if c.seg > 0 {
+		lastTool = c.call.Segments[c.seg-1].Tool
+	}
+	return predictor.Input{
+		PromptTokens: promptTokens,
+		ToolNames:    programTools(c.prog.prog),
+		LastTool:     lastTool,
+		History:      c.prog.history,
+	}
+}
+
+// onlineLearner is a length predictor that learns from finished segments
+// (predictor.OnlineLength, as serve runs it).
+type onlineLearner interface {
+	Learn(predictor.TraceRecord)
+}
+
+// learnSegment teaches an online length predictor c's segment that just
+// finished (s has generated it); the driver calls it before the program's
+// history takes the segment in.
+func (p *Predictors) learnSegment(c *scriptCall, s *engine.Sequence) {
+	if p == nil {
+		return
+	}
+	l, ok := p.Length.(onlineLearner)
+	if !ok {
+		return
+	}
+	seg := c.call.Segments[c.seg]
+	l.Learn(predictor.TraceRecord{Source: "bench", Program: c.prog.id, Segment: c.prog.history.Calls,
+		Input: segmentInput(c, s.NumTokens()-c.decoded), PreToolOutputTokens: c.decoded, Tool: seg.Tool})
 }
 
 // learnTool teaches the duration statistics a finished tool call.
@@ -47,6 +116,22 @@ func (p *Predictors) learnTool(tool string, seconds float64) {
 	if p.Duration != nil && tool != "" {
 		p.Duration.Observe(tool, seconds)
 	}
+}
+
+// programTools is the tool set a program's requests offer: the union of
+// the sets of the tools its segments call, in first-seen order.
+func programTools(prog *workload.Program) []string {
+	var out []string
+	for _, c := range prog.Calls {
+		for _, seg := range c.Segments {
+			for _, t := range offeredTools(seg.Tool) {
+				if !slices.Contains(out, t) {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // offeredTools is the tool set a call of an InferCept family is offered, as

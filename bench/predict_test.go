@@ -56,3 +56,113 @@ func TestPredictorsReplaceTheOracle(t *testing.T) {
 		t.Fatal("the duration statistics learnt nothing from the run's tool calls")
 	}
 }
+
+// inputSpy records what a length predictor is asked.
+type inputSpy struct{ ins []predictor.Input }
+
+func (s *inputSpy) PredictLength(in predictor.Input) (int, []float32) {
+	s.ins = append(s.ins, in)
+	return 10, nil
+}
+
+// The length predictor never learns the tool a segment will call: every
+// segment of a program is offered the same tools, whether it ends in a tool
+// call or in the reply, and only the segment after a tool call sees it (as
+// the last message's tool).
+func TestPredictorsDoNotLeakTheSegmentsTool(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	pol, _ := policy.New("fcfs", policy.Options{})
+	spy := &inputSpy{}
+	_, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: pol, Name: "spy", Rate: 1, Duration: 3, Seed: 1,
+		Predictors: &Predictors{Length: spy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spy.ins) == 0 {
+		t.Fatal("the length predictor was never asked")
+	}
+	afterTool := 0
+	for _, in := range spy.ins {
+		if len(in.ToolNames) != 1 || in.ToolNames[0] != "t" {
+			t.Fatalf("offered tools %q, want the program's [t] for every segment", in.ToolNames)
+		}
+		if in.LastTool == "t" {
+			afterTool++
+		}
+	}
+	if afterTool == 0 {
+		t.Fatal("no segment saw the tool whose result it resumes after")
+	}
+}
+
+// learnSpy is an online length predictor that records what it learns.
+type learnSpy struct {
+	inputSpy
+	learnt []predictor.TraceRecord
+}
+
+func (s *learnSpy) Learn(r predictor.TraceRecord) { s.learnt = append(s.learnt, r) }
+
+// An online length predictor learns every finished segment, with the input
+// it was asked about and the tokens the segment generated.
+func TestPredictorsTeachAnOnlineLengthModel(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	pol, _ := policy.New("fcfs", policy.Options{})
+	spy := &learnSpy{}
+	_, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: pol, Name: "spy", Rate: 1, Duration: 3, Seed: 1,
+		Predictors: &Predictors{Length: spy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// dagWorkload's program: root (10 + 10 tokens), a (20 + 20), b (5), join (8).
+	want := map[int]int{10: 2, 20: 2, 5: 1, 8: 1}
+	got := map[int]int{}
+	for _, r := range spy.learnt {
+		got[r.PreToolOutputTokens]++
+		if r.Tool == "t" && r.Input.LastTool == "t" {
+			t.Fatalf("a segment learnt with its own tool as the last message's: %+v", r)
+		}
+	}
+	for n, c := range want {
+		if got[n] < c || got[n]%c != 0 {
+			t.Fatalf("learnt output lengths %v, want multiples of %v per program", got, want)
+		}
+	}
+}
+
+// probSpy predicts a fixed distribution.
+type probSpy struct{}
+
+func (probSpy) PredictLength(predictor.Input) (int, []float32) {
+	p := make([]float32, predictor.NumClasses)
+	p[1], p[3] = 0.5, 0.5
+	return 20, p
+}
+
+// Policies see the length model's distribution and the tool duration's
+// quantiles, not only the point predictions.
+func TestPredictorsExposeDistributions(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	base, _ := policy.New("fcfs", policy.Options{})
+	spy := &spyPolicy{Policy: base}
+	durations := predictor.NewDurationEstimator(predictor.DurationOptions{})
+	for range 5 {
+		durations.Observe("t", 2)
+	}
+	_, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: spy, Name: "spy", Rate: 1, Duration: 3, Seed: 1,
+		Predictors: &Predictors{Length: probSpy{}, Duration: durations}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := spy.seen[0]
+	d := first.Dist
+	if d == nil || len(d.LengthProbs) != predictor.NumClasses || d.LengthProbs[3] != 0.5 || d.LengthBinWidth != predictor.BinWidth {
+		t.Fatalf("distribution %+v", d)
+	}
+	if len(d.ToolTimeQuantiles) != 2 || d.ToolTimeQuantiles[0] != 2 || d.ToolTimeLevels[0] != 0.5 {
+		t.Fatalf("tool time quantiles %v at %v, want the median 2 s", d.ToolTimeQuantiles, d.ToolTimeLevels)
+	}
+}

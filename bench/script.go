@@ -53,15 +53,16 @@ func (c *scriptCall) Forecast(s *engine.Sequence) engine.Forecast {
 		truth.After += max(s.Decode, 1)
 	}
 	pred := truth
+	var dist *engine.Distribution
 	if p := c.d.cfg.Predictors; p != nil {
-		pred = p.forecast(c, s, truth)
+		pred, dist = p.forecast(c, s, truth)
 	} else {
 		pred.Decode = max(1, int(math.Round(c.d.noisy(float64(truth.Decode)))))
 		pred.ToolTime = c.d.noisy(truth.ToolTime)
 		pred.After = max(0, int(math.Round(c.d.noisy(float64(truth.After)))))
 	}
 	c.pred = pred
-	return engine.Forecast{Predicted: pred, Truth: truth, HasTruth: true}
+	return engine.Forecast{Predicted: pred, Truth: truth, HasTruth: true, Dist: dist}
 }
 
 // resumed moves the script to the next segment after a tool returned.

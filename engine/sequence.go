@@ -48,6 +48,25 @@ type Forecast struct {
 	Predicted Prediction
 	Truth     Prediction
 	HasTruth  bool
+	// Dist is the predictor's uncertainty behind Predicted; nil when the
+	// prediction is a point (oracle, noise, history).
+	Dist *Distribution
+}
+
+// Distribution is what a learnt predictor knows beyond its point
+// prediction, for policies that choose by expected cost.
+type Distribution struct {
+	// LengthProbs[b] is the probability that the segment's whole output
+	// (Decoded tokens so far included) is in [b, b+1)·LengthBinWidth tokens;
+	// the last entry is everything longer, which OverflowTokens stands for.
+	LengthProbs    []float32
+	LengthBinWidth int
+	OverflowTokens int
+	Decoded        int // tokens the segment had generated when this was predicted
+	// ToolTimeQuantiles[i] is the tool duration's ToolTimeLevels[i]-quantile
+	// in seconds (empty when the segment ends the call or nothing is known).
+	ToolTimeLevels    []float64
+	ToolTimeQuantiles []float64
 }
 
 // ActionKind is what a sequence does after a sampled token.

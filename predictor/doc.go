@@ -8,11 +8,18 @@
 // (Train, TrainLengthModel: Adam, softmax cross-entropy, deterministic seed),
 // exported to ONNX (MarshalONNX, opset 13) and run with ONNX Runtime through
 // github.com/yalue/onnxruntime_go (Model: LoadModel, LoadDefault,
-// PredictLength, PredictBatch). A prediction is the middle of the most
-// probable bin (bin·10+5) or, for the overflow bin, the median length of the
-// training set's overflow records (metadata pitstop.overflow_tokens). The
-// same MLP also runs in Go (GoClassifier), and HistoryPredictor is the
-// fallback with no model.
+// PredictLength, PredictBatch). A prediction is the median of the predicted
+// distribution (LengthQuantile), the overflow bin standing for the median
+// length of the training set's overflow records (metadata
+// pitstop.overflow_tokens). The same MLP also runs in Go (GoClassifier), and
+// HistoryPredictor is the fallback with no model. Features read nothing of the
+// segment itself (FeatureVersion 2, TestFeaturesDoNotLeak).
+//
+// Online learning: OnlineLength updates a copy of the shipped MLP by SGD on
+// each finished segment and predicts with whichever of the shipped model,
+// the learnt copy and the program's mean has the lowest recent error; it
+// persists as an ONNX model (Save, Restore). ClassDurations learns tool
+// durations per argument class with the per-tool median as its floor.
 //
 // ONNX Runtime is a shared library that scripts/fetch_ort.sh puts in a cache
 // (ORTLibraryPath); without it, loading a model fails with an error wrapping
@@ -24,10 +31,11 @@
 //
 // Training data are trace records (TraceRecord, JSONL: AppendTrace,
 // ReadTraces), one per finished segment, written by the runtime or converted
-// from BFCL (ConvertBFCL) and from the InferCept/LAMPS set (by the package
-// that reads that format, bench/workload/infercept: predictor depends on no
+// from BFCL (ConvertBFCL), from OpenAI-style agent trajectories (ConvertChat:
+// tau-bench, ToolBench) and from the InferCept/LAMPS set (by the package that
+// reads that format, bench/workload/infercept: predictor depends on no
 // workload). Converted text is counted with the tokenizer of the models the
-// data came from (TiktokenCounter: GPT-2's BPE by default).
+// data came from (TiktokenCounter).
 // Evaluate computes LAMPS's Acc-5 / Acc-15 / MAE and a confusion matrix.
 // predictor/data/README.md says how the default model was made and how well
 // it does.

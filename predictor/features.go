@@ -10,9 +10,16 @@ import (
 // exported model's metadata (key MetaFeatureVersion) and in every trace record;
 // a model trained on another layout is refused at load time. Bump it whenever
 // Featurize changes what any dimension means.
-const FeatureVersion = 1
+//
+// Version 2 adds what carries signal across agents and is known before the
+// segment runs: the kind of the last message (user text or the result of
+// which tool), its length, the position in the program, the running output
+// lengths per kind of segment (ending in a tool call or in a reply), the size
+// of the offered tools' schemas, and a hashed cross of (kind, last tool,
+// segments so far), the lookup a conditional median would use.
+const FeatureVersion = 2
 
-// Layout of the feature vector (FeatureVersion 1). Each hashed block holds
+// Layout of the feature vector (FeatureVersion 2). Each hashed block holds
 // signed feature-hashing counts (the sign comes from another bit of the same
 // hash, so collisions cancel on average) and is then scaled to unit L2 norm.
 const (
@@ -20,19 +27,27 @@ const (
 	msgDims    = 512 // unigrams + bigrams of the last user/tool message
 	toolDims   = 64  // names of the tools offered
 	calledDims = 32  // names of the tools the program already called
-	numDims    = 8   // scalar features, see Featurize
-	bucketDims = 16  // one-hot of log2 buckets (prompt tokens, last output)
+	lastDims   = 32  // name of the tool whose result is the last message
+	crossDims  = 64  // (last message kind, last tool, segments so far)
+	kindDims   = 2   // one-hot: last message is user text, is a tool result
+	numDims    = 16  // scalar features, see Featurize
+	bucketDims = 16  // one-hot of log2 buckets
 
 	sysOff    = 0
 	msgOff    = sysOff + sysDims
 	toolOff   = msgOff + msgDims
 	calledOff = toolOff + toolDims
-	numOff    = calledOff + calledDims
+	lastOff   = calledOff + calledDims
+	crossOff  = lastOff + lastDims
+	kindOff   = crossOff + crossDims
+	numOff    = kindOff + kindDims
 	promptOff = numOff + numDims
-	lastOff   = promptOff + bucketDims
+	prevOff   = promptOff + bucketDims // last output length
+	msgLenOff = prevOff + bucketDims   // last message length in bytes
+	callsOff  = msgLenOff + bucketDims // segments so far
 
 	// FeatureDim is the length of the vector Featurize writes.
-	FeatureDim = lastOff + bucketDims
+	FeatureDim = callsOff + bucketDims
 )
 
 // MaxTextBytes caps how much of each text Featurize reads (the first bytes of
@@ -42,13 +57,20 @@ const MaxTextBytes = 8192
 
 // Input is what the runtime knows about a call when it asks for a prediction:
 // everything before the model generates the segment that ends in a tool call
-// (or in the end of the call).
+// (or in the end of the call). Nothing in it may depend on the segment itself
+// (the tool it will call, what it will write): TestFeaturesDoNotLeak.
 type Input struct {
 	SystemPrompt string   `json:"system_prompt,omitempty"`
 	LastMessage  string   `json:"last_message,omitempty"` // the last user or tool message
 	ToolNames    []string `json:"tool_names,omitempty"`   // tools offered to the model
 	PromptTokens int      `json:"prompt_tokens"`          // the whole context, in tokens
-	History      History  `json:"history"`
+	// LastTool is the tool whose result is the last message; "" when the
+	// last message is the user's (feature version 2).
+	LastTool string `json:"last_tool,omitempty"`
+	// ToolSchemaBytes is the size of the offered tools' JSON schemas (0 when
+	// unknown; feature version 2).
+	ToolSchemaBytes int     `json:"tool_schema_bytes,omitempty"`
+	History         History `json:"history"`
 }
 
 // History summarises the program's earlier segments (earlier calls, and earlier
@@ -58,6 +80,11 @@ type History struct {
 	MeanOutputTokens float64  `json:"mean_output_tokens"`     // mean pre-tool output length of those
 	LastOutputTokens float64  `json:"last_output_tokens"`     // pre-tool output length of the last one
 	ToolsCalled      []string `json:"tools_called,omitempty"` // tools called so far (repeats allowed)
+	// Running means per kind of segment (feature version 2): those that
+	// ended in a tool call, and those that ended the call (replies).
+	MeanToolCallTokens float64 `json:"mean_tool_call_tokens,omitempty"`
+	Replies            int     `json:"replies,omitempty"`
+	MeanReplyTokens    float64 `json:"mean_reply_tokens,omitempty"`
 }
 
 // Observe returns h updated with one more finished segment of outputTokens
@@ -69,7 +96,13 @@ func (h History) Observe(outputTokens int, tool string) History {
 	h.LastOutputTokens = float64(outputTokens)
 	h.Calls++
 	if tool != "" {
+		k := float64(len(h.ToolsCalled))
+		h.MeanToolCallTokens = (h.MeanToolCallTokens*k + float64(outputTokens)) / (k + 1)
 		h.ToolsCalled = append(h.ToolsCalled[:len(h.ToolsCalled):len(h.ToolsCalled)], tool)
+	} else {
+		k := float64(h.Replies)
+		h.MeanReplyTokens = (h.MeanReplyTokens*k + float64(outputTokens)) / (k + 1)
+		h.Replies++
 	}
 	return h
 }
@@ -77,18 +110,27 @@ func (h History) Observe(outputTokens int, tool string) History {
 // Featurize writes the features of in into dst[:FeatureDim] (dst must have at
 // least FeatureDim elements; it panics otherwise). It allocates nothing.
 //
-// Layout (FeatureVersion 1):
+// Layout (FeatureVersion 2):
 //
 //	[0,128)    hashed lowercase word unigrams and bigrams of SystemPrompt
 //	[128,640)  the same for LastMessage
 //	[640,704)  hashed tool names offered (ToolNames)
 //	[704,736)  hashed tool names called so far (History.ToolsCalled)
-//	[736,744)  scalars: ln(1+PromptTokens)/8, ln(1+words(LastMessage))/8,
+//	[736,768)  hashed LastTool
+//	[768,832)  hashed cross of (LastTool or user text, min(History.Calls, 8))
+//	[832,834)  one-hot: last message is user text, is a tool result
+//	[834,850)  scalars: ln(1+PromptTokens)/8, ln(1+words(LastMessage))/8,
 //	           ln(1+words(SystemPrompt))/8, ln(1+len(ToolNames))/3,
 //	           ln(1+History.Calls)/4, [History.Calls>0],
-//	           ln(1+MeanOutputTokens)/7, ln(1+LastOutputTokens)/7
-//	[744,760)  one-hot of floor(log2(1+PromptTokens)), capped at 15
-//	[760,776)  one-hot of floor(log2(1+LastOutputTokens)) (all zero before the first segment)
+//	           ln(1+MeanOutputTokens)/7, ln(1+LastOutputTokens)/7,
+//	           [tool-call segments>0], ln(1+MeanToolCallTokens)/7,
+//	           [replies>0], ln(1+MeanReplyTokens)/7, ln(1+ToolSchemaBytes)/10,
+//	           ln(1+len(LastMessage))/10, ln(1+len(ToolsCalled))/4,
+//	           ln(1+History.Replies)/3
+//	[850,866)  one-hot of floor(log2(1+PromptTokens)), capped at 15
+//	[866,882)  one-hot of floor(log2(1+LastOutputTokens)) (all zero before the first segment)
+//	[882,898)  one-hot of floor(log2(1+len(LastMessage))/1.5)
+//	[898,914)  one-hot of History.Calls, capped at 15
 //
 // Words are maximal runs of letters and digits, lowercased; at most the first
 // MaxTextBytes bytes of each text are read.
@@ -108,6 +150,18 @@ func Featurize(in Input, dst []float32) {
 	normalize(dst[calledOff : calledOff+calledDims])
 
 	h := in.History
+	calls := min(max(h.Calls, 0), bucketDims-1)
+	last := uint64(0x75736572) // "user": the last message is user text
+	if in.LastTool != "" {
+		last = hashString(in.LastTool)
+		dst[lastOff+int((last>>1)%lastDims)] = 1
+		dst[kindOff+1] = 1
+	} else {
+		dst[kindOff] = 1
+	}
+	cross := mix64(last ^ mix64(uint64(min(calls, 8))+1))
+	dst[crossOff+int((cross>>1)%crossDims)] = 1
+
 	num := dst[numOff : numOff+numDims]
 	num[0] = lnScaled(float64(max(in.PromptTokens, 0)), 8)
 	num[1] = lnScaled(float64(msgWords), 8)
@@ -118,9 +172,23 @@ func Featurize(in Input, dst []float32) {
 		num[5] = 1
 		num[6] = lnScaled(max(h.MeanOutputTokens, 0), 7)
 		num[7] = lnScaled(max(h.LastOutputTokens, 0), 7)
-		dst[lastOff+log2Bucket(h.LastOutputTokens)] = 1
+		dst[prevOff+log2Bucket(h.LastOutputTokens)] = 1
 	}
+	if len(h.ToolsCalled) > 0 {
+		num[8] = 1
+		num[9] = lnScaled(max(h.MeanToolCallTokens, 0), 7)
+	}
+	if h.Replies > 0 {
+		num[10] = 1
+		num[11] = lnScaled(max(h.MeanReplyTokens, 0), 7)
+	}
+	num[12] = lnScaled(float64(max(in.ToolSchemaBytes, 0)), 10)
+	num[13] = lnScaled(float64(len(in.LastMessage)), 10)
+	num[14] = lnScaled(float64(len(h.ToolsCalled)), 4)
+	num[15] = lnScaled(float64(max(h.Replies, 0)), 3)
 	dst[promptOff+log2Bucket(float64(in.PromptTokens))] = 1
+	dst[msgLenOff+min(int(math.Log2(1+float64(len(in.LastMessage)))/1.5), bucketDims-1)] = 1
+	dst[callsOff+calls] = 1
 }
 
 func lnScaled(x, div float64) float32 { return float32(math.Log1p(x) / div) }

@@ -41,7 +41,7 @@ func TestFeaturizeLayout(t *testing.T) {
 		t.Fatal("Featurize is not deterministic or does not clear dst")
 	}
 	// Hashed blocks have unit norm.
-	for _, blk := range [][2]int{{sysOff, msgOff}, {msgOff, toolOff}, {toolOff, calledOff}, {calledOff, numOff}} {
+	for _, blk := range [][2]int{{sysOff, msgOff}, {msgOff, toolOff}, {toolOff, calledOff}, {calledOff, lastOff}} {
 		var ss float64
 		for _, v := range a[blk[0]:blk[1]] {
 			ss += float64(v * v)
@@ -67,15 +67,24 @@ func TestFeaturizeLayout(t *testing.T) {
 	if want := float32(math.Log1p(734) / 8); a[numOff] != want {
 		t.Errorf("log prompt length %v, want %v", a[numOff], want)
 	}
-	if a[numOff+5] != 1 || a[promptOff+9] != 1 || a[lastOff+4] != 1 { // log2(735)=9.5, log2(29)=4.86
-		t.Errorf("history flag %v, prompt bucket %v, last-output bucket %v", a[numOff+5], a[promptOff+9], a[lastOff+4])
+	if a[numOff+5] != 1 || a[promptOff+9] != 1 || a[prevOff+4] != 1 { // log2(735)=9.5, log2(29)=4.86
+		t.Errorf("history flag %v, prompt bucket %v, last-output bucket %v", a[numOff+5], a[promptOff+9], a[prevOff+4])
 	}
-	// An empty input has only the prompt bucket 0 set.
+	// An empty input has only the user-text kind, its cross with no
+	// segments so far, and the zero buckets of prompt, message length and
+	// segments so far set.
 	Featurize(Input{}, c)
+	set := 0
 	for i, v := range c {
-		if (i == promptOff) != (v != 0) {
-			t.Fatalf("empty input: feature %d = %v", i, v)
+		if v != 0 {
+			set++
+			if !(i == kindOff || i == promptOff || i == msgLenOff || i == callsOff || (i >= crossOff && i < crossOff+crossDims)) {
+				t.Fatalf("empty input: feature %d = %v", i, v)
+			}
 		}
+	}
+	if set != 5 {
+		t.Fatalf("empty input sets %d features, want 5", set)
 	}
 }
 

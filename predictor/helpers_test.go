@@ -63,7 +63,7 @@ func toyModel(t testing.TB) (*MLP, int, []byte) {
 	t.Helper()
 	toyOnce.Do(func() {
 		toyTrain = toyRecords(300, 1)
-		toyMLP, toyOver, toyErr = TrainLengthModel(toyTrain, TrainOptions{Hidden: 16, Epochs: 15, Seed: 3})
+		toyMLP, toyOver, toyErr = TrainLengthModel(toyTrain, TrainOptions{Hidden: 16, Epochs: 40, Seed: 3})
 		if toyErr == nil {
 			toyONNX, toyErr = MarshalONNX(toyMLP, toyOver, map[string]string{"test": "toy"})
 		}

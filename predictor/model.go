@@ -167,8 +167,9 @@ func (m *Model) putRunner(r *ortRunner) {
 	}
 }
 
-// PredictLength featurizes in, runs the model and returns the middle of the
-// most probable bin (or the overflow value) with the class probabilities.
+// PredictLength featurizes in, runs the model and returns the median of the
+// predicted length distribution (LengthQuantile 0.5: the point prediction
+// with the least expected absolute error) with the class probabilities.
 // If ONNX Runtime fails (which a model that loaded should not), it logs once
 // and falls back to the Go forward pass when the graph allows it, else
 // returns -1.
@@ -191,7 +192,7 @@ func (m *Model) PredictLength(in Input) (int, []float32) {
 		g := GoClassifier{MLP: m.info.MLP, OverflowTokens: m.info.OverflowTokens}
 		return g.PredictLength(in)
 	}
-	return BinTokens(Argmax(probs), m.info.OverflowTokens), probs
+	return LengthQuantile(probs, 0.5, m.info.OverflowTokens), probs
 }
 
 // PredictBatch predicts the lengths of ins into tokens (len(tokens) ≥ len(ins)).
@@ -210,7 +211,9 @@ func (m *Model) PredictBatch(ins []Input, tokens []int) error {
 			return err
 		}
 		for i := range chunk {
-			tokens[start+i] = BinTokens(Argmax(r.out[i*NumClasses:(i+1)*NumClasses]), m.info.OverflowTokens)
+			row := r.out[i*NumClasses : (i+1)*NumClasses]
+			Softmax(row, row)
+			tokens[start+i] = LengthQuantile(row, 0.5, m.info.OverflowTokens)
 		}
 	}
 	return nil
@@ -325,7 +328,7 @@ func (g GoClassifier) PredictLength(in Input) (int, []float32) {
 	Featurize(in, x)
 	g.MLP.Forward(x, hidden, probs)
 	Softmax(probs, probs)
-	return BinTokens(Argmax(probs), g.OverflowTokens), probs
+	return LengthQuantile(probs, 0.5, g.OverflowTokens), probs
 }
 
 // HistoryPredictor is the fallback without a model: the program's mean

@@ -3,11 +3,13 @@ package predictor
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // TraceRecord is one finished segment of a call — the generation from the
@@ -51,12 +53,24 @@ func AppendTrace(w io.Writer, rec TraceRecord) error {
 	return nil
 }
 
-// WriteTraces writes recs to path (JSONL), atomically.
+// WriteTraces writes recs to path (JSONL, gzip-compressed when path ends in
+// ".gz"), atomically.
 func WriteTraces(path string, recs []TraceRecord) error {
 	var buf bytes.Buffer
+	var w io.Writer = &buf
+	var zw *gzip.Writer
+	if strings.HasSuffix(path, ".gz") {
+		zw = gzip.NewWriter(&buf)
+		w = zw
+	}
 	for _, r := range recs {
-		if err := AppendTrace(&buf, r); err != nil {
+		if err := AppendTrace(w, r); err != nil {
 			return err
+		}
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("write traces: %w", err)
 		}
 	}
 	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
@@ -68,9 +82,12 @@ func WriteTraces(path string, recs []TraceRecord) error {
 // ErrBadTrace is wrapped by ReadTraces's errors about file contents.
 var ErrBadTrace = errors.New("bad trace")
 
-// ReadTraces reads JSONL trace files, in order. Blank lines are skipped. An
+// ReadTraces reads JSONL trace files (gzip-compressed when the name ends in
+// ".gz"), in order. Blank lines are skipped. An
 // empty file, a line that is not a trace record, or a record written for
-// another feature version is an error naming the file and line.
+// a feature version outside [OldestTraceVersion, FeatureVersion] is an error
+// naming the file and line. A file with older records is upgraded with
+// DeriveContext.
 func ReadTraces(paths ...string) ([]TraceRecord, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("read traces: no trace files given")
@@ -81,7 +98,16 @@ func ReadTraces(paths ...string) ([]TraceRecord, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read traces: %w", err)
 		}
-		recs, err := decodeTraces(f, path)
+		var r io.Reader = f
+		if strings.HasSuffix(path, ".gz") {
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%w: %s: %v", ErrBadTrace, path, err)
+			}
+			r = zr
+		}
+		recs, err := decodeTraces(r, path)
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -95,6 +121,7 @@ func decodeTraces(r io.Reader, name string) ([]TraceRecord, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	var out []TraceRecord
+	upgrade := false
 	line := 0
 	for sc.Scan() {
 		line++
@@ -114,14 +141,15 @@ func decodeTraces(r io.Reader, name string) ([]TraceRecord, error) {
 		switch {
 		case rec.FeatureVersion == 0:
 			return nil, fmt.Errorf("%w: %s:%d: no feature_version (not a trace record?)", ErrBadTrace, name, line)
-		case rec.FeatureVersion != FeatureVersion:
-			return nil, fmt.Errorf("%w: %s:%d: feature_version %d, this build reads %d: convert the source again",
-				ErrBadTrace, name, line, rec.FeatureVersion, FeatureVersion)
+		case rec.FeatureVersion < OldestTraceVersion || rec.FeatureVersion > FeatureVersion:
+			return nil, fmt.Errorf("%w: %s:%d: feature_version %d, this build reads %d to %d: convert the source again",
+				ErrBadTrace, name, line, rec.FeatureVersion, OldestTraceVersion, FeatureVersion)
 		case rec.PreToolOutputTokens < 0 || rec.Input.PromptTokens < 0:
 			return nil, fmt.Errorf("%w: %s:%d: negative token count", ErrBadTrace, name, line)
 		case rec.ToolDurationS != nil && !validSeconds(*rec.ToolDurationS):
 			return nil, fmt.Errorf("%w: %s:%d: tool_duration_s %v is not a duration", ErrBadTrace, name, line, *rec.ToolDurationS)
 		}
+		upgrade = upgrade || rec.FeatureVersion < FeatureVersion
 		out = append(out, rec)
 	}
 	if err := sc.Err(); err != nil {
@@ -129,6 +157,9 @@ func decodeTraces(r io.Reader, name string) ([]TraceRecord, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: %s: no trace records (empty file)", ErrBadTrace, name)
+	}
+	if upgrade {
+		DeriveContext(out)
 	}
 	return out, nil
 }

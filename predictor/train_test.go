@@ -22,11 +22,11 @@ func TestBins(t *testing.T) {
 
 func TestTrainDeterministicAndLearns(t *testing.T) {
 	recs := toyRecords(300, 1)
-	a, overA, err := TrainLengthModel(recs, TrainOptions{Hidden: 16, Epochs: 15, Seed: 3})
+	a, overA, err := TrainLengthModel(recs, TrainOptions{Hidden: 16, Epochs: 40, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := TrainLengthModel(recs, TrainOptions{Hidden: 16, Epochs: 15, Seed: 3})
+	b, _, _ := TrainLengthModel(recs, TrainOptions{Hidden: 16, Epochs: 40, Seed: 3})
 	if !slices.Equal(a.W1, b.W1) || !slices.Equal(a.W2, b.W2) {
 		t.Fatal("same seed, different weights")
 	}
@@ -151,5 +151,21 @@ func TestSoftmaxArgmax(t *testing.T) {
 	}
 	if Argmax([]float32{1, 3, 3}) != 1 {
 		t.Fatal("argmax tie")
+	}
+}
+
+func TestLengthDistribution(t *testing.T) {
+	probs := make([]float32, NumClasses)
+	probs[2], probs[4], probs[OverflowBin] = 0.25, 0.5, 0.25
+	for _, c := range []struct {
+		q    float64
+		want int
+	}{{0.1, 24}, {0.25, 30}, {0.5, 45}, {0.74, 49}, {0.9, 700}} {
+		if got := LengthQuantile(probs, c.q, 700); got != c.want {
+			t.Errorf("quantile %v = %d, want %d", c.q, got, c.want)
+		}
+	}
+	if e := ExpectedLength(probs, 700); math.Abs(e-(0.25*25+0.5*45+0.25*700)) > 1e-9 {
+		t.Errorf("expected length %v", e)
 	}
 }

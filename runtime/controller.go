@@ -94,7 +94,8 @@ type seqCtl struct {
 	lastMessage  string
 	systemPrompt string
 	history      predictor.History
-	predTokens   int // the length predictor's output length of the current segment
+	predTokens   int                  // the length predictor's output length of the current segment
+	predDist     *engine.Distribution // its distribution, when the predictor has one
 	segments     []predictor.TraceRecord
 }
 
@@ -172,6 +173,7 @@ func (s *seqCtl) Forecast(*engine.Sequence) engine.Forecast {
 		f.Predicted = f.Truth
 	}
 	f.Predicted.Decode = max(s.predTokens-(s.generated-s.segGenStart), 1)
+	f.Dist = s.predDist
 	return f
 }
 
@@ -453,24 +455,17 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
 	out := s.generated - s.segGenStart
 	idx := s.rt.programs.segment(s.call.key, out, tool)
-	var names []string
-	for _, t := range s.turn.Tools {
-		names = append(names, t.Name)
-	}
 	s.segments = append(s.segments, predictor.TraceRecord{
-		Source:  "runtime",
-		Program: s.call.program,
-		Segment: idx,
-		Input: predictor.Input{
-			SystemPrompt: s.systemPrompt, LastMessage: s.lastMessage, ToolNames: names,
-			PromptTokens: s.segPrompt, History: s.history,
-		},
+		Source:              "runtime",
+		Program:             s.call.program,
+		Segment:             idx,
+		Input:               s.segmentInput(),
 		PreToolOutputTokens: out,
 		Tool:                tool,
 		ToolDurationS:       toolSeconds,
 		ToolReturnTokens:    returnTokens,
 	})
-	s.rt.length.observe(s.predTokens, out)
+	s.rt.length.observe(s.predTokens, s.segments[len(s.segments)-1])
 	s.history = s.history.Observe(out, tool)
 }
 

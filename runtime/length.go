@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
@@ -41,8 +42,9 @@ type Length struct {
 	Fallback string
 	// Model is the ONNX model asked for: "default" (predictor.LoadDefault)
 	// or a file path; "" for the history-based predictor.
-	Model string
-	model *predictor.Model
+	Model   string
+	model   *predictor.Model
+	learner *lengthLearner // LearnOnline
 }
 
 // LengthModelFile is the file name of a served model's own length
@@ -68,6 +70,8 @@ func (l *Length) Describe() string {
 	switch {
 	case l.Fallback != "":
 		return l.Source + " (" + l.Requested + " unavailable: " + l.Fallback + ")"
+	case l.Model != "" && l.learner != nil:
+		return l.Source + " (" + l.Model + ", learning online)"
 	case l.Model != "":
 		return l.Source + " (" + l.Model + ")"
 	}
@@ -111,10 +115,16 @@ func fileExists(path string) bool {
 	return err == nil && !st.IsDir()
 }
 
-// Close releases the ONNX model, if any. The predictor must not be used
-// after.
+// Close stops online learning (saving its state) and releases the ONNX
+// model, if any. The predictor must not be used after.
 func (l *Length) Close() error {
-	if l == nil || l.model == nil {
+	if l == nil {
+		return nil
+	}
+	if l.learner != nil {
+		l.learner.close()
+	}
+	if l.model == nil {
 		return nil
 	}
 	return l.model.Close()
@@ -127,6 +137,7 @@ type lengthState struct {
 	source  string
 	abs     prometheus.Observer
 	rel     prometheus.Observer
+	learner *lengthLearner // nil unless the predictor learns online
 }
 
 // newLengthState sets up the predictor of Config.Length (nil: history),
@@ -144,6 +155,10 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 			break
 		}
 		st.p, st.source, requested, fallback, model = v.LengthPredictor, v.Source, v.Requested, v.Fallback, v.Model
+		if v.learner != nil {
+			st.learner = v.learner
+			v.learner.registerMetrics(m.Registry)
+		}
 	case *predictor.Model:
 		st.source = LengthONNX
 	case predictor.HistoryPredictor, *predictor.HistoryPredictor:
@@ -181,17 +196,32 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 	return st
 }
 
-// predict is a segment's predicted output length in tokens (≥ 1).
-func (l *lengthState) predict(in predictor.Input) int {
-	n, _ := l.p.PredictLength(in)
+// predict is a segment's predicted output length in tokens (≥ 1) and, when
+// the predictor gives one, its distribution for policies (engine.Forecast).
+func (l *lengthState) predict(in predictor.Input) (int, *engine.Distribution) {
+	n, probs := l.p.PredictLength(in)
 	if n < 0 {
 		n, _ = l.history.PredictLength(in)
+		return max(n, 1), nil
 	}
-	return max(n, 1)
+	var dist *engine.Distribution
+	if len(probs) == predictor.NumClasses {
+		over := predictor.DefaultOverflowTokens
+		if o, ok := l.p.(interface{ OverflowTokens() int }); ok {
+			over = o.OverflowTokens()
+		}
+		dist = &engine.Distribution{LengthProbs: probs, LengthBinWidth: predictor.BinWidth, OverflowTokens: over}
+	}
+	return max(n, 1), dist
 }
 
-// observe books a finished segment's prediction error.
-func (l *lengthState) observe(predicted, generated int) {
+// observe books a finished segment's prediction error and hands it to the
+// online learner, if any.
+func (l *lengthState) observe(predicted int, rec predictor.TraceRecord) {
+	if l.learner != nil {
+		l.learner.learn(rec)
+	}
+	generated := rec.PreToolOutputTokens
 	if predicted <= 0 {
 		return
 	}
@@ -203,17 +233,25 @@ func (l *lengthState) observe(predicted, generated int) {
 }
 
 // segmentInput is what the length predictor knows of the segment about to
-// be generated: the prompt's system prompt and last message, the tools
-// offered, the context length and the program's history.
+// be generated: the prompt's system prompt and last message (and the tool
+// whose result it is, when the call's previous segment called one), the
+// tools offered and the size of their schemas, the context length and the
+// program's history. It reads nothing of the segment itself.
 func (s *seqCtl) segmentInput() predictor.Input {
 	names := make([]string, 0, len(s.turn.Tools))
+	schema := 0
 	for _, t := range s.turn.Tools {
 		names = append(names, t.Name)
+		schema += len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	lastTool := ""
+	if n := len(s.segments); n > 0 {
+		lastTool = s.segments[n-1].Tool
 	}
 	return predictor.Input{SystemPrompt: s.systemPrompt, LastMessage: s.lastMessage, ToolNames: names,
-		PromptTokens: s.segPrompt, History: s.history}
+		PromptTokens: s.segPrompt, LastTool: lastTool, ToolSchemaBytes: schema, History: s.history}
 }
 
 // predictLength predicts the output length of the segment about to start
 // (the call's first, or the next after a tool round).
-func (s *seqCtl) predictLength() { s.predTokens = s.rt.length.predict(s.segmentInput()) }
+func (s *seqCtl) predictLength() { s.predTokens, s.predDist = s.rt.length.predict(s.segmentInput()) }

@@ -122,9 +122,14 @@ func TestLengthONNX(t *testing.T) {
 	pol.mu.Lock()
 	f := pol.forecasts[0]
 	pol.mu.Unlock()
-	want, _ := l.PredictLength(predictor.Input{LastMessage: "What is (17+25)*3?", ToolNames: []string{"calculator"}, PromptTokens: firstPromptTokens(t, rt, req)})
+	schema := len(calcTool.Name) + len(calcTool.Description) + len(calcTool.Parameters)
+	want, _ := l.PredictLength(predictor.Input{LastMessage: "What is (17+25)*3?", ToolNames: []string{"calculator"},
+		PromptTokens: firstPromptTokens(t, rt, req), ToolSchemaBytes: schema})
 	if f.Predicted.Decode != max(want, 1) {
 		t.Errorf("forecast %d tokens, the model predicts %d", f.Predicted.Decode, want)
+	}
+	if f.Dist == nil || len(f.Dist.LengthProbs) != predictor.NumClasses || f.Dist.OverflowTokens != l.model.OverflowTokens() {
+		t.Errorf("forecast distribution %+v, want the model's %d bin probabilities", f.Dist, predictor.NumClasses)
 	}
 	if v := gaugeWith(t, rt, "pitstop_predictor_info", map[string]string{"source": "onnx", "requested": "onnx", "fallback": ""}); v != 1 {
 		t.Errorf("pitstop_predictor_info{source=onnx} = %v", v)

@@ -10,7 +10,7 @@ run() { # name workload profile rates duration [extra flags...]
 	mkdir -p "$OUT/$name"
 	echo "== $name: $BIN bench --workload $w --profile $p --policies ${POLICIES:-$ALL} --rates $r --duration $d $*" | tee "$OUT/$name/command.txt"
 	$BIN bench --workload "$w" --profile "$p" --policies "${POLICIES:-$ALL}" --rates "$r" --duration "$d" \
-		--json "$OUT/$name/report.json" --csv "$OUT/$name/report.csv" --out "$OUT/$name" "$@" | tee "$OUT/$name/table.txt"
+		--predictor "${PREDICTOR:-oracle}" --json "$OUT/$name/report.json" --csv "$OUT/$name/report.csv" --out "$OUT/$name" "$@" | tee "$OUT/$name/table.txt"
 }
 want() { [ $# -eq 0 ] && return 0; local n; for n in "${SEL[@]}"; do [ "$n" = "$1" ] && return 0; done; return 1; }
 SEL=("$@")

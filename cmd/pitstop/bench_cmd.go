@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -93,8 +94,8 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.StringVar(&f.jsonPath, "json", "", "write the JSON report here")
 	fl.StringVar(&f.csvPath, "csv", "", "write a CSV report here")
 	fl.StringVar(&f.outDir, "out", "", "write PNG plots into this directory")
-	fl.Float64Var(&f.predErr, "prediction-error", 0, "oracle-with-noise predictor error p: prediction = truth + N(0, p·truth)")
-	fl.StringVar(&f.predictor, "predictor", "oracle", "where policies' predictions come from: oracle (truth + --prediction-error noise), onnx (the default length model + online tool-duration statistics), history (the program's mean so far + online tool-duration statistics)")
+	fl.Float64Var(&f.predErr, "prediction-error", 0, "with --predictor oracle (ablation, upper bound): prediction error p, prediction = truth + N(0, p·truth)")
+	fl.StringVar(&f.predictor, "predictor", "serve", "where policies' predictions come from: serve (what pitstop serve uses: the default length model learning online from the run's finished segments + online tool-duration statistics), onnx (the default length model, not learning + tool-duration statistics), history (the program's mean so far + tool-duration statistics), oracle (ablation, upper bound: truth + --prediction-error noise)")
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
 	fl.IntVar(&f.checkEvery, "check-every", 0, "check block invariants every N iterations (0: at the end of each run)")
 	fl.BoolVar(&f.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
@@ -202,13 +203,16 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	if f.predErr < 0 {
 		return nil, usagef("invalid prediction error %g: must be >= 0", f.predErr)
 	}
+	if f.predErr > 0 && f.predictor != "oracle" {
+		return nil, usagef("--prediction-error %g needs --predictor oracle (it adds noise to the truth; --predictor %s predicts)", f.predErr, f.predictor)
+	}
 	if f.sloTTFT < 0 || f.sloTPOT < 0 || math.IsInf(f.sloTTFT, 0) || math.IsInf(f.sloTPOT, 0) {
 		return nil, usagef("invalid SLO --slo-ttft %g / --slo-tpot %g: must be positive seconds (0: the sola policy's)", f.sloTTFT, f.sloTPOT)
 	}
 	switch f.predictor {
-	case "oracle", "onnx", "history":
+	case "serve", "oracle", "onnx", "history":
 	default:
-		return nil, usagef("unknown predictor %q (valid: oracle, onnx, history)", f.predictor)
+		return nil, usagef("unknown predictor %q (valid: serve, onnx, history, oracle)", f.predictor)
 	}
 	for _, s := range []struct {
 		name string
@@ -350,7 +354,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 			pol, _ := policy.New(j.policy, f.popts)
 			rc := bench.RunConfig{
 				Workload: plan.w, Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,
-				PredictionError: f.predErr, Predictors: newPredictors(lengthModel), Progress: prog, CheckEvery: f.checkEvery,
+				PredictionError: f.predErr, Predictors: newPredictors(lengthModel, f.predictor == "serve"), Progress: prog, CheckEvery: f.checkEvery,
 				SLOTTFT: sloTTFT, SLOTPOT: sloTPOT, StopAfter: time.Duration(f.stopAfter * float64(time.Second)),
 			}
 			var run report.Run
@@ -446,10 +450,19 @@ func (f *benchFlags) slo() (ttft, tpot float64) {
 // means oracle-with-noise predictions.
 func lengthPredictor(name string) (predictor.LengthPredictor, error) {
 	switch name {
-	case "onnx":
+	case "onnx", "serve":
 		m, err := predictor.LoadDefault()
+		if errors.Is(err, predictor.ErrORTMissing) {
+			// The same model in the Go forward pass: the same predictions
+			// without ONNX Runtime.
+			info, perr := predictor.ParseONNX(predictor.DefaultModelBytes())
+			if perr != nil || info.MLP == nil {
+				return nil, fmt.Errorf("--predictor %s: %w", name, err)
+			}
+			return predictor.GoClassifier{MLP: info.MLP, OverflowTokens: info.OverflowTokens}, nil
+		}
 		if err != nil {
-			return nil, fmt.Errorf("--predictor onnx: %w", err)
+			return nil, fmt.Errorf("--predictor %s: %w", name, err)
 		}
 		return m, nil
 	case "history":
@@ -458,11 +471,25 @@ func lengthPredictor(name string) (predictor.LengthPredictor, error) {
 	return nil, nil
 }
 
-// newPredictors gives one run its predictors: the shared length model and
-// its own tool-duration statistics, learnt online during the run.
-func newPredictors(length predictor.LengthPredictor) *bench.Predictors {
+// newPredictors gives one run its predictors: the shared length model (with
+// learn, wrapped in the run's own online learner, as serve runs it) and its
+// own tool-duration statistics, learnt online during the run.
+func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predictors {
 	if length == nil {
 		return nil
+	}
+	if learn {
+		var mlp *predictor.MLP
+		over := 0
+		switch m := length.(type) {
+		case *predictor.Model:
+			mlp, over = m.Info().MLP, m.OverflowTokens()
+		case predictor.GoClassifier:
+			mlp, over = m.MLP, m.OverflowTokens
+		}
+		if o, err := predictor.NewOnlineLength(length, mlp, over, predictor.OnlineOptions{}); err == nil {
+			length = o
+		}
 	}
 	return &bench.Predictors{Length: length, Duration: predictor.NewDurationEstimator(predictor.DurationOptions{})}
 }

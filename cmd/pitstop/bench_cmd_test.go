@@ -66,6 +66,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"zero duration", []string{"--duration", "0"}, []string{"invalid duration"}},
 		{"stop before the window ends", []string{"--stop-after", "4"}, []string{"invalid --stop-after 4", "at least --duration (5)"}},
 		{"unknown predictor", []string{"--predictor", "crystal-ball"}, []string{`unknown predictor "crystal-ball"`, "onnx"}},
+		{"noise without the oracle", []string{"--prediction-error", "0.3"}, []string{"--prediction-error 0.3 needs --predictor oracle"}},
 		{"zero token scale", []string{"--scale-tokens", "0"}, []string{"invalid --scale-tokens 0"}},
 		{"negative time scale", []string{"--scale-time", "-1"}, []string{"invalid --scale-time -1"}},
 		{"negative slo", []string{"--slo-ttft", "-1"}, []string{"invalid SLO", "--slo-ttft -1"}},

@@ -101,7 +101,7 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 				return bench.RunConfig{}, err
 			}
 			return bench.RunConfig{Workload: plan.w, Engine: engineConfig(plan.profile), Executor: sim.NewExecutor(plan.profile),
-				Policy: pol, Name: name, PredictionError: f.predErr, Predictors: newPredictors(lengthModel),
+				Policy: pol, Name: name, PredictionError: f.predErr, Predictors: newPredictors(lengthModel, f.predictor == "serve"),
 				CheckEvery: f.checkEvery, SLOTTFT: sloTTFT, SLOTPOT: sloTPOT}, nil
 		},
 		Log: os.Stderr,

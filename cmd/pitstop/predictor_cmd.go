@@ -40,7 +40,7 @@ Runtime) and the per-tool duration estimator.
   pitstop predictor eval --model model.onnx --traces traces.jsonl --heldout --plot confusion.png
   pitstop predictor durations --traces traces.jsonl --out durations.json`,
 	}
-	cmd.AddCommand(newPredictorConvertCmd(), newPredictorTrainCmd(), newPredictorEvalCmd(), newPredictorDurationsCmd())
+	cmd.AddCommand(newPredictorConvertCmd(), newPredictorConvertChatCmd(), newPredictorTrainCmd(), newPredictorEvalCmd(), newPredictorDurationsCmd())
 	return cmd
 }
 
@@ -93,6 +93,7 @@ call JSON; tokens counted with GPT-2's BPE, r50k_base).`,
 			if len(recs) == 0 {
 				return usagef("predictor convert: nothing to convert (--infercept none and no --bfcl)")
 			}
+			predictor.DeriveContext(recs)
 			if err := predictor.WriteTraces(out, recs); err != nil {
 				return err
 			}
@@ -258,6 +259,9 @@ func newPredictorEvalCmd() *cobra.Command {
 		traces      []string
 		heldout     bool
 		perBin      bool
+		online      bool
+		curve       string
+		curvePNG    string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -267,11 +271,20 @@ records and prints LAMPS's metrics: Acc-k = share of predictions within k tokens
 actual length (LAMPS §5 counts words), MAE in tokens and in bins, exact-bin accuracy, the
 per-bin table (LAMPS Table 3), per-source lines and two baselines (the program's mean
 output so far; the training median). --heldout keeps only the records the model's own
-training split held out (split and seed are in its metadata).`,
+training split held out (split and seed are in its metadata).
+
+--online replays the records in trace order through the online learner serve uses
+(predictor.OnlineLength, starting from --model): each record is predicted, then learnt
+from (prequential evaluation). The "model, online" line scores those predictions, the
+"model, not learning" line the same model without learning. --curve writes the running
+MAE (online, not learning, history) every 50 records as CSV.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if model == "" || len(traces) == 0 {
 				return usagef("predictor eval: --model and --traces are required")
+			}
+			if (curve != "" || curvePNG != "") && !online {
+				return usagef("predictor eval: --curve and --curve-png need --online")
 			}
 			data, err := os.ReadFile(model)
 			if err != nil {
@@ -319,7 +332,19 @@ training split held out (split and seed are in its metadata).`,
 			}
 			fmt.Fprintf(stdout, "model %s (feature version %d, overflow bin = %d tokens), %d records%s\n",
 				model, info.FeatureVersion, info.OverflowTokens, len(recs), map[bool]string{true: " held out", false: ""}[heldout])
-			rep.WriteSummary(stdout, "model")
+			if online {
+				cold := rep
+				if pred, err = prequential(p, info, recs, curve, curvePNG); err != nil {
+					return err
+				}
+				if rep, err = predictor.Evaluate(pred, recs); err != nil {
+					return err
+				}
+				rep.WriteSummary(stdout, "model, online")
+				cold.WriteSummary(stdout, "model, not learning")
+			} else {
+				rep.WriteSummary(stdout, "model")
+			}
 			med := predictor.MedianTokens(train)
 			for _, b := range []struct {
 				name string
@@ -363,6 +388,11 @@ training split held out (split and seed are in its metadata).`,
 				}
 				fmt.Fprintf(stdout, "wrote %s\n", plot)
 			}
+			for _, f := range []string{curve, curvePNG} {
+				if f != "" {
+					fmt.Fprintf(stdout, "wrote %s\n", f)
+				}
+			}
 			return nil
 		},
 	}
@@ -372,6 +402,9 @@ training split held out (split and seed are in its metadata).`,
 	fl.StringVar(&plot, "plot", "", "write the confusion matrix as a PNG heat map")
 	fl.BoolVar(&heldout, "heldout", false, "evaluate only the records the model's training split held out")
 	fl.BoolVar(&perBin, "per-bin", true, "print per-bin accuracy")
+	fl.BoolVar(&online, "online", false, "prequential: predict each record, then learn from it, in trace order")
+	fl.StringVar(&curve, "curve", "", "with --online: write the prequential MAE curve as CSV")
+	fl.StringVar(&curvePNG, "curve-png", "", "with --online: draw the prequential MAE curves as a PNG")
 	return cmd
 }
 

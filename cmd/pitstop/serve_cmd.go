@@ -59,6 +59,7 @@ type serveFlags struct {
 	toolTimeout, programTTL       time.Duration
 	maxBody                       int64
 	tracePath, durationsPath      string
+	learn                         predictorLearnFlags
 	logLevel                      string
 	shutdownTimeout, saveInterval time.Duration
 	lengthPredictor               string
@@ -154,6 +155,7 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.DurationVar(&f.saveInterval, "durations-save-every", time.Minute, "how often to save --durations")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.lengthPredictor, "predictor", runtime.LengthONNX, "output-length predictor of each call segment: onnx (the served model's own length.onnx when its directory has one, as builtin:tiny-tools does, else the default model in predictor/data; through ONNX Runtime: $PITSTOP_ORT_LIB or scripts/fetch_ort.sh's cache; without it, history, said in the log and /metrics), history (the program's mean so far), or the path of an ONNX length model")
+	addPredictorLearnFlags(fl, &f.learn)
 	addMCPFlags(fl, &f.mcp)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to let calls in flight finish on SIGINT/SIGTERM")
 	return cmd
@@ -241,6 +243,7 @@ func runServe(f serveFlags, changed func(string) bool) error {
 		return usagef("--predictor: %v", err)
 	}
 	defer length.Close()
+	f.learn.apply(length, log)
 	rcfg.Length = length
 	rt, err := runtime.New(rcfg)
 	if err != nil {

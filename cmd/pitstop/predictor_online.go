@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"image/color"
+	"os"
+
+	"github.com/pitstop-llm/pitstop/predictor"
+)
+
+// curveEvery is how many records pass between points of the --curve CSV.
+const curveEvery = 50
+
+// prequential replays recs in order through an online learner that starts
+// from base (the model info describes): each record is predicted, then
+// learnt from. It returns the predictions and, when curvePath is set, writes
+// the running MAE of the learner, of base without learning and of the
+// history baseline.
+func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs []predictor.TraceRecord, curvePath, pngPath string) ([]int, error) {
+	if info.MLP == nil {
+		return nil, errors.New("predictor eval --online: the model's graph is not the plain MLP the learner updates")
+	}
+	o, err := predictor.NewOnlineLength(base, info.MLP, info.OverflowTokens, predictor.OnlineOptions{})
+	if err != nil {
+		return nil, err
+	}
+	curves := []predictor.Curve{
+		{Name: "online", Colour: color.RGBA{200, 30, 30, 255}},
+		{Name: "not learning", Colour: color.RGBA{30, 60, 200, 255}},
+		{Name: "history", Colour: color.RGBA{120, 120, 120, 255}},
+	}
+	var w *bufio.Writer
+	if curvePath != "" {
+		f, err := os.Create(curvePath)
+		if err != nil {
+			return nil, fmt.Errorf("curve: %w", err)
+		}
+		defer f.Close()
+		w = bufio.NewWriter(f)
+		fmt.Fprintln(w, "segments,mae_online,mae_not_learning,mae_history")
+	}
+	hist := predictor.HistoryPredictor{Default: predictor.MedianTokens(recs)}
+	pred := make([]int, len(recs))
+	var sumOnline, sumCold, sumHist float64
+	for i, r := range recs {
+		pred[i], _ = o.PredictLength(r.Input)
+		if w != nil || pngPath != "" {
+			cold, _ := base.PredictLength(r.Input)
+			h, _ := hist.PredictLength(r.Input)
+			sumOnline += absf(pred[i] - r.PreToolOutputTokens)
+			sumCold += absf(cold - r.PreToolOutputTokens)
+			sumHist += absf(h - r.PreToolOutputTokens)
+			if n := i + 1; n%curveEvery == 0 || n == len(recs) {
+				vals := []float64{sumOnline / float64(n), sumCold / float64(n), sumHist / float64(n)}
+				if w != nil {
+					fmt.Fprintf(w, "%d,%.2f,%.2f,%.2f\n", n, vals[0], vals[1], vals[2])
+				}
+				for k := range curves {
+					curves[k].Seen = append(curves[k].Seen, n)
+					curves[k].MAE = append(curves[k].MAE, vals[k])
+				}
+			}
+		}
+		o.Learn(r)
+	}
+	if w != nil {
+		if err := w.Flush(); err != nil {
+			return nil, fmt.Errorf("curve: %w", err)
+		}
+	}
+	if pngPath != "" {
+		title := fmt.Sprintf("prequential running MAE, %d records", len(recs))
+		if err := predictor.WriteCurvesPNG(pngPath, title, curves); err != nil {
+			return nil, err
+		}
+	}
+	return pred, nil
+}
+
+func absf(d int) float64 {
+	if d < 0 {
+		return float64(-d)
+	}
+	return float64(d)
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pitstop-llm/pitstop/predictor"
+	"github.com/pitstop-llm/pitstop/runtime"
+)
+
+// predictorLearnFlags are serve's flags for online learning of the length
+// model.
+type predictorLearnFlags struct {
+	on       bool
+	stateDir string
+}
+
+func addPredictorLearnFlags(fl *pflag.FlagSet, f *predictorLearnFlags) {
+	fl.BoolVar(&f.on, "predictor-learn", true, "learn the length model online from the segments served (a copy of the ONNX model, adopted only while it beats the shipped one on recent segments)")
+	fl.StringVar(&f.stateDir, "predictor-state-dir", "", "directory that keeps the online-learnt length model across restarts ("+predictor.OnlineStateFile+"); empty: learn in memory only")
+}
+
+// apply turns online learning on for length when asked. A length predictor
+// that cannot learn (the history fallback, a model that is not a plain MLP)
+// and a state file that cannot be read leave learning off with the reason in
+// the log: serving goes on, and a bad state file is never overwritten.
+func (f predictorLearnFlags) apply(length *runtime.Length, log *slog.Logger) {
+	if !f.on {
+		return
+	}
+	if err := length.LearnOnline(f.stateDir, predictor.OnlineOptions{}, log); err != nil {
+		log.Warn("length predictor: not learning online", "reason", err)
+		return
+	}
+	log.Info("length predictor: learning online", "state_dir", f.stateDir)
+}

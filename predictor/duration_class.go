@@ -1,0 +1,153 @@
+package predictor
+
+import (
+	"encoding/json"
+	"math"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+)
+
+// ArgumentClass names what in a tool call's JSON arguments decides its
+// duration, where something does: the program of a shell command (the
+// basename of the first word of a "command", "cmd" or "script" string) or
+// the host of a URL (a "url" or "uri" string). It returns "" when the
+// arguments hold neither, or are not a JSON object.
+func ArgumentClass(args string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "cmd", "script"} {
+		if s, ok := m[k].(string); ok {
+			if f := strings.Fields(s); len(f) > 0 {
+				// Skip environment assignments (FOO=1 make test).
+				for _, w := range f {
+					if !strings.Contains(w, "=") {
+						return "prog:" + path.Base(w)
+					}
+				}
+			}
+		}
+	}
+	for _, k := range []string{"url", "uri"} {
+		if s, ok := m[k].(string); ok {
+			if u, err := url.Parse(s); err == nil && u.Host != "" {
+				return "host:" + strings.ToLower(u.Hostname())
+			}
+		}
+	}
+	return ""
+}
+
+// classWindow is how many of a tool's calls the class-level and the
+// per-tool predictions are scored on.
+const classWindow = 50
+
+// classMinSamples is how many calls an argument class needs before its own
+// median is a candidate.
+const classMinSamples = 3
+
+// ClassDurations predicts a tool call's duration from its tool and, where
+// the arguments decide (ArgumentClass), from the calls of the same class.
+// The per-tool running median is the floor: for each tool both predictions
+// are scored on every call before it is learnt (|ln(predicted/actual)| over
+// the last classWindow calls), and the class's median is used only while it
+// scores better. It is safe for concurrent use.
+type ClassDurations struct {
+	d *DurationEstimator // keys: tool, and tool + "\x00" + class
+
+	mu     sync.Mutex
+	scores map[string]*classScore // by tool
+}
+
+type classScore struct {
+	tool, class [classWindow]float64
+	next, n     int
+}
+
+func (s *classScore) better() bool {
+	if s.n < classWindow/5 {
+		return false
+	}
+	var t, c float64
+	for i := range s.n {
+		t += s.tool[i]
+		c += s.class[i]
+	}
+	return c < t
+}
+
+// NewClassDurations returns an empty estimator.
+func NewClassDurations(o DurationOptions) *ClassDurations {
+	return &ClassDurations{d: NewDurationEstimator(o), scores: map[string]*classScore{}}
+}
+
+func classKey(tool, class string) string { return tool + "\x00" + class }
+
+// toolMedian is the per-tool running median, or PredictDuration before it
+// has samples.
+func (c *ClassDurations) toolMedian(tool string) float64 {
+	if v, ok := c.d.Quantile(tool, 0.5); ok {
+		return v
+	}
+	return c.d.PredictDuration(tool)
+}
+
+// classMedian is the class's running median once it has classMinSamples.
+func (c *ClassDurations) classMedian(tool, class string) (float64, bool) {
+	if class == "" {
+		return 0, false
+	}
+	k := classKey(tool, class)
+	if s, ok := c.d.Stats(k); !ok || s.Count < classMinSamples {
+		return 0, false
+	}
+	return c.d.Quantile(k, 0.5)
+}
+
+// Predict is the expected duration in seconds of a call of tool with args.
+func (c *ClassDurations) Predict(tool, args string) float64 {
+	if v, ok := c.classMedian(tool, ArgumentClass(args)); ok {
+		c.mu.Lock()
+		s := c.scores[tool]
+		use := s != nil && s.better()
+		c.mu.Unlock()
+		if use {
+			return v
+		}
+	}
+	return c.toolMedian(tool)
+}
+
+// Observe scores both predictions on a finished call, then learns it.
+func (c *ClassDurations) Observe(tool, args string, seconds float64) {
+	if !validSeconds(seconds) {
+		return
+	}
+	class := ArgumentClass(args)
+	if cv, ok := c.classMedian(tool, class); ok {
+		tv := c.toolMedian(tool)
+		c.mu.Lock()
+		s := c.scores[tool]
+		if s == nil {
+			s = &classScore{}
+			c.scores[tool] = s
+		}
+		s.tool[s.next], s.class[s.next] = logRatio(tv, seconds), logRatio(cv, seconds)
+		s.next = (s.next + 1) % classWindow
+		s.n = min(s.n+1, classWindow)
+		c.mu.Unlock()
+	}
+	c.d.Observe(tool, seconds)
+	if class != "" {
+		c.d.Observe(classKey(tool, class), seconds)
+	}
+}
+
+// logRatio is |ln(predicted/actual)|, with durations floored at 1 ms so that
+// instant calls do not dominate.
+func logRatio(predicted, actual float64) float64 {
+	return math.Abs(math.Log(max(predicted, 1e-3) / max(actual, 1e-3)))
+}

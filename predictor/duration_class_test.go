@@ -1,0 +1,67 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestArgumentClass(t *testing.T) {
+	for args, want := range map[string]string{
+		`{"command": "make test -j4"}`:              "prog:make",
+		`{"cmd": "FOO=1 /usr/bin/pytest -q"}`:       "prog:pytest",
+		`{"url": "https://Example.com:8443/a?b=c"}`: "host:example.com",
+		`{"query": "weather"}`:                      "",
+		`not json`:                                  "",
+		`{"command": "   "}`:                        "",
+	} {
+		if got := ArgumentClass(args); got != want {
+			t.Errorf("ArgumentClass(%s) = %q, want %q", args, got, want)
+		}
+	}
+}
+
+// A shell tool whose duration depends on the program: the class medians
+// predict within 2x where the per-tool median cannot, and they are used.
+func TestClassDurationsBeatThePerToolMedian(t *testing.T) {
+	c := NewClassDurations(DurationOptions{})
+	progs := map[string]float64{"ls": 0.01, "make": 20, "grep": 0.5}
+	within2x := func(pred, actual float64) bool { return math.Abs(math.Log(pred/actual)) <= math.Ln2 }
+	hits, toolHits, n := 0, 0, 0
+	for i := range 300 {
+		name := []string{"ls", "make", "grep"}[i%3]
+		args := fmt.Sprintf(`{"command": "%s -x %d"}`, name, i)
+		actual := progs[name] * (1 + 0.2*float64(i%5)/4)
+		if i >= 150 {
+			n++
+			if within2x(c.Predict("bash", args), actual) {
+				hits++
+			}
+			if within2x(c.toolMedian("bash"), actual) {
+				toolHits++
+			}
+		}
+		c.Observe("bash", args, actual)
+	}
+	if hits != n || toolHits >= n/2 {
+		t.Fatalf("within 2x: %d of %d with classes, %d with the per-tool median", hits, n, toolHits)
+	}
+}
+
+// Where the arguments do not decide the duration, the per-tool median
+// stays the prediction.
+func TestClassDurationsKeepThePerToolFloor(t *testing.T) {
+	c := NewClassDurations(DurationOptions{})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 400 {
+		// The host carries no signal: every call's duration is drawn from
+		// the same log-normal, and 40 hosts leave each class few samples.
+		args := fmt.Sprintf(`{"url": "https://h%d.example/"}`, i%40)
+		c.Observe("http_get", args, math.Exp(rng.NormFloat64()))
+	}
+	args := `{"url": "https://h0.example/"}`
+	if got, floor := c.Predict("http_get", args), c.toolMedian("http_get"); got != floor {
+		t.Fatalf("predicted %v, the per-tool median is %v: a class without signal was used", got, floor)
+	}
+}

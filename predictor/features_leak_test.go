@@ -1,0 +1,77 @@
+package predictor
+
+import (
+	"slices"
+	"testing"
+)
+
+// leakProgram is one program of three segments: two tool calls and a reply.
+func leakProgram() []TraceRecord {
+	recs := []TraceRecord{
+		{Source: "s", Program: "p", Segment: 0, Input: Input{LastMessage: "find flights to Oslo", ToolNames: []string{"search", "book"}, PromptTokens: 300},
+			PreToolOutputTokens: 40, Tool: "search"},
+		{Source: "s", Program: "p", Segment: 1, Input: Input{LastMessage: `{"flights":[1,2]}`, ToolNames: []string{"search", "book"}, PromptTokens: 360},
+			PreToolOutputTokens: 25, Tool: "book"},
+		{Source: "s", Program: "p", Segment: 2, Input: Input{LastMessage: `{"ok":true}`, ToolNames: []string{"search", "book"}, PromptTokens: 400},
+			PreToolOutputTokens: 90},
+	}
+	var h History
+	for i := range recs {
+		recs[i].Input.History = h
+		h = h.Observe(recs[i].PreToolOutputTokens, recs[i].Tool)
+	}
+	return recs
+}
+
+func featuresOf(recs []TraceRecord) [][]float32 {
+	DeriveContext(recs)
+	X, _ := FeaturizeTraces(recs)
+	return X
+}
+
+// No feature of a segment reads the segment's own tool or output (or what the
+// tool then did): changing them leaves that segment's features as they were,
+// and changes only the later segments' (which see them as history).
+func TestFeaturesDoNotLeak(t *testing.T) {
+	base := featuresOf(leakProgram())
+	for k := range 3 {
+		recs := leakProgram()
+		recs[k].Tool = "other_tool"
+		recs[k].PreToolOutputTokens = 7 * (recs[k].PreToolOutputTokens + 11)
+		d := 3.5
+		recs[k].ToolDurationS = &d
+		recs[k].ToolReturnTokens = 999
+		// What later segments know of it changes with it.
+		var h History
+		for i := range recs {
+			recs[i].Input.History = h
+			h = h.Observe(recs[i].PreToolOutputTokens, recs[i].Tool)
+		}
+		got := featuresOf(recs)
+		for i := 0; i <= k; i++ {
+			if !slices.Equal(got[i], base[i]) {
+				t.Errorf("changing segment %d's own tool and output changed segment %d's features", k, i)
+			}
+		}
+		if k < 2 && slices.Equal(got[k+1], base[k+1]) {
+			t.Errorf("segment %d's features do not see segment %d's tool and output at all", k+1, k)
+		}
+	}
+}
+
+func TestDeriveContext(t *testing.T) {
+	recs := leakProgram()
+	DeriveContext(recs)
+	if recs[0].Input.LastTool != "" || recs[1].Input.LastTool != "search" || recs[2].Input.LastTool != "book" {
+		t.Fatalf("last tools %q %q %q, want \"\" search book", recs[0].Input.LastTool, recs[1].Input.LastTool, recs[2].Input.LastTool)
+	}
+	h := recs[2].Input.History
+	if h.MeanToolCallTokens != 32.5 || h.Replies != 0 || h.Calls != 2 {
+		t.Fatalf("history of the third segment %+v, want 2 calls with tool-call mean 32.5", h)
+	}
+	// The user's text and a tool's result are told apart.
+	X, _ := FeaturizeTraces(recs)
+	if X[0][kindOff] != 1 || X[1][kindOff+1] != 1 {
+		t.Fatal("kind of the last message not in the features")
+	}
+}

@@ -1,0 +1,173 @@
+package predictor
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// shifted is toyRecords with every output lengthened by extra tokens: a
+// deployment whose agents write more than the shipped model's training data.
+func shifted(n int, seed uint64, extra int) []TraceRecord {
+	recs := toyRecords(n, seed)
+	for i := range recs {
+		if recs[i].PreToolOutputTokens < 500 {
+			recs[i].PreToolOutputTokens += extra
+		}
+	}
+	return recs
+}
+
+func maeOf(p LengthPredictor, recs []TraceRecord) float64 {
+	pred, _ := PredictAll(p, recs)
+	rep, _ := Evaluate(pred, recs)
+	return rep.MAETokens
+}
+
+func TestOnlineLengthLearnsAShiftAndAdopts(t *testing.T) {
+	mlp, over, _ := toyModel(t)
+	base := GoClassifier{MLP: mlp, OverflowTokens: over}
+	o, err := NewOnlineLength(base, mlp, over, OnlineOptions{Window: 100, MinSegments: 50, PublishEvery: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := shifted(200, 9, 60)
+	before := maeOf(base, test)
+	for i, r := range shifted(400, 5, 60) {
+		if i == 40 && (o.Stats().Choice == ChoiceLearnt) {
+			t.Fatal("adopted before MinSegments segments were scored")
+		}
+		o.Learn(r)
+	}
+	st := o.Stats()
+	if st.Seen != 400 || st.Window != 100 || st.Choice != ChoiceLearnt || !(st.LearntMAE < st.ShippedMAE) {
+		t.Fatalf("after 400 shifted segments: %+v, want the learnt model adopted with the lower window MAE", st)
+	}
+	after := maeOf(o, test)
+	if !(after < 0.5*before) {
+		t.Fatalf("MAE on unseen shifted records %.1f after learning, %.1f before: want under half", after, before)
+	}
+	// The shipped weights are untouched.
+	if maeOf(base, test) != before {
+		t.Fatal("learning changed the shipped model")
+	}
+}
+
+// A learner that does no better than the shipped model is not adopted.
+func TestOnlineLengthKeepsTheShippedModelWhenNotBetter(t *testing.T) {
+	mlp, over, _ := toyModel(t)
+	base := GoClassifier{MLP: mlp, OverflowTokens: over}
+	o, err := NewOnlineLength(base, mlp, over, OnlineOptions{Window: 100, MinSegments: 50, PublishEvery: 10, LR: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A learning rate of 5 wrecks the copy on data the shipped model knows.
+	// Without history, the program's-mean predictor is the shipped model.
+	for _, r := range toyRecords(200, 11) {
+		r.Input.History = History{}
+		o.Learn(r)
+	}
+	st := o.Stats()
+	if st.Choice != ChoiceShipped || !(st.LearntMAE >= st.ShippedMAE) || st.HistoryMAE != st.ShippedMAE {
+		t.Fatalf("%+v: want the shipped model kept", st)
+	}
+	test := toyRecords(100, 12)
+	if maeOf(o, test) != maeOf(base, test) {
+		t.Fatal("predictions are not the shipped model's while the learner is not adopted")
+	}
+}
+
+func TestOnlineLengthSaveRestore(t *testing.T) {
+	mlp, over, _ := toyModel(t)
+	base := GoClassifier{MLP: mlp, OverflowTokens: over}
+	opt := OnlineOptions{Window: 100, MinSegments: 50, PublishEvery: 10}
+	o, _ := NewOnlineLength(base, mlp, over, opt)
+	for _, r := range shifted(300, 5, 60) {
+		o.Learn(r)
+	}
+	dir := t.TempDir()
+	if err := o.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	// The saved file is an ONNX length model in its own right.
+	if _, err := ParseONNX(mustRead(t, filepath.Join(dir, OnlineStateFile))); err != nil {
+		t.Fatalf("saved state is not a length model: %v", err)
+	}
+	r, _ := NewOnlineLength(base, mlp, over, opt)
+	found, err := r.Restore(dir)
+	if err != nil || !found {
+		t.Fatalf("restore: found %v, %v", found, err)
+	}
+	if got, want := r.Stats(), o.Stats(); got != want {
+		t.Fatalf("restored %+v, saved %+v", got, want)
+	}
+	test := shifted(100, 9, 60)
+	if maeOf(r, test) != maeOf(o, test) {
+		t.Fatal("restored learner predicts differently")
+	}
+	// No state yet: not an error. A bad file: an error, and nothing changes.
+	fresh, _ := NewOnlineLength(base, mlp, over, opt)
+	if found, err := fresh.Restore(t.TempDir()); found || err != nil {
+		t.Fatalf("empty dir: found %v, %v", found, err)
+	}
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, OnlineStateFile), []byte("not onnx"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Restore(bad); err == nil {
+		t.Fatal("a corrupt state file restored without error")
+	}
+	if fresh.Stats().Seen != 0 {
+		t.Fatal("a failed restore changed the learner")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// defaultOnline is a learner on top of the shipped model (run in Go here),
+// already adopted, as a deployment has it after learning.
+func defaultOnline(b *testing.B, opt OnlineOptions) (*OnlineLength, []TraceRecord) {
+	info, err := ParseONNX(DefaultModelBytes())
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := GoClassifier{MLP: info.MLP, OverflowTokens: info.OverflowTokens}
+	o, err := NewOnlineLength(base, info.MLP, info.OverflowTokens, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs := shifted(256, 5, 60)
+	DeriveContext(recs)
+	return o, recs
+}
+
+func BenchmarkOnlineLengthPredict(b *testing.B) {
+	o, recs := defaultOnline(b, OnlineOptions{MinSegments: 1, PublishEvery: 1})
+	for _, r := range recs {
+		o.Learn(r)
+	}
+	if !(o.Stats().Choice == ChoiceLearnt) {
+		b.Fatal("learner not adopted: the benchmark would time the shipped model")
+	}
+	in := sampleInput()
+	b.ReportAllocs()
+	for b.Loop() {
+		o.PredictLength(in)
+	}
+}
+
+func BenchmarkOnlineLengthLearn(b *testing.B) {
+	o, recs := defaultOnline(b, OnlineOptions{})
+	i := 0
+	for b.Loop() {
+		o.Learn(recs[i%len(recs)])
+		i++
+	}
+}

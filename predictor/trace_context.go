@@ -1,0 +1,45 @@
+package predictor
+
+// OldestTraceVersion is the oldest trace-record feature version ReadTraces
+// reads. Records hold raw inputs, not features, so older records are
+// upgraded: what later versions read and older writers did not record is
+// derived from the order of the records (DeriveContext).
+const OldestTraceVersion = 1
+
+// DeriveContext fills in, from the order of recs, what feature version 2
+// reads and older writers (and the dataset converters) do not record: a
+// record's LastTool (the tool its program's previous segment ended in, whose
+// result is then the last message) and the per-kind running means of its
+// History. A program's records must come in segment order; a record with
+// segment 0 starts its program afresh. Records without a program id are
+// single segments and keep their fields. Only earlier records of the same
+// program are read: never a record's own tool or output.
+func DeriveContext(recs []TraceRecord) {
+	type state struct {
+		segment  int
+		prevTool string
+		h        History
+	}
+	progs := map[string]*state{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Program == "" {
+			continue
+		}
+		key := r.Source + "\x00" + r.Program
+		st := progs[key]
+		if st == nil || r.Segment == 0 {
+			st = &state{segment: -1}
+			progs[key] = st
+		}
+		if r.Input.LastTool == "" && st.segment >= 0 && r.Segment == st.segment+1 {
+			r.Input.LastTool = st.prevTool
+		}
+		h := &r.Input.History
+		if h.Replies == 0 && h.MeanToolCallTokens == 0 && h.MeanReplyTokens == 0 {
+			h.MeanToolCallTokens, h.Replies, h.MeanReplyTokens = st.h.MeanToolCallTokens, st.h.Replies, st.h.MeanReplyTokens
+		}
+		st.segment, st.prevTool = r.Segment, r.Tool
+		st.h = st.h.Observe(r.PreToolOutputTokens, r.Tool)
+	}
+}
