@@ -239,8 +239,9 @@ func TestTenantLimits(t *testing.T) {
 
 	// One call in flight at most: a second one gets 429 while a webhook holds
 	// the first.
-	release := make(chan struct{})
+	release, entered := make(chan struct{}), make(chan struct{}, 1)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
 		<-release
 		_, _ = io.WriteString(w, "done")
 	}))
@@ -255,6 +256,11 @@ func TestTenantLimits(t *testing.T) {
 			Messages: []openai.ChatCompletionMessage{userMsg(`/call one {}`)}})
 		first <- err
 	}()
+	select { // the first call holds its slot: its tool is running
+	case <-entered:
+	case err := <-first:
+		t.Fatalf("first call ended before its tool ran: %v", err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := ts.clientWithKey("ka", nil).CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
