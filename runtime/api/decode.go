@@ -85,21 +85,30 @@ const (
 	maxTools    = 256
 )
 
+// decodeObject decodes a request body that must be one JSON object into v;
+// the error is OpenAI's 400 naming the field at fault.
+func decodeObject(body []byte, v any) *APIError {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return invalid("", "invalid_json", "We could not parse the JSON body of your request: expected a JSON object.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(v); err != nil {
+		return invalid(jsonErrorParam(err), "invalid_json", "We could not parse the JSON body of your request: %s", jsonErrorText(err))
+	}
+	if dec.More() {
+		return invalid("", "invalid_json", "We could not parse the JSON body of your request: more than one JSON value.")
+	}
+	return nil
+}
+
 // DecodeChatRequest decodes and checks the JSON body of a chat completion
 // request. Every error is an OpenAI-style 400 naming the field at fault.
 // It never panics, whatever the input.
 func DecodeChatRequest(body []byte) (*ChatParams, *APIError) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: expected a JSON object.")
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	var raw chatRequest
-	if err := dec.Decode(&raw); err != nil {
-		return nil, invalid(jsonErrorParam(err), "invalid_json", "We could not parse the JSON body of your request: %s", jsonErrorText(err))
-	}
-	if dec.More() {
-		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: more than one JSON value.")
+	if aerr := decodeObject(body, &raw); aerr != nil {
+		return nil, aerr
 	}
 	p := &ChatParams{}
 	r := &p.Request

@@ -84,17 +84,9 @@ type ResponsesParams struct {
 // /v1/responses. Every error is an OpenAI-style 400 naming the field at
 // fault. It never panics, whatever the input.
 func DecodeResponsesRequest(body []byte) (*ResponsesParams, *APIError) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: expected a JSON object.")
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	var raw responsesRequest
-	if err := dec.Decode(&raw); err != nil {
-		return nil, invalid(jsonErrorParam(err), "invalid_json", "We could not parse the JSON body of your request: %s", jsonErrorText(err))
-	}
-	if dec.More() {
-		return nil, invalid("", "invalid_json", "We could not parse the JSON body of your request: more than one JSON value.")
+	if aerr := decodeObject(body, &raw); aerr != nil {
+		return nil, aerr
 	}
 	p := &ResponsesParams{Store: raw.Store == nil || *raw.Store, Parallel: raw.ParallelToolCalls == nil || *raw.ParallelToolCalls,
 		Stream: raw.Stream != nil && *raw.Stream, Temperature: raw.Temperature, TopP: raw.TopP}
