@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -319,25 +320,8 @@ func (w *sseWriter) deltas(ds []runtime.Delta) {
 func (s *Server) stream(c echo.Context, call *runtime.Call, includeUsage bool, received time.Time) error {
 	ctx := c.Request().Context()
 	w := &sseWriter{c: c, call: call, model: s.rt.Model().Name(), created: call.Created().Unix(), progress: streamProgress(c)}
-	for {
-		ds, err := call.Recv(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			<-call.Done() // the client went away: the call is being cancelled
-			return nil
-		}
-		w.deltas(ds)
-		if w.failed {
-			call.Cancel()
-			<-call.Done()
-			return nil
-		}
-	}
-	res, err := call.Wait(ctx)
-	if err != nil {
-		<-call.Done()
+	res := relay(ctx, call, func(ds []runtime.Delta) bool { w.deltas(ds); return !w.failed })
+	if res == nil {
 		return nil
 	}
 	if res.Err != nil {
@@ -366,4 +350,31 @@ func (s *Server) stream(c echo.Context, call *runtime.Call, includeUsage bool, r
 	w.flush()
 	s.callDone(call, res, received, true)
 	return nil
+}
+
+// relay hands a streamed call's deltas to write until the call ends and
+// returns its result. It returns nil when the client went away or write
+// reported a failed write (the call is then cancelled and has ended).
+func relay(ctx context.Context, call *runtime.Call, write func([]runtime.Delta) bool) *runtime.Result {
+	for {
+		ds, err := call.Recv(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			<-call.Done() // the client went away: the call is being cancelled
+			return nil
+		}
+		if !write(ds) {
+			call.Cancel()
+			<-call.Done()
+			return nil
+		}
+	}
+	res, err := call.Wait(ctx)
+	if err != nil {
+		<-call.Done()
+		return nil
+	}
+	return res
 }

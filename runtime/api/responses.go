@@ -4,8 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -252,25 +250,8 @@ func (s *Server) streamResponse(c echo.Context, call *runtime.Call, obj *respons
 	ctx := c.Request().Context()
 	w := &respEvents{c: c, obj: obj}
 	w.commit()
-	for {
-		ds, err := call.Recv(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			<-call.Done()
-			return nil
-		}
-		w.deltas(ds)
-		if w.failed {
-			call.Cancel()
-			<-call.Done()
-			return nil
-		}
-	}
-	res, err := call.Wait(ctx)
-	if err != nil {
-		<-call.Done()
+	res := relay(ctx, call, func(ds []runtime.Delta) bool { w.deltas(ds); return !w.failed })
+	if res == nil {
 		return nil
 	}
 	s.callDone(call, res, received, true)
