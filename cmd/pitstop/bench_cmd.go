@@ -21,7 +21,6 @@ import (
 	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/cluster"
-	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/engine/sim"
 	"github.com/pitstop-llm/pitstop/predictor"
@@ -269,20 +268,6 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	return plan, nil
 }
 
-// engineConfig sizes the engine from a profile.
-func engineConfig(p *sim.Profile) engine.Config {
-	return engine.Config{
-		NumBlocks:         p.NumBlocks(),
-		BlockSize:         p.BlockSize,
-		HostBlocks:        p.HostBlocks(),
-		MaxBatchedTokens:  p.MaxBatchedTokens,
-		MaxSeqs:           p.MaxSeqs,
-		SwapBlocksPerIter: p.Swap.BlocksPerIter,
-		Cost:              p.HandlingCost(),
-		HostBlockBytes:    p.BlockBytes(),
-	}
-}
-
 func runBench(ctx context.Context, f benchFlags) error {
 	plan, err := planBench(f)
 	if err != nil {
@@ -364,7 +349,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 			} else if plan.replicas != nil {
 				run, err = runClusterJob(gctx, rc, plan.replicas, j.balancer, f)
 			} else {
-				rc.Engine, rc.Executor = engineConfig(plan.profile), sim.NewExecutor(plan.profile)
+				rc.Engine, rc.Executor = plan.profile.EngineConfig(), sim.NewExecutor(plan.profile)
 				run, err = bench.Run(gctx, rc)
 			}
 			if err != nil {

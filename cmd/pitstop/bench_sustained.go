@@ -100,7 +100,7 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 			if err != nil {
 				return bench.RunConfig{}, err
 			}
-			return bench.RunConfig{Workload: plan.w, Engine: engineConfig(plan.profile), Executor: sim.NewExecutor(plan.profile),
+			return bench.RunConfig{Workload: plan.w, Engine: plan.profile.EngineConfig(), Executor: sim.NewExecutor(plan.profile),
 				Policy: pol, Name: name, PredictionError: f.predErr, Predictors: newPredictors(lengthModel, f.predictor == "serve"),
 				CheckEvery: f.checkEvery, SLOTTFT: sloTTFT, SLOTPOT: sloTPOT}, nil
 		},
