@@ -76,6 +76,16 @@ type constraint struct {
 	turns    int
 	tools    bool // tools are offered and tool_choice is not "none"
 
+	// left is how many tokens the call may still write, the next one
+	// included (the smaller of max_tokens and the context's room; set before
+	// each mask; 0: no limit, as for a scripted model's check). Documents
+	// and tool calls are closed within it (grammar.Matcher.MaskWithin).
+	left int
+	// callLeast is the fewest tokens of a tool call's JSON (its grammar's
+	// cost from the start); after is what a call needs once its JSON is
+	// complete: the close marker and a token that ends the turn.
+	callLeast, after int
+
 	phase phase
 	m     *grammar.Matcher
 	ws    int  // whitespace tokens since the last call closed
@@ -152,6 +162,10 @@ func (rt *Runtime) newConstraint(req *ChatRequest, turn *Turn) (*constraint, err
 			return nil, errorf(ErrInvalid, "tools", "unsupported_schema", "the tools' parameters cannot be used for constrained tool calls: %v", err)
 		}
 		k.call = cg
+		k.callLeast, k.after = cg.NewMatcher().Cost(), 1
+		if k.close >= 0 {
+			k.after = 2
+		}
 	}
 	return k, nil
 }
@@ -178,14 +192,14 @@ func (k *constraint) allowed() (base grammar.Mask, extra []int32, banned int32) 
 	banned = -1
 	switch k.phase {
 	case phFree:
-		if k.choice == ChoiceNone {
+		if k.choice == ChoiceNone || !k.callFits() {
 			banned = k.open
 		}
 		return nil, nil, banned
 	case phMarker:
 		return k.g.none, []int32{k.open}, -1
 	case phCall:
-		base = k.m.Mask()
+		base = k.mask(k.after)
 		if k.m.CanEnd() {
 			if k.close >= 0 {
 				extra = []int32{k.close}
@@ -198,7 +212,7 @@ func (k *constraint) allowed() (base grammar.Mask, extra []int32, banned int32) 
 		// One whitespace token may separate calls; then another call (when
 		// parallel calls are on) or the end.
 		extra = append(extra, k.stops...)
-		if k.parallel {
+		if k.parallel && k.callFits() {
 			extra = append(extra, k.open)
 		}
 		if k.ws > 0 {
@@ -206,11 +220,11 @@ func (k *constraint) allowed() (base grammar.Mask, extra []int32, banned int32) 
 		}
 		return k.g.ws, extra, -1
 	case phJSON:
-		base = k.m.Mask()
+		base = k.mask(1)
 		if k.m.CanEnd() {
 			extra = append(extra, k.stops...)
 		}
-		if !k.wrote && k.tools && k.open >= 0 {
+		if !k.wrote && k.tools && k.open >= 0 && (k.call == nil || k.callFits()) {
 			extra = append(extra, k.open)
 		}
 		return base, extra, -1
@@ -218,9 +232,28 @@ func (k *constraint) allowed() (base grammar.Mask, extra []int32, banned int32) 
 	return k.g.none, k.stops, -1
 }
 
-// allows reports whether tok may come next.
+// mask is the matcher's mask within the budget: this token, the
+// document's rest, then reserve tokens after it.
+func (k *constraint) mask(reserve int) grammar.Mask {
+	if k.left <= 0 {
+		return k.m.Mask()
+	}
+	return k.m.MaskWithin(k.left - 1 - reserve)
+}
+
+// callFits reports whether a constrained tool call opened now (the marker,
+// its shortest JSON, what comes after) fits the budget.
+func (k *constraint) callFits() bool {
+	return k.call == nil || k.left <= 0 || 1+k.callLeast+k.after <= k.left
+}
+
+// allows reports whether tok may come next, whatever the budget (a
+// scripted model's forced tokens; they are not drawn under it).
 func (k *constraint) allows(tok int32) bool {
+	left := k.left
+	k.left = 0
 	base, extra, banned := k.allowed()
+	k.left = left
 	if tok == banned {
 		return false
 	}

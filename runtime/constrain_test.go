@@ -146,12 +146,10 @@ func TestTinyModelConstrained(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.FinishReason == "stop" {
-			if err := validates(t, v, res.Content); err != nil {
-				t.Errorf("%q: %v", q, err)
-			}
-		} else if !json.Valid([]byte(res.Content+`"}`)) && res.FinishReason != "length" {
+		if res.FinishReason != "stop" {
 			t.Errorf("%q: finish %s content %q", q, res.FinishReason, res.Content)
+		} else if err := validates(t, v, res.Content); err != nil {
+			t.Errorf("%q: %v", q, err)
 		}
 		for _, e := range res.Logprobs {
 			if e.Logprob > 0 || len(e.Top) == 0 || e.Top[0].Logprob < e.Logprob {
@@ -159,5 +157,64 @@ func TestTinyModelConstrained(t *testing.T) {
 			}
 		}
 		t.Logf("%q -> %s %q", q, res.FinishReason, res.Content)
+	}
+}
+
+// freeStringSchemas are answers of free strings, which the tiny model,
+// left alone, does not end: under a budget the grammar closes them.
+var freeStringSchemas = []string{
+	weatherSchema,
+	`{"type":"object","properties":{"answer":{"type":"string"},"steps":{"type":"array","items":{"type":"string"},"minItems":1},"confident":{"type":"boolean"}},"required":["answer","steps","confident"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"person":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string","maxLength":12}},"required":["name","title"]},"note":{"type":"string"}},"required":["person","note"]}`,
+}
+
+// TestTinyModelClosesWithinBudget: on the CPU executor, json_schema
+// answers of free strings and constrained tool calls with free-string
+// arguments finish within max_tokens, however small, as long as it holds
+// the shortest valid output: they parse and validate.
+func TestTinyModelClosesWithinBudget(t *testing.T) {
+	rt := tinyRuntime(t, Config{ClientToolTTL: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	questions := []string{"What is 17 times 23?", "What time is it in Tokyo?", "What is the capital of France?", "Convert 5 miles to kilometers."}
+	for i, schema := range freeStringSchemas {
+		v := schemaValidator(t, schema)
+		for j, q := range questions {
+			maxTok := 30 + 17*((i+j)%4)
+			res, err := rt.ChatSync(ctx, ChatRequest{Messages: []chat.Message{{Role: "user", Content: q}}, MaxTokens: maxTok,
+				ResponseFormat: &ResponseFormat{Type: "json_schema", Schema: []byte(schema), Strict: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.FinishReason != "stop" {
+				t.Errorf("schema %d, %q, max_tokens %d: finish %s, content %q", i, q, maxTok, res.FinishReason, res.Content)
+			} else if err := validates(t, v, res.Content); err != nil {
+				t.Errorf("schema %d, %q: %v", i, q, err)
+			}
+		}
+	}
+	// A client tool with free-string arguments, strict and named by
+	// tool_choice, with little room: the call completes and validates.
+	params := `{"type":"object","properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"additionalProperties":false}`
+	v := schemaValidator(t, params)
+	weather := chat.Tool{Name: "get_weather", Description: "Current weather in a city", Parameters: json.RawMessage(params)}
+	for j, q := range questions {
+		for _, req := range []ChatRequest{
+			{Tools: []chat.Tool{weather}, ToolChoice: ToolChoice{Mode: ChoiceFunction, Name: "get_weather"}},
+			{Tools: []chat.Tool{weather}, ToolChoice: ToolChoice{Mode: ChoiceRequired}, StrictTools: map[string]bool{"get_weather": true}},
+		} {
+			req.Messages, req.MaxTokens = []chat.Message{{Role: "user", Content: q}}, 38+5*j // 38: the marker, the shortest call (35), its end
+			res, err := rt.ChatSync(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.ToolCalls) != 1 || res.FinishReason != "tool_calls" {
+				t.Errorf("%q, max_tokens %d: finish %s, calls %+v, content %q", q, req.MaxTokens, res.FinishReason, res.ToolCalls, res.Content)
+				continue
+			}
+			if err := validates(t, v, res.ToolCalls[0].Arguments); err != nil {
+				t.Errorf("%q: %v", q, err)
+			}
+		}
 	}
 }

@@ -226,6 +226,14 @@ func (s *seqCtl) Next(_ *engine.Sequence, sampled int32) engine.Action {
 // Mask implements engine.SamplingHook: the constraint's mask.
 func (s *seqCtl) Mask(logits []float32) {
 	if s.cons != nil {
+		// The budget the grammar closes the output within: max_tokens, and
+		// the context's room (Next ends the call once a token leaves no
+		// position for the next one).
+		left := s.maxTokens - s.generated
+		if s.rt.ctxCap > 0 && s.seq != nil {
+			left = min(left, s.rt.ctxCap-s.seq.NumTokens())
+		}
+		s.cons.left = max(left, 1)
 		s.cons.apply(logits)
 	}
 }

@@ -8,7 +8,7 @@ type frame struct {
 	st   uint8  // local state, per kind
 	ws   uint8  // whitespace written since the last token of JSON
 	sub  uint8  // string: UTF-8 bytes or \u digits still expected
-	pos  uint16 // literal, object key: bytes matched
+	pos  uint16 // literal, object key: bytes matched; string: a UTF-8 lead byte
 	cand uint64 // literal, object key: candidates still matching
 	seen uint64 // object: properties written; array: items written (capped)
 	cur  int16  // object: the property whose value comes next
@@ -204,9 +204,9 @@ func stepString(f *frame, b byte) bool {
 		case b >= 0xC2 && b <= 0xDF:
 			f.st, f.sub = strUTF8, 1
 		case b >= 0xE0 && b <= 0xEF:
-			f.st, f.sub = strUTF8, 2
+			f.st, f.sub, f.pos = strUTF8, 2, uint16(b)
 		case b >= 0xF0 && b <= 0xF4:
-			f.st, f.sub = strUTF8, 3
+			f.st, f.sub, f.pos = strUTF8, 3, uint16(b)
 		default:
 			return false
 		}
@@ -230,15 +230,34 @@ func stepString(f *frame, b byte) bool {
 		}
 		return true
 	case strUTF8:
-		if b < 0x80 || b > 0xBF {
+		lo, hi := continuation(byte(f.pos))
+		if b < lo || b > hi {
 			return false
 		}
+		f.pos = 0 // the lead byte narrows only the first continuation byte
 		if f.sub--; f.sub == 0 {
 			f.st = strBody
 		}
 		return true
 	}
 	return false
+}
+
+// continuation is the range of the byte after a UTF-8 lead byte (0: any
+// continuation byte): no overlong forms, no surrogates, nothing above
+// U+10FFFF (RFC 3629).
+func continuation(lead byte) (lo, hi byte) {
+	switch lead {
+	case 0xE0:
+		return 0xA0, 0xBF
+	case 0xED:
+		return 0x80, 0x9F
+	case 0xF0:
+		return 0x90, 0xBF
+	case 0xF4:
+		return 0x80, 0x8F
+	}
+	return 0x80, 0xBF
 }
 
 // Number states: 0 start, 1 after '-', 2 after a leading 0, 3 in the

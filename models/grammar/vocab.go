@@ -121,7 +121,11 @@ func cleanInString(t []byte) bool {
 			return false
 		}
 		for j := 1; j <= n; j++ {
-			if t[i+j] < 0x80 || t[i+j] > 0xBF {
+			lo, hi := byte(0x80), byte(0xBF)
+			if j == 1 {
+				lo, hi = continuation(b)
+			}
+			if t[i+j] < lo || t[i+j] > hi {
 				return false
 			}
 		}
@@ -204,12 +208,24 @@ type Compiled struct {
 	g *Grammar
 	v *Vocab
 
+	// costs of completing a document, and bound how much one token can
+	// raise them (budget.go).
+	costs *costs
+	bound int
+
 	mu       sync.Mutex
-	masks    map[string]Mask
+	masks    map[string]*stateMask
 	maxMasks int
 	bufs     [][]frame // trie walk scratch, one stack per depth (under mu)
 	tmp      []frame
 	key      []byte
+}
+
+// stateMask is a state's mask, and the highest cost of completing after
+// any of its tokens (-1: not computed yet; MaskWithin computes it).
+type stateMask struct {
+	mask     Mask
+	maxAfter int32
 }
 
 // MaskBudget is the memory the masks of one Compiled may take.
@@ -218,7 +234,12 @@ const MaskBudget = 32 << 20
 // NewCompiled pairs a grammar with a vocabulary.
 func NewCompiled(g *Grammar, v *Vocab) *Compiled {
 	per := (v.size + 63) / 64 * 8
-	return &Compiled{g: g, v: v, masks: map[string]Mask{}, maxMasks: max(MaskBudget/max(per, 1), 16)}
+	k := newCosts(g, v)
+	bound := k.stepBound()
+	if bound < unreachable {
+		bound = min(bound*max(v.maxLen, 1), unreachable)
+	}
+	return &Compiled{g: g, v: v, costs: k, bound: bound, masks: map[string]*stateMask{}, maxMasks: max(MaskBudget/max(per, 1), 16)}
 }
 
 // Vocab is the compiled grammar's vocabulary.
@@ -299,15 +320,20 @@ func (m *Matcher) Mask() Mask {
 	c := m.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.key = appendKey(c.key[:0], m.stk)
-	if mask, ok := c.masks[string(c.key)]; ok {
-		return mask
+	return c.entry(m.stk).mask
+}
+
+// entry is the cached mask of a state, computed on first use (under c.mu).
+func (c *Compiled) entry(stk []frame) *stateMask {
+	c.key = appendKey(c.key[:0], stk)
+	if e, ok := c.masks[string(c.key)]; ok {
+		return e
 	}
-	mask := c.compute(m.stk)
+	e := &stateMask{mask: c.compute(stk), maxAfter: -1}
 	if len(c.masks) < c.maxMasks {
-		c.masks[string(c.key)] = mask
+		c.masks[string(c.key)] = e
 	}
-	return mask
+	return e
 }
 
 // appendKey serializes a stack: equal keys, equal states.
@@ -328,11 +354,8 @@ func appendKey(k []byte, stk []frame) []byte {
 // length bounds, the clean tokens are taken as a block and only the dirty
 // ones are stepped through (the context-independent tokens of xgrammar).
 func (c *Compiled) compute(stk []frame) Mask {
-	if top := &stk[len(stk)-1]; top.node >= 0 {
-		n := &c.g.nodes[top.node]
-		if n.kind == kString && top.st == strBody && n.maxLen < 0 && n.minLen == 0 {
-			return c.computeInString(stk)
-		}
+	if c.inPlainString(&stk[len(stk)-1]) {
+		return c.computeInString(stk)
 	}
 	return c.walkAll(stk)
 }
