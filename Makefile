@@ -15,6 +15,9 @@ ORT_LIB = $(shell scripts/fetch_ort.sh)
 # The npm MCP packages the MCP tests run (reference server, Inspector); empty when npm is
 # unreachable, and those tests then skip saying so.
 MCP_BIN = $(shell scripts/fetch_mcp.sh 2>/dev/null)
+# The official OpenAI Node SDK (npm openai 6.x) TestOpenAINodeSDK runs; empty when npm is
+# unreachable, and the test then skips saying so.
+OPENAI_NODE = $(shell scripts/fetch_openai_node.sh 2>/dev/null)
 # Packages whose goroutines meet run under the race detector.
 RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/... ./models/kernel/...
 
@@ -58,7 +61,7 @@ FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./mo
 FUZZTIME ?= 10s
 
 test: ort vet
-	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test -count=1 ./...
+	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) PITSTOP_OPENAI_NODE=$(OPENAI_NODE) $(GO) test -count=1 ./...
 	@for f in $(FUZZ); do \
 		echo "fuzz $${f#*:} ($(FUZZTIME))"; \
 		out=$$($(GO) test -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \

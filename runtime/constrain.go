@@ -215,8 +215,8 @@ func (k *constraint) allowed() (base grammar.Mask, extra []int32, banned int32) 
 		if k.parallel && k.callFits() {
 			extra = append(extra, k.open)
 		}
-		if k.ws > 0 {
-			return k.g.none, extra, -1
+		if k.ws > 0 || k.left == 1 {
+			return k.g.none, extra, -1 // the last token must end the turn
 		}
 		return k.g.ws, extra, -1
 	case phJSON:

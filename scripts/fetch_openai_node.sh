@@ -4,10 +4,10 @@
 # Prints the node_modules directory that holds it.
 #
 #   PITSTOP_CACHE        cache root (default: $HOME/.cache/pitstop)
-#   OPENAI_NODE_VERSION  SDK version (default: 7.57.0)
+#   OPENAI_NODE_VERSION  SDK version (default: 6.49.0)
 set -euo pipefail
 
-version="${OPENAI_NODE_VERSION:-7.57.0}"
+version="${OPENAI_NODE_VERSION:-6.49.0}"
 cache="${PITSTOP_CACHE:-${HOME}/.cache/pitstop}"
 dir="${cache}/openai-node/${version}"
 

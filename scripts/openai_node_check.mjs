@@ -4,7 +4,7 @@
 import OpenAI from "openai";
 
 const client = new OpenAI({ baseURL: process.env.PITSTOP_URL + "/v1", apiKey: "none" });
-const model = "tiny-tools";
+const model = process.env.PITSTOP_MODEL || "tiny-tools";
 const N = Number(process.env.CHECK_N || 100);
 const builtin = ["calculator", "current_time", "unit_convert"].map((name) => ({ type: "function", function: { name } }));
 const questions = ["What is 17 times 23?", "What time is it in Tokyo?", "What is the capital of France?", "Convert 5 miles to kilometers.", "What is 144 divided by 12?"];
@@ -72,6 +72,38 @@ for (const [label, choice, want] of [["none", "none", null], ["required", "requi
   check("response_format json_schema strict parses and validates", ok, N, bad.length ? JSON.stringify(bad.slice(0, 2)) : "");
 }
 
+// 4b. response_format json_schema strict with free strings (the tiny model
+// does not end strings on its own: the grammar closes them within
+// max_tokens), and a strict client tool with free-string arguments forced
+// by tool_choice.
+{
+  const schema = { type: "object", properties: { answer: { type: "string" }, city: { type: "string" }, steps: { type: "array", items: { type: "string" } }, sure: { type: "boolean" } }, required: ["answer", "city", "steps", "sure"], additionalProperties: false };
+  let ok = 0, finished = 0, bad = [];
+  for (let i = 0; i < N; i++) {
+    const r = await client.chat.completions.create({ model, messages: ask(i), max_tokens: 40 + (i % 4) * 20, response_format: { type: "json_schema", json_schema: { name: "free", schema, strict: true } } });
+    finished += Number(r.choices[0].finish_reason === "stop");
+    try {
+      const v = JSON.parse(r.choices[0].message.content);
+      const keys = Object.keys(v).sort().join(",");
+      if (keys === "answer,city,steps,sure" && typeof v.answer === "string" && typeof v.city === "string" && Array.isArray(v.steps) && v.steps.every((x) => typeof x === "string") && typeof v.sure === "boolean") ok++;
+      else bad.push(r.choices[0].message.content);
+    } catch { bad.push(r.choices[0].message.content); }
+  }
+  check("response_format json_schema strict, free strings, max_tokens 40-100: parses and validates", ok, N, bad.length ? JSON.stringify(bad.slice(0, 2)) : `(finish_reason stop ${finished}/${N})`);
+  const weather = { type: "function", function: { name: "get_weather", description: "Current weather in a city", strict: true, parameters: { type: "object", properties: { city: { type: "string" }, country: { type: "string" } }, required: ["city", "country"], additionalProperties: false } } };
+  ok = 0; bad = [];
+  for (let i = 0; i < N; i++) {
+    const r = await client.chat.completions.create({ model, messages: ask(i), tools: [weather], tool_choice: { type: "function", function: { name: "get_weather" } }, max_tokens: 40 + (i % 4) * 20 });
+    const c = r.choices[0].message.tool_calls?.[0];
+    try {
+      const a = JSON.parse(c.function.arguments);
+      if (r.choices[0].finish_reason === "tool_calls" && c.function.name === "get_weather" && Object.keys(a).sort().join(",") === "city,country" && typeof a.city === "string" && typeof a.country === "string") ok++;
+      else bad.push(c.function.arguments);
+    } catch { bad.push(`request ${i} (max_tokens ${40 + (i % 4) * 20}): ${JSON.stringify(r.choices[0])} usage ${JSON.stringify(r.usage)}`); }
+  }
+  check("strict tool with free-string arguments, named by tool_choice: a valid call", ok, N, bad.length ? JSON.stringify(bad.slice(0, 2)) : "");
+}
+
 // 5. Responses API: a function tool, then previous_response_id with its output.
 {
   const tools = [{ type: "function", name: "get_weather", description: "Current weather in a city", parameters: { type: "object", properties: { city: { type: "string", maxLength: 40 } }, required: ["city"], additionalProperties: false }, strict: true }];
@@ -97,6 +129,19 @@ for (const [label, choice, want] of [["none", "none", null], ["required", "requi
   const text = types.indexOf("response.output_text.delta");
   ok += Number(text < 0 || (types[text - 2] === "response.output_item.added" && types[text - 1] === "response.content_part.added" && types[text + 1] === "response.output_text.done"));
   check("streamed response events in order", ok, 2, types.join(" "));
+}
+
+// 7. A hosted tool pitstop does not have: a 400 naming the parameter.
+{
+  let ok = 0, detail = "";
+  try {
+    await client.responses.create({ model, input: "Search the web for pitstop.", tools: [{ type: "web_search" }] });
+    detail = "accepted";
+  } catch (e) {
+    detail = `${e.status} ${e.param}`;
+    ok = Number(e instanceof OpenAI.BadRequestError && e.param === "tools[0].type");
+  }
+  check("hosted tool web_search: 400 naming tools[0].type", ok, 1, detail);
 }
 
 process.exit(failed ? 1 : 0);
