@@ -30,7 +30,9 @@ func TestGoOpenAIChecksTinyModel(t *testing.T) {
 	if raceEnabled {
 		n = 2 // the race detector slows the model 5-10 times; the server's goroutines meet as often
 	}
-	ask := func(i int) []openai.ChatCompletionMessage { return []openai.ChatCompletionMessage{userMsg(questions[i%len(questions)])} }
+	ask := func(i int) []openai.ChatCompletionMessage {
+		return []openai.ChatCompletionMessage{userMsg(questions[i%len(questions)])}
+	}
 	runs := func() int {
 		return ts.toolRuns(tools.CalculatorTool) + ts.toolRuns(tools.CurrentTimeTool) + ts.toolRuns(tools.UnitConvertTool)
 	}
