@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+
 	"github.com/pitstop-llm/pitstop/models/tokenizer"
 )
 
@@ -122,11 +124,76 @@ func benchVocabs(b *testing.B) []struct {
 // with the schema's masks cached (warm: every request after the first of
 // a schema), and applying the mask to the logits.
 func BenchmarkMask(b *testing.B) {
+	benchMask(b, benchVocabs(b))
+}
+
+// BenchmarkMaskRealVocab: the same on real byte-level BPE vocabularies,
+// OpenAI's cl100k_base and o200k_base as shipped in the tiktoken-go loader
+// module: their first 32,000 and 151,936 ranks (a BPE vocabulary cut at a
+// rank is a BPE vocabulary: every token's merge parts rank lower) and the
+// whole of each.
+func BenchmarkMaskRealVocab(b *testing.B) {
+	loader := tiktoken_loader.NewOfflineLoader()
+	var vocabs []struct {
+		name string
+		v    *Vocab
+	}
+	for _, c := range []struct {
+		file string
+		cuts []int
+	}{{"cl100k_base", []int{32000, 0}}, {"o200k_base", []int{151936, 0}}} {
+		ranks, err := loader.LoadTiktokenBpe(c.file + ".tiktoken")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, cut := range c.cuts {
+			name := fmt.Sprintf("vocab=%dk-%s", len(ranks)/1000, c.file)
+			if cut > 0 {
+				name = fmt.Sprintf("vocab=%dk-%s-first", (cut+500)/1000, c.file)
+			}
+			vocabs = append(vocabs, struct {
+				name string
+				v    *Vocab
+			}{name, rankVocab(ranks, cut)})
+		}
+	}
+	benchMask(b, vocabs)
+}
+
+// rankVocab is a tiktoken rank table's first n ranks (0: all) as a
+// Vocab, with an end token after them.
+func rankVocab(ranks map[string]int, n int) *Vocab {
+	if n <= 0 || n > len(ranks) {
+		n = len(ranks)
+	}
+	toks := make([][]byte, n+1)
+	for tok, rank := range ranks {
+		if rank < n {
+			toks[rank] = []byte(tok)
+		}
+	}
+	return NewVocab(toks, []int32{int32(n)})
+}
+
+// tiktokenVocab is rankVocab of a tiktoken-go-loader vocabulary.
+func tiktokenVocab(t testing.TB, name string, n int) *Vocab {
+	t.Helper()
+	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rankVocab(ranks, n)
+}
+
+func benchMask(b *testing.B, vocabs []struct {
+	name string
+	v    *Vocab
+}) {
 	g, err := Compile([]byte(benchSchema))
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, bv := range benchVocabs(b) {
+	for _, bv := range vocabs {
 		toks := tokenize(bv.v, benchDoc)
 		c := NewCompiled(g, bv.v)
 		run := func() {

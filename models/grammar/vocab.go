@@ -29,6 +29,14 @@ type Vocab struct {
 	// fast path checks only them).
 	clean Mask
 	dirty []int32
+	// From a string body without length bounds: stay are the tokens that
+	// keep the output in the string whatever the stack holds (the clean
+	// ones, and those with escapes or an unfinished UTF-8 character at
+	// their end); exit are those that close it at byte exitAt[i], whose
+	// rest depends on what follows the string.
+	stay   Mask
+	exit   []int32
+	exitAt []int32
 }
 
 // NewVocab builds the trie of a vocabulary: tokens[id] are the bytes token
@@ -82,16 +90,46 @@ func NewVocab(tokens [][]byte, end []int32) *Vocab {
 	v.first[len(nodes)] = int32(len(v.edgeByte))
 	v.tokAt[len(nodes)] = int32(len(v.toks))
 	v.clean = make(Mask, (len(tokens)+63)/64)
+	v.stay = make(Mask, len(v.clean))
 	for id, t := range tokens {
 		switch {
 		case len(t) == 0:
 		case cleanInString(t):
 			v.clean.set(int32(id))
+			v.stay.set(int32(id))
 		default:
 			v.dirty = append(v.dirty, int32(id))
+			switch at := stringExit(t); {
+			case at == stays:
+				v.stay.set(int32(id))
+			case at >= 0:
+				v.exit, v.exitAt = append(v.exit, int32(id)), append(v.exitAt, int32(at))
+			}
 		}
 	}
 	return v
+}
+
+// stays and refused are stringExit's answers but an index.
+const (
+	stays   = -1
+	refused = -2
+)
+
+// stringExit steps a token's bytes from a string body: stays if they stay
+// in the string, refused if a byte cannot come, else the index of the
+// quote that closes it.
+func stringExit(t []byte) int {
+	f := frame{st: strBody}
+	for i, b := range t {
+		if f.st == strBody && b == '"' {
+			return i
+		}
+		if !stepString(&f, b) {
+			return refused
+		}
+	}
+	return stays
 }
 
 // cleanInString reports whether bytes leave a string body as they found
@@ -351,8 +389,9 @@ func appendKey(k []byte, stk []frame) []byte {
 }
 
 // compute walks the trie from stk (under c.mu). In a string body without
-// length bounds, the clean tokens are taken as a block and only the dirty
-// ones are stepped through (the context-independent tokens of xgrammar).
+// length bounds the tokens that stay in the string are taken as a block
+// and only those that close it are stepped through, from the quote on
+// (the context-independent tokens of xgrammar).
 func (c *Compiled) compute(stk []frame) Mask {
 	if c.inPlainString(&stk[len(stk)-1]) {
 		return c.computeInString(stk)
@@ -361,11 +400,12 @@ func (c *Compiled) compute(stk []frame) Mask {
 }
 
 func (c *Compiled) computeInString(stk []frame) Mask {
-	mask := append(Mask(nil), c.v.clean...)
-	for _, id := range c.v.dirty {
-		buf := append(c.tmp[:0], stk...)
+	mask := append(Mask(nil), c.v.stay...)
+	parent := stk[:len(stk)-1] // the string's parent, as its push left it
+	for i, id := range c.v.exit {
+		buf := append(c.tmp[:0], parent...)
 		ok := true
-		for _, b := range c.v.bytes[id] {
+		for _, b := range c.v.bytes[id][c.v.exitAt[i]+1:] {
 			if buf, ok = c.g.step(buf, b); !ok {
 				break
 			}
