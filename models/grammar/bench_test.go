@@ -223,6 +223,22 @@ func benchMask(b *testing.B, vocabs []struct {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(toks))/1000, "µs/token")
 			b.ReportMetric(float64(c.CachedMasks()), "states")
 		})
+		// Under a token budget (max_tokens 30 above the document's length)
+		// each state also scans its tokens once for the highest cost after
+		// them, and the last ones filter their masks: the first request.
+		b.Run(bv.name+"/cold-budget", func(b *testing.B) {
+			for b.Loop() {
+				c = NewCompiled(g, bv.v)
+				m := c.NewMatcher()
+				for i, id := range toks {
+					m.MaskWithin(len(toks) + 30 - i - 2)
+					if err := m.Accept(id); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(toks))/1000, "µs/token")
+		})
 		logits := make([]float32, bv.v.size)
 		m := c.NewMatcher()
 		structural := m.Mask() // before '{': almost nothing allowed

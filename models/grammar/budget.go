@@ -26,30 +26,34 @@ func satAdd(a, b int) int { return min(a+b, unreachable) }
 // node, the cost of its shortest value; lit, per fixed text, the fewest
 // tokens that spell it from each position.
 type costs struct {
-	g   *Grammar
-	mb  []int
-	lit map[string][]int
+	g  *Grammar
+	mb []int
+	// keyTok[node][j] and litTok[node][j] are, per byte position, the
+	// fewest tokens that write key j with its colon, and literal j.
+	keyTok, litTok [][][]int
 }
 
 func newCosts(g *Grammar, v *Vocab) *costs {
-	k := &costs{g: g, lit: map[string][]int{}}
+	k := &costs{g: g, keyTok: make([][][]int, len(g.nodes)), litTok: make([][][]int, len(g.nodes))}
+	spelled := map[string][]int{}
 	for i := range g.nodes {
 		n := &g.nodes[i]
 		for _, key := range n.keys {
-			k.spell(v, key+":")
+			k.keyTok[i] = append(k.keyTok[i], spell(v, key+":", spelled))
 		}
 		for _, l := range n.lits {
-			k.spell(v, l)
+			k.litTok[i] = append(k.litTok[i], spell(v, l, spelled))
 		}
 	}
 	k.mb = k.minBytes()
 	return k
 }
 
-// spell fills the fewest tokens that write text[p:], for every p.
-func (k *costs) spell(v *Vocab, text string) {
-	if _, ok := k.lit[text]; ok {
-		return
+// spell is the fewest tokens that write text[p:], for every p (a shortest
+// path over the vocabulary's trie), memoized in seen.
+func spell(v *Vocab, text string, seen map[string][]int) []int {
+	if best, ok := seen[text]; ok {
+		return best
 	}
 	best := make([]int, len(text)+1)
 	for p := len(text) - 1; p >= 0; p-- {
@@ -72,15 +76,16 @@ func (k *costs) spell(v *Vocab, text string) {
 			}
 		}
 	}
-	k.lit[text] = best
+	seen[text] = best
+	return best
 }
 
-// tok is the fewest tokens that write text from byte pos on.
-func (k *costs) tok(text string, pos int) int {
-	if t, ok := k.lit[text]; ok && pos >= 0 && pos < len(t) {
-		return t[pos]
+// at is spelled[pos] (the text's length past its end: 0).
+func at(spelled []int, pos int) int {
+	if pos >= 0 && pos < len(spelled) {
+		return spelled[pos]
 	}
-	return max(len(text)-pos, 0)
+	return 0
 }
 
 // minBytes is, per node, the cost of the shortest value it recognizes (a
@@ -113,8 +118,8 @@ func (k *costs) shortest(i int32, mb []int) int {
 		return 2 + n.minLen
 	case kLiteral:
 		best := unreachable
-		for _, l := range n.lits {
-			best = min(best, k.tok(l, 0))
+		for j := range n.lits {
+			best = min(best, at(k.litTok[i][j], 0))
 		}
 		return best
 	case kUnion:
@@ -127,7 +132,7 @@ func (k *costs) shortest(i int32, mb []int) int {
 		if n.free || n.required == 0 {
 			return 2 // {}
 		}
-		return satAdd(1, k.props(n, n.required, mb)) // { props }
+		return satAdd(1, k.props(i, n.required, mb)) // { props }
 	case kArray:
 		if n.minItems == 0 {
 			return 2
@@ -135,8 +140,8 @@ func (k *costs) shortest(i int32, mb []int) int {
 		return satAdd(n.minItems+1, mb[n.items]*n.minItems) // [ items with commas ]
 	case kCall:
 		best := unreachable
-		for j, l := range n.lits {
-			best = min(best, satAdd(k.tok(l, 0)+1, mb[n.alts[j]]))
+		for j := range n.lits {
+			best = min(best, satAdd(at(k.litTok[i][j], 0)+1, mb[n.alts[j]]))
 		}
 		return best
 	}
@@ -145,19 +150,20 @@ func (k *costs) shortest(i int32, mb []int) int {
 
 // props is the cost of the properties in set written with commas between
 // them, plus one (the closing brace or the comma before them).
-func (k *costs) props(n *node, set uint64, mb []int) int {
+func (k *costs) props(i int32, set uint64, mb []int) int {
+	n := &k.g.nodes[i]
 	total := 0
 	for s := set; s != 0; s &= s - 1 {
 		j := bits.TrailingZeros64(s)
-		total = satAdd(total, satAdd(k.tok(n.keys[j]+":", 0)+1, mb[n.props[j]])) // key: value,
+		total = satAdd(total, satAdd(at(k.keyTok[i][j], 0)+1, mb[n.props[j]])) // key: value,
 	}
 	return total
 }
 
 // rest is what an object still needs after a value: the required
 // properties not written, each after a comma, and the closing brace.
-func (k *costs) rest(n *node, left uint64, mb []int) int {
-	return satAdd(1, k.props(n, left, mb))
+func (k *costs) rest(i int32, left uint64, mb []int) int {
+	return satAdd(1, k.props(i, left, mb))
 }
 
 // cost is the cost of completing a document from stk.
@@ -203,9 +209,9 @@ func (k *costs) remaining(f *frame, mb []int) int {
 			return mb[f.node]
 		}
 		best := unreachable
-		for j, l := range n.lits {
+		for j := range n.lits {
 			if f.cand&(1<<j) != 0 {
-				best = min(best, k.tok(l, int(f.pos)))
+				best = min(best, at(k.litTok[f.node][j], int(f.pos)))
 			}
 		}
 		return best
@@ -234,9 +240,9 @@ func (k *costs) remaining(f *frame, mb []int) int {
 			return mb[f.node]
 		case 1:
 			best := unreachable
-			for j, l := range n.lits {
+			for j := range n.lits {
 				if f.cand&(1<<j) != 0 {
-					best = min(best, satAdd(k.tok(l, int(f.pos))+1, mb[n.alts[j]]))
+					best = min(best, satAdd(at(k.litTok[f.node][j], int(f.pos))+1, mb[n.alts[j]]))
 				}
 			}
 			return best
@@ -273,27 +279,27 @@ func (k *costs) remainingObject(f *frame, n *node, mb []int) int {
 			all := uint64(1)<<len(n.keys) - 1
 			for s := all &^ f.seen; s != 0; s &= s - 1 {
 				j := bits.TrailingZeros64(s)
-				best = min(best, satAdd(k.tok(n.keys[j]+":", 0)+1, mb[n.props[j]]))
+				best = min(best, satAdd(at(k.keyTok[f.node][j], 0)+1, mb[n.props[j]]))
 			}
 			return best
 		}
-		return k.props(n, left, mb) // the last comma's byte is the brace
+		return k.props(f.node, left, mb) // the last comma's byte is the brace
 	case objKey:
 		best := unreachable
 		for s := f.cand; s != 0; s &= s - 1 {
 			j := bits.TrailingZeros64(s)
-			v := satAdd(k.tok(n.keys[j]+":", int(f.pos)), mb[n.props[j]])
-			best = min(best, satAdd(v, k.rest(n, left&^(1<<j), mb)))
+			v := satAdd(at(k.keyTok[f.node][j], int(f.pos)), mb[n.props[j]])
+			best = min(best, satAdd(v, k.rest(f.node, left&^(1<<j), mb)))
 		}
 		return best
 	case objAfterKey, objColon:
-		v := satAdd(mb[n.props[f.cur]], k.rest(n, left&^(1<<f.cur), mb))
+		v := satAdd(mb[n.props[f.cur]], k.rest(f.node, left&^(1<<f.cur), mb))
 		if f.st == objAfterKey {
 			v = satAdd(v, 1)
 		}
 		return v
 	}
-	return k.rest(n, left, mb) // objValue
+	return k.rest(f.node, left, mb) // objValue
 }
 
 // stepBound bounds how much one byte can raise the cost: entering an
@@ -371,8 +377,10 @@ func (m Mask) empty() bool {
 // scan steps the tokens of mask from stk. With out nil it returns the
 // highest cost after any of them; otherwise it sets in out the tokens
 // whose cost after is at most budget. It returns the highest and the
-// lowest cost after a token. In an unbounded string body the clean tokens
-// leave the cost as it is and are decided as one block.
+// lowest cost after a token (as bounds: in a string body the clean tokens
+// count as the cost now). In a string body the clean tokens never raise
+// the cost (they only write characters), so they are decided as one block
+// unless the budget is below the cost now.
 func (c *Compiled) scan(stk []frame, mask Mask, budget int, out Mask) (worst, best int) {
 	now := c.costs.cost(stk)
 	best = unreachable
@@ -400,15 +408,60 @@ func (c *Compiled) scan(stk []frame, mask Mask, budget int, out Mask) (worst, be
 			out.set(id)
 		}
 	}
-	if top := &stk[len(stk)-1]; c.inPlainString(top) {
-		worst, best = now, now
-		if out != nil && now <= budget {
-			for w := range out {
-				out[w] |= c.v.clean[w] & mask[w]
+	if top := &stk[len(stk)-1]; c.g.nodes[top.node].kind == kString && top.st == strBody {
+		if out == nil || now <= budget {
+			worst, best = now, now
+			if out != nil {
+				for w := range out {
+					out[w] |= c.v.clean[w] & mask[w]
+				}
+			}
+		} else {
+			for w, word := range mask {
+				for x := word & c.v.clean[w]; x != 0; x &= x - 1 {
+					visit(int32(w<<6 + bits.TrailingZeros64(x)))
+				}
 			}
 		}
+		// The other tokens: stepped on the string's frame alone while they
+		// stay in it (the frames below do not change), from its parent on
+		// once they close it.
+		top := stk[len(stk)-1]
+		parent := stk[:len(stk)-1]
+		rest := now - c.costs.remaining(&top, c.costs.mb)
 		for _, id := range c.v.dirty {
-			visit(id)
+			if !mask.Has(id) {
+				continue
+			}
+			one := append(c.one[:0], top)
+			after, ok := -1, true
+			for i, b := range c.v.bytes[id] {
+				if one, ok = c.g.step(one, b); !ok {
+					break
+				}
+				if len(one) == 0 { // the string closed: the rest from its parent
+					buf := append(c.tmp[:0], parent...)
+					for _, b := range c.v.bytes[id][i+1:] {
+						if buf, ok = c.g.step(buf, b); !ok {
+							break
+						}
+					}
+					c.tmp = buf[:0]
+					after = c.costs.cost(buf)
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			if len(one) > 0 {
+				after = rest + c.costs.remaining(&one[0], c.costs.mb)
+				c.one = one[:0]
+			}
+			worst, best = max(worst, after), min(best, after)
+			if out != nil && after <= budget {
+				out.set(id)
+			}
 		}
 		for _, id := range c.v.end {
 			visit(id)

@@ -238,3 +238,54 @@ func TestBudgetClosesToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskWithinMatchesNaive: MaskWithin's mask (string blocks, frames
+// stepped alone) equals stepping every token of Mask and keeping those
+// whose cost after fits, in states reached at random, for budgets from the
+// cost now less one up.
+func TestMaskWithinMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	compared := 0
+	for _, v := range []*Vocab{testVocab(), syntheticVocab(3000)} {
+		for _, s := range freeStringSchemas {
+			g, err := Compile([]byte(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := NewCompiled(g, v)
+			for range 12 {
+				m := c.NewMatcher()
+				for range rng.IntN(25) {
+					ids := allowedIDs(c, m.Mask())
+					if len(ids) == 0 {
+						break
+					}
+					if err := m.Accept(ids[rng.IntN(len(ids))]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				now := m.Cost()
+				for _, budget := range []int{now - 1, now, now + 1, now + 3} {
+					got := m.MaskWithin(budget)
+					for _, id := range allowedIDs(c, m.Mask()) {
+						tmp := append([]frame(nil), m.stk...)
+						ok := true
+						for _, b := range v.bytes[id] {
+							if tmp, ok = g.step(tmp, b); !ok {
+								break
+							}
+						}
+						want := ok && c.costs.cost(tmp) <= budget
+						if got.Has(id) != want {
+							t.Fatalf("%s, cost %d, budget %d: token %q: MaskWithin %v, naive %v", s, now, budget, v.bytes[id], got.Has(id), want)
+						}
+					}
+					compared++
+				}
+			}
+		}
+	}
+	if compared < 100 {
+		t.Errorf("only %d masks compared", compared)
+	}
+}

@@ -256,6 +256,7 @@ type Compiled struct {
 	maxMasks int
 	bufs     [][]frame // trie walk scratch, one stack per depth (under mu)
 	tmp      []frame
+	one      []frame // a string's frame alone (budget scans)
 	key      []byte
 }
 
