@@ -144,4 +144,25 @@ for (const [label, choice, want] of [["none", "none", null], ["required", "requi
   check("hosted tool web_search: 400 naming tools[0].type", ok, 1, detail);
 }
 
+// 8. A background response: queued at once, polled with retrieve until it
+// completes; then cancel returns it as it is; an unknown parameter is a 400.
+{
+  const r = await client.responses.create({ model, input: "What is 17 times 23?", tools: [{ type: "function", name: "calculator" }], background: true });
+  let ok = Number(r.status === "queued" && r.background === true);
+  let got = r;
+  for (let i = 0; i < 500 && (got.status === "queued" || got.status === "in_progress"); i++) {
+    await new Promise((res) => setTimeout(res, 20));
+    got = await client.responses.retrieve(r.id);
+  }
+  ok += Number(got.status === "completed" && got.output.length > 0);
+  const c = await client.responses.cancel(r.id);
+  ok += Number(c.status === "completed");
+  try {
+    await client.responses.create({ model, input: "hi", frobnicate: 1 });
+  } catch (e) {
+    ok += Number(e instanceof OpenAI.BadRequestError && e.param === "frobnicate");
+  }
+  check("background response: queued, polled to completed, cancel, unknown parameter 400", ok, 4, `${r.status} -> ${got.status}`);
+}
+
 process.exit(failed ? 1 : 0);

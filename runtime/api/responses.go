@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -34,7 +35,8 @@ type responseObject struct {
 	Tools              []responsesTool    `json:"tools"`
 	Text               map[string]any     `json:"text"`
 	Usage              *responsesUsage    `json:"usage"`
-	Metadata           map[string]any     `json:"metadata"`
+	Metadata           map[string]string  `json:"metadata"`
+	Background         bool               `json:"background"`
 	Pitstop            *pitstopInfo       `json:"pitstop,omitempty"`
 }
 
@@ -101,7 +103,16 @@ func (s *Server) createResponse(c echo.Context) error {
 		if !ok {
 			return newError(http.StatusNotFound, typeInvalidRequest, "previous_response_id", "previous_response_not_found", "Previous response with id %q not found.", p.Previous)
 		}
+		if prev.done != nil && (prev.obj.Status == "queued" || prev.obj.Status == "in_progress") {
+			return invalid("previous_response_id", "invalid_value", "Previous response %q is still %s: poll GET /v1/responses/%s until it completes.", p.Previous, prev.obj.Status, p.Previous)
+		}
 		history, program = prev.conversation, prev.program
+	}
+	if p.Background && !p.Store {
+		return invalid("background", "invalid_value", "background responses need store: true (their result is read with GET /v1/responses/{id}).")
+	}
+	if p.Background && p.Stream {
+		return invalid("background", "unsupported_value", "background with stream is not supported; poll GET /v1/responses/{id}.")
 	}
 	var msgs []chat.Message
 	if p.Instructions != "" {
@@ -112,12 +123,19 @@ func (s *Server) createResponse(c echo.Context) error {
 	req := runtime.ChatRequest{Model: p.Model, Tenant: tenant, Program: program, Messages: msgs, Tools: p.Tools, StrictTools: p.StrictTools,
 		ToolChoice: p.ToolChoice, ParallelToolCalls: p.Parallel, MaxTokens: p.MaxTokens, Temperature: p.Temperature, TopP: p.TopP,
 		ResponseFormat: p.Format, Stream: p.Stream, Received: received}
-	call, err := s.rt.Chat(c.Request().Context(), req)
+	ctx := c.Request().Context()
+	if p.Background {
+		ctx = context.WithoutCancel(ctx) // the call outlives the request; cancel ends it
+	}
+	call, err := s.rt.Chat(ctx, req)
 	if err != nil {
 		return fromRuntime(err)
 	}
 	c.Response().Header().Set(HeaderProgram, call.Program())
 	obj := newResponseObject(id, p, s.rt.Model().Name(), received)
+	if p.Background {
+		return s.backgroundResponse(c, call, obj, p, conversation, program, received)
+	}
 	if p.Stream {
 		return s.streamResponse(c, call, obj, p, conversation, program, received)
 	}
@@ -138,9 +156,12 @@ func (s *Server) createResponse(c echo.Context) error {
 func newResponseObject(id string, p *ResponsesParams, model string, created time.Time) *responseObject {
 	o := &responseObject{ID: id, Object: "response", CreatedAt: created.Unix(), Status: "in_progress", Model: model,
 		Output: []outputItem{}, ParallelToolCalls: p.Parallel, Store: p.Store, Temperature: p.Temperature, TopP: p.TopP,
-		ToolChoice: p.rawToolChoice, Tools: p.rawTools, Metadata: map[string]any{}, Text: map[string]any{"format": map[string]any{"type": "text"}}}
+		ToolChoice: p.rawToolChoice, Tools: p.rawTools, Metadata: p.Metadata, Background: p.Background, Text: map[string]any{"format": map[string]any{"type": "text"}}}
 	if o.Tools == nil {
 		o.Tools = []responsesTool{}
+	}
+	if o.Metadata == nil {
+		o.Metadata = map[string]string{}
 	}
 	if p.Instructions != "" {
 		o.Instructions = &p.Instructions
@@ -235,9 +256,13 @@ func (s *Server) getResponse(c echo.Context) error {
 	return c.JSON(http.StatusOK, r.obj)
 }
 
-// deleteResponse serves DELETE /v1/responses/{id}.
+// deleteResponse serves DELETE /v1/responses/{id}; a background response
+// still running is cancelled.
 func (s *Server) deleteResponse(c echo.Context) error {
 	id := c.Param("id")
+	if r, ok := s.responses.get(who(c).tenant, id); ok && r.call != nil {
+		r.call.Cancel()
+	}
 	if !s.responses.remove(who(c).tenant, id) {
 		return newError(http.StatusNotFound, typeInvalidRequest, "response_id", "not_found", "Response with id %q not found.", id)
 	}

@@ -13,23 +13,22 @@ import (
 // responsesRequest is the JSON body of POST /v1/responses (OpenAI's
 // Responses API; the fields pitstop supports).
 type responsesRequest struct {
-	Model              json.RawMessage  `json:"model"`
-	Input              json.RawMessage  `json:"input"`
-	Instructions       *string          `json:"instructions"`
-	Tools              []responsesTool  `json:"tools"`
-	ToolChoice         json.RawMessage  `json:"tool_choice"`
-	ParallelToolCalls  *bool            `json:"parallel_tool_calls"`
-	Stream             *bool            `json:"stream"`
-	PreviousResponseID *string          `json:"previous_response_id"`
-	Store              *bool            `json:"store"`
-	MaxOutputTokens    *int             `json:"max_output_tokens"`
-	Temperature        *float64         `json:"temperature"`
-	TopP               *float64         `json:"top_p"`
-	Text               *responsesText   `json:"text"`
-	Metadata           map[string]any   `json:"metadata"`
-	User               *string          `json:"user"`
-	Truncation         *string          `json:"truncation"`
-	Reasoning          *json.RawMessage `json:"reasoning"`
+	Model              json.RawMessage `json:"model"`
+	Input              json.RawMessage `json:"input"`
+	Instructions       *string         `json:"instructions"`
+	Tools              []responsesTool `json:"tools"`
+	ToolChoice         json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls  *bool           `json:"parallel_tool_calls"`
+	Stream             *bool           `json:"stream"`
+	PreviousResponseID *string         `json:"previous_response_id"`
+	Store              *bool           `json:"store"`
+	MaxOutputTokens    *int            `json:"max_output_tokens"`
+	Temperature        *float64        `json:"temperature"`
+	TopP               *float64        `json:"top_p"`
+	Text               *responsesText  `json:"text"`
+	Metadata           json.RawMessage `json:"metadata"`
+	Background         *bool           `json:"background"`
+	// the other fields are checked by checkResponsesFields
 }
 
 // responsesTool is a function tool, flat as the Responses API has it.
@@ -75,6 +74,8 @@ type ResponsesParams struct {
 	Temperature  *float64
 	TopP         *float64
 	Format       *runtime.ResponseFormat
+	Background   bool
+	Metadata     map[string]string
 	// echoes for the response object
 	rawTools      []responsesTool
 	rawToolChoice any
@@ -88,6 +89,9 @@ func DecodeResponsesRequest(body []byte) (*ResponsesParams, *APIError) {
 	if aerr := decodeObject(body, &raw); aerr != nil {
 		return nil, aerr
 	}
+	if aerr := checkResponsesFields(body); aerr != nil {
+		return nil, aerr
+	}
 	p := &ResponsesParams{Store: raw.Store == nil || *raw.Store, Parallel: raw.ParallelToolCalls == nil || *raw.ParallelToolCalls,
 		Stream: raw.Stream != nil && *raw.Stream, Temperature: raw.Temperature, TopP: raw.TopP}
 	if len(raw.Model) == 0 || bytes.Equal(raw.Model, []byte("null")) {
@@ -95,6 +99,20 @@ func DecodeResponsesRequest(body []byte) (*ResponsesParams, *APIError) {
 	}
 	if err := json.Unmarshal(raw.Model, &p.Model); err != nil || strings.TrimSpace(p.Model) == "" {
 		return nil, invalid("model", "invalid_type", "model must be a non-empty string.")
+	}
+	p.Background = raw.Background != nil && *raw.Background
+	if len(raw.Metadata) > 0 && !bytes.Equal(bytes.TrimSpace(raw.Metadata), []byte("null")) {
+		if json.Unmarshal(raw.Metadata, &p.Metadata) != nil {
+			return nil, invalid("metadata", "invalid_type", "metadata must be an object of string values.")
+		}
+		if len(p.Metadata) > 16 {
+			return nil, invalid("metadata", "invalid_value", "metadata has %d keys, at most 16.", len(p.Metadata))
+		}
+		for k, v := range p.Metadata {
+			if len(k) > 64 || len(v) > 512 {
+				return nil, invalid("metadata", "invalid_value", "metadata keys are at most 64 characters and values at most 512 (key %q).", k)
+			}
+		}
 	}
 	if raw.Instructions != nil {
 		p.Instructions = *raw.Instructions

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/runtime"
 )
 
 // storedResponse is a response kept for GET and previous_response_id: its
@@ -12,6 +13,10 @@ type storedResponse struct {
 	obj          *responseObject
 	conversation []chat.Message
 	program      string // the chain's program: the first response's id
+	// A background response while it runs: its call, and done closed once
+	// its final object is stored.
+	call *runtime.Call
+	done chan struct{}
 }
 
 // responseStore keeps responses per tenant: a tenant never reads, chains
@@ -35,6 +40,10 @@ func (s *responseStore) put(tenant, id string, r *storedResponse) {
 	if m == nil {
 		m = map[string]*storedResponse{}
 		s.byTen[tenant] = m
+	}
+	if _, ok := m[id]; ok { // a background response's final object
+		m[id] = r
+		return
 	}
 	for len(s.orders[tenant]) >= s.max {
 		delete(m, s.orders[tenant][0])

@@ -80,11 +80,11 @@ func (w *respEvents) closeItem() {
 	switch it.Type {
 	case "message":
 		part := contentItem{Type: "output_text", Text: text, Annotations: []any{}}
-		w.send("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": text})
+		w.send("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": text, "logprobs": []any{}})
 		w.send("response.content_part.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "part": part})
 		it.Content = []contentItem{part}
 	case "function_call":
-		w.send("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "arguments": text})
+		w.send("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "name": it.Name, "arguments": text})
 		it.Arguments = &text
 	}
 	it.Status = "completed"
@@ -108,7 +108,7 @@ func (w *respEvents) deltas(ds []runtime.Delta) {
 					"part": contentItem{Type: "output_text", Text: "", Annotations: []any{}}})
 			}
 			w.text.WriteString(d.Text)
-			w.send("response.output_text.delta", map[string]any{"item_id": w.obj.Output[w.open].ID, "output_index": w.open, "content_index": 0, "delta": d.Text})
+			w.send("response.output_text.delta", map[string]any{"item_id": w.obj.Output[w.open].ID, "output_index": w.open, "content_index": 0, "delta": d.Text, "logprobs": []any{}})
 		case runtime.DeltaToolCallStart:
 			w.closeItem()
 			empty := ""

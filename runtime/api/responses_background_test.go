@@ -1,0 +1,150 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/runtime"
+	"github.com/pitstop-llm/pitstop/tools"
+)
+
+// TestResponsesFields: every field of OpenAI's request body is known:
+// unknown ones and values pitstop does not support are 400s naming the
+// field; defaults and hints are accepted; metadata is echoed.
+func TestResponsesFields(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	for _, c := range []struct{ extra, param, code string }{
+		{`"frobnicate":1`, "frobnicate", "unknown_parameter"},
+		{`"include":["file_search_call.results"]`, "include", "unsupported_parameter"},
+		{`"reasoning":{"effort":"high"}`, "reasoning", "unsupported_parameter"},
+		{`"conversation":"conv_1"`, "conversation", "unsupported_parameter"},
+		{`"prompt":{"id":"pmpt_1"}`, "prompt", "unsupported_parameter"},
+		{`"max_tool_calls":3`, "max_tool_calls", "unsupported_parameter"},
+		{`"top_logprobs":2`, "top_logprobs", "unsupported_parameter"},
+		{`"truncation":"auto"`, "truncation", "unsupported_value"},
+		{`"service_tier":"flex"`, "service_tier", "unsupported_value"},
+		{`"user":7`, "user", "invalid_type"},
+		{`"metadata":{"a":1}`, "metadata", "invalid_type"},
+		{`"tools":[{"type":"web_search"}]`, "tools[0].type", "invalid_value"},
+		{`"background":true,"store":false`, "background", "invalid_value"},
+		{`"background":true,"stream":true`, "background", "unsupported_value"},
+	} {
+		status, body := ts.do("POST", "/v1/responses", `{`+respModel+`,"input":"hi",`+c.extra+`}`, nil)
+		wantError(t, status, body, 400, c.param)
+		if code, _ := body["error"].(map[string]any)["code"].(string); code != c.code {
+			t.Errorf("%s: code %q, want %q", c.extra, code, c.code)
+		}
+	}
+	status, r := ts.do("POST", "/v1/responses", `{`+respModel+`,"input":"hi","include":[],"reasoning":null,"truncation":"disabled","service_tier":"auto",`+
+		`"user":"u1","safety_identifier":"s1","prompt_cache_key":"k","background":false,"top_logprobs":0,"metadata":{"run":"7"}}`, nil)
+	if status != 200 || r["metadata"].(map[string]any)["run"] != "7" || r["background"] != false {
+		t.Fatalf("defaults: %d %v", status, r)
+	}
+}
+
+// TestResponsesBackground: background: true answers at once with the
+// response queued; GET polls it to completed, and previous_response_id
+// chains on it then (not before: a 400). A background response whose
+// server-side tool is still running is cancelled by POST .../cancel, its
+// tool with it; a response made without background cannot be cancelled.
+func TestResponsesBackground(t *testing.T) {
+	gate := make(chan struct{})
+	started, stopped := make(chan struct{}, 1), make(chan struct{}, 1)
+	reg := tools.NewRegistry()
+	if err := tools.RegisterBuiltins(reg, tools.BuiltinConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	tool, err := tools.New("gate", "returns when the test lets it", json.RawMessage(`{"type":"object","properties":{}}`),
+		func(ctx context.Context, _ json.RawMessage) (string, error) {
+			select {
+			case <-gate:
+				return "opened", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}, tools.WithTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.MustRegister(tool)
+	wall, err := tools.New("wall", "returns only when cancelled", json.RawMessage(`{"type":"object","properties":{}}`),
+		func(ctx context.Context, _ json.RawMessage) (string, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			stopped <- struct{}{}
+			return "", ctx.Err()
+		}, tools.WithTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.MustRegister(wall)
+	ts := newTestServer(t, serverOpts{rt: runtime.Config{Tools: reg}})
+
+	status, r := ts.do("POST", "/v1/responses", `{`+respModel+`,"input":"/call gate {}\n/say Through the gate.","tools":[{"type":"function","name":"gate"}],"background":true}`, nil)
+	if status != 200 || r["status"] != "queued" || r["background"] != true {
+		t.Fatalf("create: %d %v", status, r)
+	}
+	id := r["id"].(string)
+	if _, got := ts.do("GET", "/v1/responses/"+id, "", nil); got["status"] != "in_progress" {
+		t.Fatalf("while the tool runs: %v", got)
+	}
+	status, body := ts.do("POST", "/v1/responses", `{`+respModel+`,"previous_response_id":"`+id+`","input":"and then?"}`, nil)
+	wantError(t, status, body, 400, "previous_response_id")
+	close(gate)
+	got := pollResponse(t, ts, id)
+	out := got["output"].([]any)
+	if got["status"] != "completed" || len(out) != 2 || out[0].(map[string]any)["type"] != "pitstop_tool_call" {
+		t.Fatalf("completed: %v", got)
+	}
+	if status, r := ts.do("POST", "/v1/responses", `{`+respModel+`,"previous_response_id":"`+id+`","input":"/say Again."}`, nil); status != 200 || r["status"] != "completed" {
+		t.Fatalf("chained on a background response: %d %v", status, r)
+	}
+	if status, r := ts.do("POST", "/v1/responses/"+id+"/cancel", "", nil); status != 200 || r["status"] != "completed" {
+		t.Fatalf("cancel after completion: %d %v", status, r)
+	}
+
+	_, r = ts.do("POST", "/v1/responses", `{`+respModel+`,"input":"/call wall {}","tools":[{"type":"function","name":"wall"}],"background":true}`, nil)
+	id = r["id"].(string)
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wall tool did not start")
+	}
+	status, r = ts.do("POST", "/v1/responses/"+id+"/cancel", "", nil)
+	if status != 200 || r["status"] != "cancelled" {
+		t.Fatalf("cancel: %d %v", status, r)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Error("the cancelled response's tool kept running")
+	}
+	if _, got := ts.do("GET", "/v1/responses/"+id, "", nil); got["status"] != "cancelled" {
+		t.Errorf("GET after cancel: %v", got)
+	}
+
+	_, r = ts.do("POST", "/v1/responses", `{`+respModel+`,"input":"hi"}`, nil)
+	status, body = ts.do("POST", "/v1/responses/"+r["id"].(string)+"/cancel", "", nil)
+	wantError(t, status, body, 400, "response_id")
+}
+
+// pollResponse GETs a response until it is no longer queued or running.
+func pollResponse(t *testing.T, ts *testServer, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, got := ts.do("GET", "/v1/responses/"+id, "", nil)
+		if status != 200 {
+			t.Fatalf("GET %s: %d %v", id, status, got)
+		}
+		if s := got["status"]; s != "queued" && s != "in_progress" {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still %v after 10 s", id, got["status"])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
