@@ -17,17 +17,23 @@
 //     mask is one walk of the trie from the current state: a subtree is
 //     cut at the first byte the recognizer rejects, so tokens that share a
 //     rejected prefix cost one step together.
-//   - In a string body the tokens that cannot leave it (printable ASCII
-//     but the quote and the backslash, whole UTF-8 characters) are accepted
-//     whatever the stack holds: they are one precomputed block (Vocab's
-//     clean tokens, xgrammar's context-independent tokens) and only the
-//     other tokens are stepped through.
+//   - In a string body the tokens that stay in it (printable ASCII but the
+//     quote and the backslash, whole UTF-8 characters, escapes, a character
+//     left unfinished at the token's end) are accepted whatever the stack
+//     holds: they are one precomputed block (xgrammar's context-independent
+//     tokens), and only the tokens that close the string are stepped
+//     through, from the quote on, from the string's parent.
 //   - The recognizer is deterministic and its state is small and finite for
 //     a schema (a stack of frames: schema node, local state, properties
 //     written), so masks are cached per state in the compiled schema
 //     (Compiled), which is itself cached per schema (Cache). After the
 //     first request of a schema has visited its states, a token's mask is
 //     a lookup: advancing the state by the token's bytes and hashing it.
+//
+// Closing within a budget (budget.go): from any state the recognizer knows
+// a number of tokens that surely completes the document (Matcher.Cost) and
+// MaskWithin keeps the tokens after which the rest still fits, so that a
+// decoder that knows how many tokens it may still write always finishes.
 //
 // The schema subset: type (one or a list), properties, required,
 // additionalProperties (false; a schema for an object without properties;
@@ -42,6 +48,6 @@
 // names the keyword and where it is. Properties may be written in any
 // order, once each; at most 64 per object and 64 enum values. Whitespace
 // between tokens is allowed up to MaxWhitespace bytes at a time. Strings
-// are valid UTF-8 (lead bytes are checked for the sequence length; the
-// continuation bytes for range).
+// are valid UTF-8 as RFC 3629 has it (no overlong forms, no surrogates,
+// nothing above U+10FFFF).
 package grammar
