@@ -28,6 +28,13 @@ func FuzzCompile(f *testing.F) {
 		if ok && m.CanEnd() && !json.Valid(doc) {
 			t.Fatalf("schema %s accepted %q, which is not JSON", schema, doc)
 		}
+		// Closing within a budget: from an accepted prefix, some token
+		// lowers the cost (the vocabulary has every byte).
+		if cost := m.Cost(); ok && cost > 0 && cost < unreachable && len(m.stk) < MaxDepth {
+			if m.MaskWithin(cost-1).Count() == 0 {
+				t.Fatalf("schema %s after %q: cost %d and no token lowers it", schema, doc, cost)
+			}
+		}
 		if len(doc) < 64 {
 			m := c.NewMatcher()
 			for i := range doc {

@@ -161,6 +161,8 @@ func FuzzDecodeResponsesRequest(f *testing.F) {
 		`{` + respModel + `,"previous_response_id":"resp_1","input":[]}`,
 		`{` + respModel + `,"input":"x","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object"}}}}`,
 		`[]`, ``, `{"model":"m","input":{}}`,
+		`{` + respModel + `,"input":"x","background":true,"metadata":{"k":"v"},"include":[],"reasoning":null,"truncation":"disabled","service_tier":"auto","user":"u"}`,
+		`{` + respModel + `,"input":"x","frobnicate":1}`, `{` + respModel + `,"input":"x","top_logprobs":3,"prompt_cache_key":7}`,
 	} {
 		f.Add([]byte(s))
 	}
