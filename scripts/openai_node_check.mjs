@@ -129,6 +129,18 @@ for (const [label, choice, want] of [["none", "none", null], ["required", "requi
   const text = types.indexOf("response.output_text.delta");
   ok += Number(text < 0 || (types[text - 2] === "response.output_item.added" && types[text - 1] === "response.content_part.added" && types[text + 1] === "response.output_text.done"));
   check("streamed response events in order", ok, 2, types.join(" "));
+  // A client function call, streamed: added, argument deltas, done (with the
+  // name and the whole arguments), item done, completed.
+  const fn = [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false }, strict: true }];
+  const fs = await client.responses.create({ model, input: "What is the weather in Paris?", tools: fn, tool_choice: { type: "function", name: "get_weather" }, max_output_tokens: 60, stream: true });
+  const evs = [];
+  for await (const ev of fs) evs.push(ev);
+  const kinds = evs.map((e) => e.type).filter((t, i, a) => !(t.endsWith(".delta") && a[i - 1] === t));
+  const done = evs.find((e) => e.type === "response.function_call_arguments.done");
+  const deltas = evs.filter((e) => e.type === "response.function_call_arguments.delta").map((e) => e.delta).join("");
+  const want = ["response.created", "response.in_progress", "response.output_item.added", "response.function_call_arguments.delta", "response.function_call_arguments.done", "response.output_item.done", "response.completed"];
+  const fok = Number(JSON.stringify(kinds) === JSON.stringify(want) && done?.name === "get_weather" && done.arguments === deltas && typeof JSON.parse(done.arguments).city === "string");
+  check("streamed function call events in order", fok, 1, kinds.join(" "));
 }
 
 // 7. A hosted tool pitstop does not have: a 400 naming the parameter.
