@@ -330,11 +330,12 @@ func (m *Matcher) Cost() int { return m.c.costs.cost(m.stk) }
 
 // MaskWithin is Mask less the tokens after which the document cannot be
 // completed in budget more tokens (Cost), budget not counting the end
-// token: an end token of the vocabulary fits budget -1. When the budget is already too
-// small for the shortest completion it keeps the tokens that bring the end
-// closest (the output still runs out, but as little as possible short of
-// valid); it never returns an empty mask where Mask is not empty. The
-// result is shared: do not modify it.
+// token: an end token of the vocabulary fits budget -1. It is empty only
+// when the document is complete and nothing but the end fits (the caller
+// adds its own end tokens). When the budget is already too small for the
+// shortest completion it keeps the tokens that bring the end closest (the
+// output still runs out, as little short of valid as it can). The result
+// is shared: do not modify it.
 func (m *Matcher) MaskWithin(budget int) Mask {
 	c := m.c
 	c.mu.Lock()
