@@ -37,7 +37,20 @@ type responseObject struct {
 	Usage              *responsesUsage    `json:"usage"`
 	Metadata           map[string]string  `json:"metadata"`
 	Background         bool               `json:"background"`
-	Pitstop            *pitstopInfo       `json:"pitstop,omitempty"`
+	CompletedAt        *int64             `json:"completed_at"`
+	// Fields of the reference's Response object that pitstop holds at
+	// their defaults, and the request's hints, echoed.
+	Reasoning        map[string]any `json:"reasoning"`
+	Truncation       string         `json:"truncation"`
+	ServiceTier      string         `json:"service_tier"`
+	TopLogprobs      int            `json:"top_logprobs"`
+	MaxToolCalls     *int           `json:"max_tool_calls"`
+	Conversation     any            `json:"conversation"`
+	Prompt           any            `json:"prompt"`
+	User             *string        `json:"user"`
+	SafetyIdentifier *string        `json:"safety_identifier"`
+	PromptCacheKey   *string        `json:"prompt_cache_key"`
+	Pitstop          *pitstopInfo   `json:"pitstop,omitempty"`
 }
 
 type incompleteDetails struct {
@@ -156,7 +169,9 @@ func (s *Server) createResponse(c echo.Context) error {
 func newResponseObject(id string, p *ResponsesParams, model string, created time.Time) *responseObject {
 	o := &responseObject{ID: id, Object: "response", CreatedAt: created.Unix(), Status: "in_progress", Model: model,
 		Output: []outputItem{}, ParallelToolCalls: p.Parallel, Store: p.Store, Temperature: p.Temperature, TopP: p.TopP,
-		ToolChoice: p.rawToolChoice, Tools: p.rawTools, Metadata: p.Metadata, Background: p.Background, Text: map[string]any{"format": map[string]any{"type": "text"}}}
+		ToolChoice: p.rawToolChoice, Tools: p.rawTools, Metadata: p.Metadata, Background: p.Background,
+		Reasoning: map[string]any{"effort": nil, "summary": nil}, Truncation: "disabled", ServiceTier: "default",
+		User: p.User, SafetyIdentifier: p.SafetyIdentifier, PromptCacheKey: p.PromptCacheKey, Text: map[string]any{"format": map[string]any{"type": "text"}}}
 	if o.Tools == nil {
 		o.Tools = []responsesTool{}
 	}
@@ -211,6 +226,8 @@ func messageItem(id, text, status string) outputItem {
 // finishResponse fills a response object from its call's result.
 func finishResponse(o *responseObject, res *runtime.Result) {
 	o.Status = "completed"
+	done := time.Now().Unix()
+	o.CompletedAt = &done
 	if res.FinishReason == "length" {
 		o.Status, o.IncompleteDetails = "incomplete", &incompleteDetails{Reason: "max_output_tokens"}
 	}

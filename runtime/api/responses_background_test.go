@@ -25,7 +25,7 @@ func TestResponsesFields(t *testing.T) {
 		{`"top_logprobs":2`, "top_logprobs", "unsupported_parameter"},
 		{`"truncation":"auto"`, "truncation", "unsupported_value"},
 		{`"service_tier":"flex"`, "service_tier", "unsupported_value"},
-		{`"user":7`, "user", "invalid_type"},
+		{`"user":7`, "user", "invalid_json"}, // a wrong JSON type, as decodeObject answers every field
 		{`"metadata":{"a":1}`, "metadata", "invalid_type"},
 		{`"tools":[{"type":"web_search"}]`, "tools[0].type", "invalid_value"},
 		{`"background":true,"store":false`, "background", "invalid_value"},
@@ -39,7 +39,8 @@ func TestResponsesFields(t *testing.T) {
 	}
 	status, r := ts.do("POST", "/v1/responses", `{`+respModel+`,"input":"hi","include":[],"reasoning":null,"truncation":"disabled","service_tier":"auto",`+
 		`"user":"u1","safety_identifier":"s1","prompt_cache_key":"k","background":false,"top_logprobs":0,"metadata":{"run":"7"}}`, nil)
-	if status != 200 || r["metadata"].(map[string]any)["run"] != "7" || r["background"] != false {
+	if status != 200 || r["metadata"].(map[string]any)["run"] != "7" || r["background"] != false || r["user"] != "u1" ||
+		r["truncation"] != "disabled" || r["service_tier"] != "default" || r["completed_at"] == nil {
 		t.Fatalf("defaults: %d %v", status, r)
 	}
 }

@@ -28,6 +28,9 @@ type responsesRequest struct {
 	Text               *responsesText  `json:"text"`
 	Metadata           json.RawMessage `json:"metadata"`
 	Background         *bool           `json:"background"`
+	User               *string         `json:"user"`
+	SafetyIdentifier   *string         `json:"safety_identifier"`
+	PromptCacheKey     *string         `json:"prompt_cache_key"`
 	// the other fields are checked by checkResponsesFields
 }
 
@@ -76,6 +79,8 @@ type ResponsesParams struct {
 	Format       *runtime.ResponseFormat
 	Background   bool
 	Metadata     map[string]string
+	// hints echoed in the response object
+	User, SafetyIdentifier, PromptCacheKey *string
 	// echoes for the response object
 	rawTools      []responsesTool
 	rawToolChoice any
@@ -101,6 +106,7 @@ func DecodeResponsesRequest(body []byte) (*ResponsesParams, *APIError) {
 		return nil, invalid("model", "invalid_type", "model must be a non-empty string.")
 	}
 	p.Background = raw.Background != nil && *raw.Background
+	p.User, p.SafetyIdentifier, p.PromptCacheKey = raw.User, raw.SafetyIdentifier, raw.PromptCacheKey
 	if len(raw.Metadata) > 0 && !bytes.Equal(bytes.TrimSpace(raw.Metadata), []byte("null")) {
 		if json.Unmarshal(raw.Metadata, &p.Metadata) != nil {
 			return nil, invalid("metadata", "invalid_type", "metadata must be an object of string values.")
