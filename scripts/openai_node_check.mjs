@@ -115,8 +115,10 @@ for (const [label, choice, want] of [["none", "none", null], ["required", "requi
     ok += Number(r2.status === "completed" || r2.status === "incomplete");
     const got = await client.responses.retrieve(r2.id);
     ok += Number(got.id === r2.id);
+    const items = await client.responses.inputItems.list(r2.id);
+    ok += Number(items.data.length === 1 && items.data[0].type === "function_call_output" && items.data[0].call_id === call.call_id);
   }
-  check("responses.create with a function tool, previous_response_id, retrieve", ok, 3, call ? call.arguments : "no call");
+  check("responses.create with a function tool, previous_response_id, retrieve, inputItems.list", ok, 4, call ? call.arguments : "no call");
 }
 
 // 6. A streamed response's events, in the documented order.

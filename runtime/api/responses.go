@@ -261,7 +261,7 @@ func (s *Server) storeResponse(tenant string, p *ResponsesParams, o *responseObj
 		conv = append(conv, results...)
 	}
 	conv = append(conv, chat.Message{Role: chat.RoleAssistant, Content: res.Content, ToolCalls: res.ToolCalls})
-	s.responses.put(tenant, o.ID, &storedResponse{obj: o, conversation: conv, program: program})
+	s.responses.put(tenant, o.ID, &storedResponse{obj: o, conversation: conv, program: program, input: p.Input})
 }
 
 // getResponse serves GET /v1/responses/{id}: the tenant's own only.

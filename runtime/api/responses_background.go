@@ -19,7 +19,7 @@ func (s *Server) backgroundResponse(c echo.Context, call *runtime.Call, obj *res
 	running := *obj
 	running.Status = "in_progress"
 	done := make(chan struct{})
-	s.responses.put(tenant, obj.ID, &storedResponse{obj: &running, program: program, call: call, done: done})
+	s.responses.put(tenant, obj.ID, &storedResponse{obj: &running, program: program, input: p.Input, call: call, done: done})
 	go func() {
 		defer close(done)
 		res, err := call.Wait(context.Background())
@@ -40,7 +40,7 @@ func (s *Server) backgroundResponse(c echo.Context, call *runtime.Call, obj *res
 			s.storeResponse(tenant, p, &final, conversation, res, program)
 			return
 		}
-		s.responses.put(tenant, obj.ID, &storedResponse{obj: &final, program: program})
+		s.responses.put(tenant, obj.ID, &storedResponse{obj: &final, program: program, input: p.Input})
 	}()
 	queued := *obj
 	queued.Status = "queued"

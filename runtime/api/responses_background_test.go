@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,4 +149,48 @@ func pollResponse(t *testing.T, ts *testServer, id string) map[string]any {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestResponsesInputItems: GET /v1/responses/{id}/input_items lists the
+// request's input as items, newest first by default, with limit, after
+// and order; instructions are not items.
+func TestResponsesInputItems(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	input := `[{"role":"user","content":"/say ok"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"r"},{"role":"user","content":[{"type":"input_text","text":"last"}]}]`
+	status, r := ts.do("POST", "/v1/responses", `{`+respModel+`,"instructions":"be brief","input":`+input+`}`, nil)
+	if status != 200 {
+		t.Fatalf("%d %v", status, r)
+	}
+	id := r["id"].(string)
+	status, l := ts.do("GET", "/v1/responses/"+id+"/input_items", "", nil)
+	data, _ := l["data"].([]any)
+	if status != 200 || l["object"] != "list" || len(data) != 4 || l["has_more"] != false {
+		t.Fatalf("list: %d %v", status, l)
+	}
+	types := ""
+	for _, it := range data {
+		types += it.(map[string]any)["type"].(string) + " "
+	}
+	if types != "message function_call_output function_call message " {
+		t.Errorf("newest first: %s", types)
+	}
+	if last := data[0].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; last != "last" {
+		t.Errorf("first item %v", data[0])
+	}
+	_, l = ts.do("GET", "/v1/responses/"+id+"/input_items?order=asc&limit=2", "", nil)
+	data = l["data"].([]any)
+	if len(data) != 2 || l["has_more"] != true || data[1].(map[string]any)["type"] != "function_call" {
+		t.Fatalf("asc, limit 2: %v", l)
+	}
+	_, l = ts.do("GET", "/v1/responses/"+id+"/input_items?order=asc&after="+l["last_id"].(string), "", nil)
+	if data = l["data"].([]any); len(data) != 2 || data[0].(map[string]any)["type"] != "function_call_output" {
+		t.Fatalf("after: %v", l)
+	}
+	for _, q := range []string{"order=up", "limit=0", "limit=x", "after=nope"} {
+		status, body := ts.do("GET", "/v1/responses/"+id+"/input_items?"+q, "", nil)
+		param, _, _ := strings.Cut(q, "=")
+		wantError(t, status, body, 400, param)
+	}
+	status, body := ts.do("GET", "/v1/responses/resp_missing/input_items", "", nil)
+	wantError(t, status, body, 404, "response_id")
 }

@@ -12,7 +12,8 @@ import (
 type storedResponse struct {
 	obj          *responseObject
 	conversation []chat.Message
-	program      string // the chain's program: the first response's id
+	program      string         // the chain's program: the first response's id
+	input        []chat.Message // this request's input (GET .../input_items)
 	// A background response while it runs: its call, and done closed once
 	// its final object is stored.
 	call *runtime.Call

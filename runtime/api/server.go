@@ -148,6 +148,7 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/v1/responses/:id", s.getResponse)
 	e.DELETE("/v1/responses/:id", s.deleteResponse)
 	e.POST("/v1/responses/:id/cancel", s.cancelResponse)
+	e.GET("/v1/responses/:id/input_items", s.listInputItems)
 	e.GET("/v1/tools", s.listTools)
 	e.POST("/v1/tools", s.registerTool)
 	e.PUT("/v1/tools/:name", s.replaceTool)
