@@ -22,7 +22,7 @@ func TestDecodeRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			for m := 2; m <= gemvMaxRows; m++ {
-				for _, s := range [][2]int{{1, 17}, {2, 33}, {37, 53}, {5, 15}, {19, 7}, {1001, 131}} {
+				for _, s := range [][2]int{{1, 17}, {2, 33}, {37, 53}, {5, 15}, {19, 7}, {1001, 131}, {2, 1100}, {100, 1100}, {1, 530}} {
 					for _, beta := range []float32{0, 1} {
 						p := product{opA: NoTrans, opB: Trans, m: m, n: s[0], k: s[1], alpha: 0.75, beta: beta, pad: 3}
 						checkProduct(t, kern, p, r)
