@@ -81,7 +81,8 @@ func ramp(n, period int) []float32 {
 }
 
 // BenchmarkDecodeBandwidth measures the decode path on a 256 MiB weight (8×
-// the L3 cache: every step reads it from memory) at M = 1 and 8 rows, and
+// the L3 cache: every step reads it from memory) at M = 1, 2, 4 and 8 rows
+// (M = 2..8 share one kernel, which runs eight rows), and
 // in the same run the machine's memory bandwidth two ways on GOMAXPROCS
 // goroutines: memmove of 256 MiB (copy-GB/s counts read plus write
 // traffic) and a vector read (Dot over the buffer: read-GB/s). fraction is
@@ -94,7 +95,7 @@ func BenchmarkDecodeBandwidth(b *testing.B) {
 	const n = (256 << 20) / 4 / k
 	w := ramp(n*k, 97)
 	kern := New(0)
-	for _, m := range []int{1, 8} {
+	for _, m := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) {
 			a, c := ramp(m*k, 13), make([]float32, m*n)
 			t0, c0 := time.Now(), cpuSeconds()

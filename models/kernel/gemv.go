@@ -84,8 +84,9 @@ func (k *Kernels) gemvBlocks(workers, m, n, kk int, alpha float32, a []float32, 
 	var claimed atomic.Int64
 	claim := func() int { return int(claimed.Add(1) - 1) }
 	parallel(workers, workers, func(_, _ int) {
-		// The kernel's sums land in out (on the heap: with out on the
-		// goroutine's stack the product ran 30% slower).
+		// The kernel's sums land in out, on the heap: with out an array
+		// on the goroutine's stack, 8 rows read the weights at 9.5
+		// instead of 12.5 GB/CPU-s in one side-by-side run.
 		buf := k.buffer(24 * (gemvMaxGroups + 3))
 		defer k.release(buf)
 		for cur := claim(); cur < blocks; {
