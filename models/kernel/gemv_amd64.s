@@ -12,8 +12,8 @@
 // bytes per step in address order from next, the part of the following
 // block of B that the caller asks for, into L2 (the caller keeps that
 // stream running block after block). Without that far prefetch the product
-// runs at about two thirds of its speed on the development machine
-// (docs/results-structure.md).
+// ran at 0.55 of its speed on the development machine (one thread, one
+// side-by-side run).
 #define PF 512
 
 #define PREFETCH_B \
