@@ -56,3 +56,35 @@ func checkProduct(t *testing.T, kern *Kernels, p product, r *rand.Rand) {
 		}
 	}
 }
+
+// TestDecodeRowsSameForAnyWorkers checks that the decode path's blocks,
+// claimed by however many workers, give every element of C the same bits:
+// many blocks (n = 700 at k = 1100 makes blocks of 27 rows, the last one
+// short) and several passes over each (k > 512).
+func TestDecodeRowsSameForAnyWorkers(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, isa := range Available() {
+		for _, m := range []int{2, 8} {
+			p := product{opA: NoTrans, opB: Trans, m: m, n: 700, k: 1100, alpha: 1, beta: 1, pad: 5}
+			o := p.fill(r)
+			var first []float32
+			for _, workers := range []int{1, 2, 3} {
+				kern, err := NewFor(isa, workers)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := slices.Clone(o.c)
+				kern.Gemm(p.opA, p.opB, p.m, p.n, p.k, p.alpha, o.a, o.lda, o.b, o.ldb, p.beta, c, o.ldc)
+				if first == nil {
+					first = c
+					continue
+				}
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(first[i]) {
+						t.Fatalf("%s %v: element %d is %g with %d workers, %g with 1", isa, p, i, c[i], workers, first[i])
+					}
+				}
+			}
+		}
+	}
+}
