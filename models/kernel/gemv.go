@@ -83,7 +83,7 @@ func (k *Kernels) gemvBlocks(workers, m, n, kk int, alpha float32, a []float32, 
 	blocks := (n + rows - 1) / rows
 	var claimed atomic.Int64
 	claim := func() int { return int(claimed.Add(1) - 1) }
-	parallel(workers, workers, func(_, _ int) {
+	parallel(workers, min(workers, blocks), func(_, _ int) {
 		// The kernel's sums land in out, on the heap: with out an array
 		// on the goroutine's stack, 8 rows read the weights at 9.5
 		// instead of 12.5 GB/CPU-s in one side-by-side run.
