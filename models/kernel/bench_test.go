@@ -89,7 +89,10 @@ func ramp(n, period int) []float32 {
 // the weight read rate over the better of the two: how close decode comes
 // to the memory's speed. The same rates per CPU-second (weight-GB/CPU-s,
 // read-GB/CPU-s and their ratio, cpu-fraction) are distorted less by other
-// jobs on a shared machine.
+// jobs on a shared machine. The weight is on the Go heap (4 KiB pages)
+// for M=…, and for 2MiB/M=… in AllocWeights' mapping (2 MiB pages where the
+// system gives them; huge-MiB says how much of it got them), the read
+// stream each time over the same buffer as the product.
 func BenchmarkDecodeBandwidth(b *testing.B) {
 	const k = 1024
 	const n = (256 << 20) / 4 / k
@@ -97,6 +100,15 @@ func BenchmarkDecodeBandwidth(b *testing.B) {
 	kern := New(0)
 	for _, m := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) { decodeBandwidth(b, kern, m, n, k, w) })
+	}
+	huge := AllocWeights(n * k)
+	defer huge.Free()
+	copy(huge.Floats, w)
+	for _, m := range []int{1, 8} {
+		b.Run(fmt.Sprintf("2MiB/M=%d", m), func(b *testing.B) {
+			decodeBandwidth(b, kern, m, n, k, huge.Floats)
+			b.ReportMetric(float64(hugeBytes(huge.Floats))/(1<<20), "huge-MiB")
+		})
 	}
 	// The AVX2 kernels too where the best instruction set is another: the
 	// same products on a machine without AVX-512.
