@@ -5,8 +5,8 @@ package kernel
 // transparent huge pages not `never`) a matrix of 2 MiB or more lives in an
 // anonymous mapping aligned to 2 MiB and advised MADV_HUGEPAGE before it is
 // first written, so that the kernel backs it with 2 MiB pages: the Go heap
-// gets 4 KiB pages here, and decode then reads the same weights 1.3x
-// (eight rows) to 1.5x (one row) faster per CPU-second, the TLB the likely
+// gets 4 KiB pages here, and decode then reads the same weights 1.4–1.5x
+// (eight rows) to 1.9x (one row) faster per CPU-second, the TLB the likely
 // cause (docs/results-structure.md, "Weights on huge pages"). Elsewhere,
 // under `never`, for smaller matrices, or when the mapping fails, Floats is
 // an ordinary Go slice: the same numbers on small pages.
@@ -14,8 +14,9 @@ package kernel
 // Lifetime: a mapping is not the garbage collector's, so it lives until
 // Free or the process's end. Weights are loaded once and kept for the
 // model's life, which is the process's (a model is never unloaded), so
-// the loaders never call Free; a benchmark or test that makes its own
-// buffers does.
+// the loaders never call Free (a load that fails part-way leaves its
+// mappings behind: the caller then reports the error); a benchmark or test
+// that makes its own buffers does.
 type Weights struct {
 	Floats []float32 // n zeroed values
 	mapped []byte    // the whole mapping (Floats' memory rounded up to pages); nil on the Go heap
