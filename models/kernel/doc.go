@@ -19,8 +19,8 @@
 //     in blocks, three rows at a time against A packed to stay in L1, each
 //     worker prefetching its next block (one row reads the weights at about
 //     0.8 of the memory's read speed per CPU-second on the development
-//     machine, eight rows at about 0.6: docs/results-structure.md; gemv.go,
-//     gemv_amd64.s);
+//     machine, eight rows at about 0.6, on 4 KiB pages or 2 MiB ones alike;
+//     docs/results-structure.md; gemv.go, gemv_amd64.s);
 //   - both operands as stored, alpha 1, and a B that fits in L2 (the tiny
 //     model's training products): register tiles straight from A and B,
 //     without packing, which would cost as much as the product (direct.go);
