@@ -36,7 +36,7 @@ func BenchmarkDecode(b *testing.B) {
 	m := bigModel()
 	for _, batch := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			s := timeSteps(b, servingStep(b, m, batch, 128, 1))
+			s, _ := timeSteps(b, servingStep(b, m, batch, 128, 1))
 			b.ReportMetric(float64(batch)/s, "tok/s")
 			b.ReportMetric(float64(m.Config.Params())*4/s/1e9, "weight-GB/s")
 		})
@@ -47,19 +47,21 @@ func BenchmarkDecode(b *testing.B) {
 func BenchmarkPrefill(b *testing.B) {
 	m := bigModel()
 	const n = 256
-	s := timeSteps(b, servingStep(b, m, 1, 0, n))
+	s, _ := timeSteps(b, servingStep(b, m, 1, 0, n))
 	b.ReportMetric(n/s, "tok/s")
 	b.ReportMetric(matmulFLOPs(&m.Config, n, 1)/s/1e9, "GFLOP/s")
 }
 
 // timeSteps runs step once to warm its scratch buffers, then b.N times,
-// and returns the mean seconds per step.
-func timeSteps(b *testing.B, step func()) float64 {
+// and returns the mean seconds per step and the mean CPU-seconds (all
+// goroutines; 0 where not measured), which other jobs on a shared machine
+// distort less.
+func timeSteps(b *testing.B, step func()) (wall, cpu float64) {
 	step()
 	b.ResetTimer()
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpuSeconds()
 	for range b.N {
 		step()
 	}
-	return time.Since(t0).Seconds() / float64(b.N)
+	return time.Since(t0).Seconds() / float64(b.N), (cpuSeconds() - c0) / float64(b.N)
 }

@@ -67,7 +67,8 @@ func servingStep(b *testing.B, m *llama.Model, batch, ctx, n int) func() {
 // on the built-in tiny tool-calling model (its real weights) and on a
 // Qwen2-0.5B-shaped model (dummy weights): decode steps of 1 and 8
 // sequences at a 128-token context, and a 256-token prefill chunk. tok/s is
-// tokens per step time; GFLOP/s counts the projections' work (matmulFLOPs).
+// tokens per step time, tok/CPU-s per CPU-second of the step (all
+// goroutines); GFLOP/s counts the projections' work (matmulFLOPs).
 func BenchmarkServing(b *testing.B) {
 	dir, err := builtin.Dir(builtin.TinyTools)
 	if err != nil {
@@ -96,9 +97,12 @@ func BenchmarkServing(b *testing.B) {
 				if m == nil {
 					m = md.load()
 				}
-				s := timeSteps(b, servingStep(b, m, shape.batch, shape.start, shape.n))
+				s, cpu := timeSteps(b, servingStep(b, m, shape.batch, shape.start, shape.n))
 				tokens := shape.batch * shape.n
 				b.ReportMetric(float64(tokens)/s, "tok/s")
+				if cpu > 0 {
+					b.ReportMetric(float64(tokens)/cpu, "tok/CPU-s")
+				}
 				b.ReportMetric(matmulFLOPs(&m.Config, tokens, shape.batch)/s/1e9, "GFLOP/s")
 			})
 		}

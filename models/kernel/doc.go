@@ -14,10 +14,13 @@
 // How, by the shape of the product:
 //
 //   - few rows (at most 8) against a matrix stored [n×k] (activations times
-//     HF-layout weights: a decode step): each weight row is read once, in
-//     order (three at a time for two to eight rows), for all the rows, so
-//     that the product runs near the speed of streaming the weights
-//     (gemv.go, gemv_amd64.s);
+//     HF-layout weights: a decode step): each weight row is read once for
+//     all the rows, in order for one row; two to eight rows take the weight
+//     in blocks, three rows at a time against A packed to stay in L1, each
+//     worker prefetching its next block (one row reads the weights at about
+//     0.8 of the memory's read speed per CPU-second on the development
+//     machine, eight rows at about 0.6, on 4 KiB pages or 2 MiB ones alike;
+//     docs/results-structure.md; gemv.go, gemv_amd64.s);
 //   - both operands as stored, alpha 1, and a B that fits in L2 (the tiny
 //     model's training products): register tiles straight from A and B,
 //     without packing, which would cost as much as the product (direct.go);
@@ -27,6 +30,10 @@
 //     and running an MR×NR register-tiled micro-kernel over them (gemm.go).
 //
 // Products share their blocks out to at most Workers goroutines.
+//
+// Decode reads the weights from memory every step, and reads them faster
+// from 2 MiB pages than from the Go heap's 4 KiB ones: AllocWeights is
+// where loaders put weight matrices (alloc.go, alloc_linux.go).
 //
 // Every element of C is summed in the same order whatever the number of
 // workers, so results do not depend on Workers (they do depend on the

@@ -1,69 +1,157 @@
 package kernel
 
-// gemvChunkBytes is how much of B one unit of the decode path reads, rows
-// in order: long enough for the prefetchers, short enough to share a
-// product out among the workers.
-const gemvChunkBytes = 256 << 10
+import "sync/atomic"
+
+const (
+	// gemvChunkBytes is how much of B one unit of the one-row decode path
+	// reads, rows in order: long enough for the prefetchers, short enough to
+	// share a product out among the workers.
+	gemvChunkBytes = 256 << 10
+	// gemvBlockBytes is about how much of B one block of the 2-8-row path
+	// holds: the kernel prefetches the next block into L2 while it runs
+	// this one, and L2 holds both.
+	gemvBlockBytes = 128 << 10
+	// gemvMaxGroups bounds a block's groups of three rows of B (its rows
+	// when the rows of B are short).
+	gemvMaxGroups = 64
+	// gemvKC is how many elements of k one pass over a block covers: eight
+	// rows of A at this length (16 KiB) stay in L1 while the block's rows
+	// stream by.
+	gemvKC = 512
+)
 
 // gemvRows computes C = alpha·A·Bᵀ + beta·C for A of m <= gemvMaxRows rows
 // and B stored [n×k] (a decode step's activations times HF-layout weights).
-// B is read once, in order, for all the rows of A. One row of A streams
-// one row of B at a time. More rows take three rows of B at once against
-// eight rows of A (padded with zero rows), so that every load of A serves
-// three rows of B, and prefetch the next three rows into L2 as they go:
-// one row of B at a time against the rows of A, eight rows read the
-// weights at 0.27 of the memory's read speed per CPU-second, three at a
-// time with the far prefetch at 0.47 (docs/results-structure.md).
+// B is read once for all the rows of A. One row of A streams the rows of B
+// in order (gemvOne); more rows go through gemvBlocks.
 func (k *Kernels) gemvRows(m, n, kk int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m > 1 && m < 8 {
-		// The 8-row kernel reads eight rows: pad A with zero rows.
-		buf := k.buffer(8 * kk)
-		defer k.release(buf)
-		pad := *buf
-		clear(pad[m*kk:])
-		for i := range m {
-			copy(pad[i*kk:(i+1)*kk], a[i*lda:i*lda+kk])
-		}
-		a, lda = pad, kk
-	}
-	chunk := max(1, gemvChunkBytes/(4*kk))
-	units := (n + chunk - 1) / chunk
 	workers := k.workers
 	if m*n*kk < parallelMinMACs {
 		workers = 1
 	}
-	parallel(workers, units, func(_, u int) {
-		j0 := u * chunk
-		k.gemvChunk(m, j0, min(n, j0+chunk), kk, alpha, a, lda, b, ldb, beta, c, ldc)
+	if m == 1 {
+		k.gemvOne(workers, n, kk, alpha, a, b, ldb, beta, c)
+		return
+	}
+	k.gemvBlocks(workers, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemvOne is gemvRows for one row of A: a dot product per row of B, in
+// chunks of rows shared out among the workers.
+func (k *Kernels) gemvOne(workers, n, kk int, alpha float32, a, b []float32, ldb int, beta float32, c []float32) {
+	chunk := max(1, gemvChunkBytes/(4*kk))
+	k8 := kk &^ 7
+	parallel(workers, (n+chunk-1)/chunk, func(_, u int) {
+		for j := u * chunk; j < min(n, (u+1)*chunk); j++ {
+			brow := b[j*ldb : j*ldb+kk]
+			storeDot(0, j, k.dotPrefix(k8, a, brow), k8, a, brow, kk, alpha, beta, c, 0)
+		}
 	})
 }
 
-// gemvChunk computes columns [j0, j1) of C for gemvRows.
-func (k *Kernels) gemvChunk(m, j0, j1, kk int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m == 1 {
-		k8 := kk &^ 7
-		for j := j0; j < j1; j++ {
-			brow := b[j*ldb : j*ldb+kk]
-			storeDot(0, j, k.dotPrefix(k8, a, brow), k8, a, brow, kk, alpha, beta, c, ldc)
-		}
-		return
-	}
+// gemvBlocks is gemvRows for 2-8 rows of A. A is packed once, eight rows
+// (zero rows below m) in steps of 16 elements, so that a step of all eight
+// rows is one run of 512 bytes. B is cut into blocks of rows (about
+// gemvBlockBytes each); each block runs in passes of gemvKC elements of k,
+// so that the part of A a pass reads stays in L1, with the kernel taking
+// three rows of B at once against the eight rows of A. While a worker runs
+// a block, the kernel prefetches the worker's next block into L2 in address
+// order: a worker claims its next block before it starts the current one,
+// so that it knows what to prefetch.
+//
+// Without the packing and the passes (A read from L2 at every step) and the
+// in-order prefetch of the next block (three rows at a time read straight
+// from memory), eight rows read the weights at about half the memory's
+// read speed per CPU-second on the development machine
+// (docs/results-structure.md).
+func (k *Kernels) gemvBlocks(workers, m, n, kk int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	k16 := kk &^ 15
-	for j := j0; j < j1; j += 3 {
-		// The last group of a chunk may hold fewer than three rows: the
-		// kernel then reads the last row again (from L1). next is the
-		// group after this one, which the kernel prefetches into L2.
-		rows := [3]int{j, min(j+1, j1-1), min(j+2, j1-1)}
-		var out [24]float32
-		if k16 > 0 {
-			next := &b[min(j+3, j1-1)*ldb]
-			k.impl.rows8x3(k16, &a[0], lda, &b[rows[0]*ldb], &b[rows[1]*ldb], &b[rows[2]*ldb], next, &out)
-		}
-		for q := range min(3, j1-j) {
-			brow := b[(j+q)*ldb : (j+q)*ldb+kk]
-			for i := range m {
-				storeDot(i, j+q, out[q*8+i], k16, a[i*lda:], brow, kk, alpha, beta, c, ldc)
+	buf := k.buffer(8 * k16)
+	defer k.release(buf)
+	pack := *buf
+	for p := 0; p < k16; p += 16 {
+		for i := range 8 {
+			dst := pack[p*8+i*16 : p*8+i*16+16]
+			if i < m {
+				copy(dst, a[i*lda+p:i*lda+p+16])
+			} else {
+				clear(dst)
 			}
+		}
+	}
+	rows := min(3*gemvMaxGroups, max(3, gemvBlockBytes/(4*ldb)/3*3))
+	blocks := (n + rows - 1) / rows
+	var claimed atomic.Int64
+	claim := func() int { return int(claimed.Add(1) - 1) }
+	parallel(workers, min(workers, blocks), func(_, _ int) {
+		// The kernel's sums land in out, on the heap: with out an array
+		// on the goroutine's stack, 8 rows read the weights at 9.5
+		// instead of 12.5 GB/CPU-s in one side-by-side run.
+		buf := k.buffer(24 * (gemvMaxGroups + 3))
+		defer k.release(buf)
+		for cur := claim(); cur < blocks; {
+			next := claim()
+			k.gemvBlock(m, n, kk, k16, rows, cur, next, blocks, alpha, pack, a, lda, b, ldb, beta, c, ldc, *buf)
+			cur = next
+		}
+	})
+}
+
+// gemvBlock computes columns [cur·rows, (cur+1)·rows) of C for gemvBlocks,
+// prefetching block next (when there is one) as it goes; out holds the
+// kernel's sums, 24 per group.
+func (k *Kernels) gemvBlock(m, n, kk, k16, rows, cur, next, blocks int, alpha float32, pack, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, out []float32) {
+	j0, j1 := cur*rows, min(n, (cur+1)*rows)
+	groups, tail := (j1-j0)/3, (j1-j0)%3
+	// The tail rows (j1-tail..j1-1) run as one more group, the last three
+	// rows of B (recomputing up to two of the block's other rows), in slot
+	// groups of out; with fewer than three rows in all, each row runs as a
+	// group of itself three times (ldb 0), in its own slot.
+	if k16 == 0 {
+		clear(out) // no pass runs: the sums start at 0
+	}
+	// pf is the next element of B to prefetch: the kernel prefetches 3·kc
+	// elements per group it runs, in order from there, through block next.
+	pf, pfEnd := j0*ldb, j0*ldb
+	if next < blocks {
+		pf, pfEnd = next*rows*ldb, len(b)
+	}
+	prefetch := func(count int) *float32 {
+		if pf >= pfEnd {
+			return &b[j0*ldb] // nothing left to prefetch: touch this block
+		}
+		p := &b[pf]
+		pf += count
+		return p
+	}
+	for p0 := 0; p0 < k16; p0 += gemvKC {
+		kc := min(gemvKC, k16-p0)
+		acc := min(p0, 1)
+		ap := &pack[p0*8]
+		if groups > 0 {
+			k.impl.decode8x3(kc, ap, &b[j0*ldb+p0], ldb, groups, prefetch(3*kc*groups), &out[0], acc)
+		}
+		switch {
+		case tail > 0 && n >= 3:
+			k.impl.decode8x3(kc, ap, &b[(j1-3)*ldb+p0], ldb, 1, prefetch(3*kc), &out[groups*24], acc)
+		case tail > 0:
+			for r := range tail {
+				k.impl.decode8x3(kc, ap, &b[(j0+r)*ldb+p0], 0, 1, prefetch(3*kc), &out[r*24], acc)
+			}
+		}
+	}
+	for j := j0; j < j1; j++ {
+		slot, q := (j-j0)/3, (j-j0)%3
+		switch {
+		case j < j0+3*groups:
+		case n >= 3:
+			slot, q = groups, 3-(j1-j)
+		default:
+			slot, q = j-j0, 0
+		}
+		brow := b[j*ldb : j*ldb+kk]
+		for i := range m {
+			storeDot(i, j, out[slot*24+q*8+i], k16, a[i*lda:], brow, kk, alpha, beta, c, ldc)
 		}
 	}
 }

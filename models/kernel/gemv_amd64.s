@@ -1,24 +1,41 @@
 #include "textflag.h"
 
-// The decode kernels: eight rows of A against three rows of B stored
-// [n×k], out[j·8+i] = Σ_{p<k} a[i·lda+p]·bj[p] for i < 8, j < 3 (k a
-// multiple of 16, lda in elements). Three rows of B are streamed at once
-// so that each load of A (from L1 or L2) serves three rows of B: one row
-// at a time, the loads of the eight rows of A bound the product instead of
-// the memory. The rows of B are prefetched twice: each PF bytes ahead into
-// L1, and the rows of the next call (next, 12·k bytes on) into L2, in
-// order, 192 bytes per iteration. With only the near prefetch, eight rows
-// read the weights at 0.38 of the memory's read speed per CPU-second on
-// the development machine; with the far one too, 0.47.
+// The decode kernels: eight rows of A, packed [kc/16][8][16] (the 16
+// elements of each row at a step side by side, so that a step's A is one
+// 512-byte run that stays in L1), against groups of three rows of B stored
+// [n×k] (row j of a group at b + j·ldb, groups 3·ldb apart):
+// out[g·24 + j·8 + i] (+)= Σ_{p<kc} a_i[p]·b_{3g+j}[p] for kc a multiple of
+// 16; acc != 0 adds to out instead of storing. Three rows of B are streamed
+// at once so that each load of A serves three of them.
+//
+// Prefetch: the rows of B being read, PF bytes ahead into L1; and, 192
+// bytes per step in address order from next, the part of the following
+// block of B that the caller asks for, into L2 (the caller keeps that
+// stream running block after block). Without that far prefetch the product
+// ran at 0.55 of its speed on the development machine (one thread, one
+// side-by-side run).
 #define PF 512
 
 #define PREFETCH_B \
-	PREFETCHT0 PF(DI); \
-	PREFETCHT0 PF(R12); \
-	PREFETCHT0 PF(R13); \
 	PREFETCHT1 (R9); \
 	PREFETCHT1 64(R9); \
-	PREFETCHT1 128(R9)
+	PREFETCHT1 128(R9); \
+	ADDQ       $192, R9; \
+	PREFETCHT0 PF(DI); \
+	PREFETCHT0 PF(DI)(AX*1); \
+	PREFETCHT0 PF(DI)(AX*2)
+
+#define DECODE_ARGS \
+	MOVQ kc+0(FP), R8; \
+	MOVQ a+8(FP), R10; \
+	MOVQ b+16(FP), R13; \
+	MOVQ ldb+24(FP), AX; \
+	MOVQ groups+32(FP), BX; \
+	MOVQ next+40(FP), R9; \
+	MOVQ out+48(FP), DX; \
+	MOVQ acc+56(FP), R11; \
+	SHLQ $2, AX; \
+	SHRQ $4, R8
 
 // REDUCE8_Y sums each of eight vectors r0..r7 horizontally into element i
 // of r1 (r0, r2, r4 and r6 are overwritten).
@@ -42,8 +59,8 @@
 	VEXTRACTF128 $1, r0, x1; \
 	VADDPS       x1, x0, x0
 
-// FMA3_Z adds the row of A at addr times the three vectors of B (Z24-Z26)
-// to accumulators c0, c1, c2.
+// FMA3_Z adds the 16 elements of A at addr times the three vectors of B
+// (Z24-Z26) to accumulators c0, c1, c2.
 #define FMA3_Z(addr, c0, c1, c2) \
 	VMOVUPS     addr, Z27; \
 	VFMADD231PS Z24, Z27, c0; \
@@ -55,25 +72,13 @@
 	VEXTRACTF64X4 $1, z, Y28; \
 	VADDPS        Z28, z, z
 
-// func rows8x3AVX512(k int, a *float32, lda int, b0, b1, b2, next *float32, out *[24]float32)
+// func decode8x3AVX512(kc int, a, b *float32, ldb, groups int, next, out *float32, acc int)
 //
-// Accumulator Z(8j+i) holds row i of A times row j of B; A's rows are at
-// SI, SI+lda, SI+2lda, R11 (row 3), SI+4lda, R11+2lda, R10 (row 6),
-// R10+lda.
-TEXT ·rows8x3AVX512(SB), NOSPLIT, $0-64
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R8
-	MOVQ b0+24(FP), DI
-	MOVQ b1+32(FP), R12
-	MOVQ b2+40(FP), R13
-	MOVQ next+48(FP), R9
-	MOVQ out+56(FP), DX
-	SHLQ $2, R8
-	LEAQ (SI)(R8*2), R11
-	ADDQ R8, R11
-	LEAQ (R11)(R8*2), R10
-	ADDQ R8, R10
+// Accumulator Z(8j+i) holds row i of A times row j of the group.
+TEXT ·decode8x3AVX512(SB), NOSPLIT, $0-64
+	DECODE_ARGS
+
+decodez_group:
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -98,33 +103,31 @@ TEXT ·rows8x3AVX512(SB), NOSPLIT, $0-64
 	VXORPS Z21, Z21, Z21
 	VXORPS Z22, Z22, Z22
 	VXORPS Z23, Z23, Z23
-	SHRQ   $4, CX
-	JZ     rows8x3z_reduce
+	MOVQ   R8, CX
+	MOVQ   R10, SI
+	MOVQ   R13, DI
+	TESTQ  CX, CX
+	JZ     decodez_reduce
 
-rows8x3z_loop:
+decodez_loop:
 	PREFETCH_B
-	VMOVUPS    (DI), Z24
-	VMOVUPS    (R12), Z25
-	VMOVUPS    (R13), Z26
+	VMOVUPS (DI), Z24
+	VMOVUPS (DI)(AX*1), Z25
+	VMOVUPS (DI)(AX*2), Z26
 	FMA3_Z((SI), Z0, Z8, Z16)
-	FMA3_Z((SI)(R8*1), Z1, Z9, Z17)
-	FMA3_Z((SI)(R8*2), Z2, Z10, Z18)
-	FMA3_Z((R11), Z3, Z11, Z19)
-	FMA3_Z((SI)(R8*4), Z4, Z12, Z20)
-	FMA3_Z((R11)(R8*2), Z5, Z13, Z21)
-	FMA3_Z((R10), Z6, Z14, Z22)
-	FMA3_Z((R10)(R8*1), Z7, Z15, Z23)
-	ADDQ       $64, DI
-	ADDQ       $64, R12
-	ADDQ       $64, R13
-	ADDQ       $64, SI
-	ADDQ       $64, R11
-	ADDQ       $64, R10
-	ADDQ       $192, R9
-	DECQ       CX
-	JNZ        rows8x3z_loop
+	FMA3_Z(64(SI), Z1, Z9, Z17)
+	FMA3_Z(128(SI), Z2, Z10, Z18)
+	FMA3_Z(192(SI), Z3, Z11, Z19)
+	FMA3_Z(256(SI), Z4, Z12, Z20)
+	FMA3_Z(320(SI), Z5, Z13, Z21)
+	FMA3_Z(384(SI), Z6, Z14, Z22)
+	FMA3_Z(448(SI), Z7, Z15, Z23)
+	ADDQ    $64, DI
+	ADDQ    $512, SI
+	DECQ    CX
+	JNZ     decodez_loop
 
-rows8x3z_reduce:
+decodez_reduce:
 	FOLD_Z(Z0)
 	FOLD_Z(Z1)
 	FOLD_Z(Z2)
@@ -149,103 +152,137 @@ rows8x3z_reduce:
 	FOLD_Z(Z21)
 	FOLD_Z(Z22)
 	FOLD_Z(Z23)
-	// The VEX-encoded reductions reach only registers 0-15: B row 2's
-	// accumulators move down once rows 0 and 1 are stored.
+	// The VEX-encoded reductions reach only registers 0-15: row 2's
+	// accumulators move down into registers that rows 0 and 1's sums (Y1,
+	// Y9) leave free.
 	REDUCE8_Y(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
-	VMOVUPS   Y1, (DX)
 	REDUCE8_Y(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
-	VMOVUPS   Y9, 32(DX)
 	VMOVAPS   Z16, Z0
-	VMOVAPS   Z17, Z1
+	VMOVAPS   Z17, Z3
 	VMOVAPS   Z18, Z2
-	VMOVAPS   Z19, Z3
+	VMOVAPS   Z19, Z11
 	VMOVAPS   Z20, Z4
 	VMOVAPS   Z21, Z5
 	VMOVAPS   Z22, Z6
 	VMOVAPS   Z23, Z7
-	REDUCE8_Y(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
-	VMOVUPS   Y1, 64(DX)
+	REDUCE8_Y(Y0, Y3, Y2, Y11, Y4, Y5, Y6, Y7)
+	TESTQ     R11, R11
+	JZ        decodez_store
+	VADDPS    (DX), Y1, Y1
+	VADDPS    32(DX), Y9, Y9
+	VADDPS    64(DX), Y3, Y3
+
+decodez_store:
+	VMOVUPS Y1, (DX)
+	VMOVUPS Y9, 32(DX)
+	VMOVUPS Y3, 64(DX)
+	ADDQ    $96, DX
+	LEAQ    (R13)(AX*2), R13
+	ADDQ    AX, R13
+	DECQ    BX
+	JNZ     decodez_group
 	VZEROUPPER
 	RET
 
-// FMA3_Y adds the row of A at addr times the three vectors of B (Y12-Y14)
-// to accumulators c0, c1, c2.
+// FMA3_Y adds the 8 elements of A at addr times the three vectors of B
+// (Y12-Y14) to accumulators c0, c1, c2.
 #define FMA3_Y(addr, c0, c1, c2) \
 	VMOVUPS     addr, Y15; \
 	VFMADD231PS Y12, Y15, c0; \
 	VFMADD231PS Y13, Y15, c1; \
 	VFMADD231PS Y14, Y15, c2
 
-// STEP_Y is one 8-element step at byte offset off of four rows of A (SI,
-// SI+lda, SI+2lda, R11) against the three rows of B (DI, R12, R13).
+// STEP_Y is one 8-element step at byte offset off of four rows of A
+// (packed: 64 bytes apart from SI) against the group's three rows of B.
 #define STEP_Y(off) \
 	VMOVUPS off(DI), Y12; \
-	VMOVUPS off(R12), Y13; \
-	VMOVUPS off(R13), Y14; \
+	VMOVUPS off(DI)(AX*1), Y13; \
+	VMOVUPS off(DI)(AX*2), Y14; \
 	FMA3_Y(off(SI), Y0, Y4, Y8); \
-	FMA3_Y(off(SI)(R8*1), Y1, Y5, Y9); \
-	FMA3_Y(off(SI)(R8*2), Y2, Y6, Y10); \
-	FMA3_Y(off(R11), Y3, Y7, Y11)
+	FMA3_Y(off+64(SI), Y1, Y5, Y9); \
+	FMA3_Y(off+128(SI), Y2, Y6, Y10); \
+	FMA3_Y(off+192(SI), Y3, Y7, Y11)
 
-// func rows8x3AVX2(k int, a *float32, lda int, b0, b1, b2, next *float32, out *[24]float32)
+#define ZERO12_Y \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
+// STORE4_Y reduces the twelve accumulators to rows 0-3 (or 4-7) of the
+// group's three outputs at DX (+16 bytes for rows 4-7), adding to them
+// when R11 != 0.
+#define STORE4_Y(lbl) \
+	REDUCE4_Y(Y0, Y1, Y2, Y3, X0, X1); \
+	REDUCE4_Y(Y4, Y5, Y6, Y7, X4, X5); \
+	REDUCE4_Y(Y8, Y9, Y10, Y11, X8, X9); \
+	TESTQ  R11, R11; \
+	JZ     lbl; \
+	VADDPS (DX), X0, X0; \
+	VADDPS 32(DX), X4, X4; \
+	VADDPS 64(DX), X8, X8; \
+lbl: \
+	VMOVUPS X0, (DX); \
+	VMOVUPS X4, 32(DX); \
+	VMOVUPS X8, 64(DX)
+
+// func decode8x3AVX2(kc int, a, b *float32, ldb, groups int, next, out *float32, acc int)
 //
 // Sixteen registers hold four rows' accumulators for three rows of B
-// (Y(4j+i)): two passes of four rows of A, the second reading the three
-// rows of B again from L1.
-TEXT ·rows8x3AVX2(SB), NOSPLIT, $0-64
-	MOVQ a+8(FP), AX
-	MOVQ lda+16(FP), R8
-	MOVQ out+56(FP), DX
-	SHLQ $2, R8
-	MOVQ $2, BX
+// (Y(4j+i)): rows 0-3 of A over the chunk, then rows 4-7, the second pass
+// reading the group's rows of B again from L1 (the first one prefetches).
+TEXT ·decode8x3AVX2(SB), NOSPLIT, $0-64
+	DECODE_ARGS
 
-rows8x3y_pass:
-	MOVQ   k+0(FP), CX
-	MOVQ   b0+24(FP), DI
-	MOVQ   b1+32(FP), R12
-	MOVQ   b2+40(FP), R13
-	MOVQ   next+48(FP), R9
-	MOVQ   AX, SI
-	LEAQ   (SI)(R8*2), R11
-	ADDQ   R8, R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	SHRQ   $4, CX
-	JZ     rows8x3y_reduce
+decodey_group:
+	ZERO12_Y
+	MOVQ  R8, CX
+	MOVQ  R10, SI
+	MOVQ  R13, DI
+	TESTQ CX, CX
+	JZ    decodey_reduce0
 
-rows8x3y_loop:
+decodey_loop0:
 	PREFETCH_B
 	STEP_Y(0)
 	STEP_Y(32)
-	ADDQ       $64, DI
-	ADDQ       $64, R12
-	ADDQ       $64, R13
-	ADDQ       $64, SI
-	ADDQ       $64, R11
-	ADDQ       $192, R9
-	DECQ       CX
-	JNZ        rows8x3y_loop
+	ADDQ $64, DI
+	ADDQ $512, SI
+	DECQ CX
+	JNZ  decodey_loop0
 
-rows8x3y_reduce:
-	REDUCE4_Y(Y0, Y1, Y2, Y3, X0, X1)
-	VMOVUPS X0, (DX)
-	REDUCE4_Y(Y4, Y5, Y6, Y7, X4, X5)
-	VMOVUPS X4, 32(DX)
-	REDUCE4_Y(Y8, Y9, Y10, Y11, X8, X9)
-	VMOVUPS X8, 64(DX)
-	LEAQ    (AX)(R8*4), AX
-	ADDQ    $16, DX
-	DECQ    BX
-	JNZ     rows8x3y_pass
+decodey_reduce0:
+	STORE4_Y(decodey_store0)
+	ZERO12_Y
+	MOVQ  R8, CX
+	LEAQ  256(R10), SI
+	MOVQ  R13, DI
+	TESTQ CX, CX
+	JZ    decodey_reduce1
+
+decodey_loop1:
+	STEP_Y(0)
+	STEP_Y(32)
+	ADDQ $64, DI
+	ADDQ $512, SI
+	DECQ CX
+	JNZ  decodey_loop1
+
+decodey_reduce1:
+	ADDQ $16, DX
+	STORE4_Y(decodey_store1)
+	ADDQ $80, DX
+	LEAQ (R13)(AX*2), R13
+	ADDQ AX, R13
+	DECQ BX
+	JNZ  decodey_group
 	VZEROUPPER
 	RET

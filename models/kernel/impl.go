@@ -14,11 +14,12 @@ type impl struct {
 	// packBT8 writes dst[p·nr+q] = b[q·ldb+p] for q < 8, p < kc (kc a
 	// multiple of 8): eight rows of a B stored [n×k] into a packed panel.
 	packBT8 func(kc int, b *float32, ldb int, dst *float32, nr int)
-	// rows8x3 writes out[j·8+i] = Σ_{p<k} a[i·lda+p]·bj[p] for i < 8,
-	// j < 3 (k a multiple of 16): three rows of B for eight rows of A,
-	// prefetching the 12·k bytes from next (the following rows of B) as
-	// it goes.
-	rows8x3 func(k int, a *float32, lda int, b0, b1, b2, next *float32, out *[24]float32)
+	// decode8x3 writes (acc != 0: adds) out[g·24+j·8+i] = Σ_{p<kc}
+	// a[p/16·128+i·16+p%16]·b[(3g+j)·ldb+p] for i < 8, j < 3, g < groups
+	// (kc a multiple of 16): eight rows of A packed in steps of 16 against
+	// groups of three rows of B, prefetching groups·12·kc bytes from next
+	// (the following block of B) as it goes.
+	decode8x3 func(kc int, a, b *float32, ldb, groups int, next, out *float32, acc int)
 	// direct adds A·B to the dmr×dnr tile of C for A and B as stored (row
 	// strides lda, ldb): gemmDirect's kernel. directRow adds one row of A
 	// times B to rowNR elements of C.
@@ -36,7 +37,7 @@ func Available() []ISA { return append(archAvailable(), Generic) }
 
 func implFor(isa ISA) *impl {
 	if isa == Generic {
-		return &impl{isa: Generic, mr: 4, nr: 8, micro: microGo, packBT8: packBT8Go, rows8x3: rows8x3Go,
+		return &impl{isa: Generic, mr: 4, nr: 8, micro: microGo, packBT8: packBT8Go, decode8x3: decode8x3Go,
 			direct: directGo, directRow: directRowGo, dmr: 4, dnr: 8, rowNR: 8, dot: dotGo, axpy: axpyGo}
 	}
 	return archImpl(isa)
@@ -108,12 +109,31 @@ func directRowGo(k int, ap, bp *float32, ldb int, cp *float32) {
 	}
 }
 
-func rows8x3Go(k int, ap *float32, lda int, b0, b1, b2, _ *float32, out *[24]float32) {
-	a := unsafe.Slice(ap, 7*lda+k)
-	for j, bp := range [3]*float32{b0, b1, b2} {
-		b := unsafe.Slice(bp, k)
-		for i := range 8 {
-			out[j*8+i] = dotSlices(a[i*lda:i*lda+k], b)
+func decode8x3Go(kc int, ap, bp *float32, ldb, groups int, _, outp *float32, acc int) {
+	a := unsafe.Slice(ap, 8*kc)
+	b := unsafe.Slice(bp, (3*groups-1)*ldb+kc)
+	out := unsafe.Slice(outp, 24*groups)
+	for g := range groups {
+		for j := range 3 {
+			row := b[(3*g+j)*ldb : (3*g+j)*ldb+kc]
+			for i := range 8 {
+				var s0, s1, s2, s3 float32
+				for p := 0; p < kc; p += 16 {
+					ai, bi := a[p*8+i*16:p*8+i*16+16], row[p:p+16]
+					for q := 0; q < 16; q += 4 {
+						s0 += ai[q] * bi[q]
+						s1 += ai[q+1] * bi[q+1]
+						s2 += ai[q+2] * bi[q+2]
+						s3 += ai[q+3] * bi[q+3]
+					}
+				}
+				o := &out[g*24+j*8+i]
+				if acc != 0 {
+					*o += (s0 + s1) + (s2 + s3)
+				} else {
+					*o = (s0 + s1) + (s2 + s3)
+				}
+			}
 		}
 	}
 }

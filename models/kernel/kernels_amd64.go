@@ -11,10 +11,10 @@ func microAVX2(kc int, a, b, c *float32, ldc int)
 func microAVX512(kc int, a, b, c *float32, ldc int)
 
 //go:noescape
-func rows8x3AVX2(k int, a *float32, lda int, b0, b1, b2, next *float32, out *[24]float32)
+func decode8x3AVX2(kc int, a, b *float32, ldb, groups int, next, out *float32, acc int)
 
 //go:noescape
-func rows8x3AVX512(k int, a *float32, lda int, b0, b1, b2, next *float32, out *[24]float32)
+func decode8x3AVX512(kc int, a, b *float32, ldb, groups int, next, out *float32, acc int)
 
 //go:noescape
 func packBT8AVX2(kc int, b *float32, ldb int, dst *float32, nr int)
@@ -50,12 +50,12 @@ func archAvailable() []ISA {
 }
 
 func archImpl(isa ISA) *impl {
-	im := &impl{isa: isa, mr: 6, nr: 16, micro: microAVX2, packBT8: packBT8AVX2, rows8x3: rows8x3AVX2,
+	im := &impl{isa: isa, mr: 6, nr: 16, micro: microAVX2, packBT8: packBT8AVX2, decode8x3: decode8x3AVX2,
 		direct: direct6x16AVX2, directRow: direct1x16AVX2, dmr: 6, dnr: 16, rowNR: 16, dot: dotAVX2, axpy: axpyAVX2}
 	if isa == AVX512 {
 		im.nr, im.micro = 32, microAVX512
 		im.dnr, im.direct = 32, direct6x32AVX512
-		im.rows8x3 = rows8x3AVX512
+		im.decode8x3 = decode8x3AVX512
 	}
 	return im
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/pitstop-llm/pitstop/models/kernel"
 	"github.com/pitstop-llm/pitstop/models/safetensors"
 )
 
@@ -144,7 +145,7 @@ func (s *spec) alloc() {
 	if s.rows > 0 {
 		n = s.rows * s.cols()
 	}
-	*s.dst = make([]float32, n)
+	*s.dst = kernel.AllocWeights(n).Floats // 2 MiB pages where allowed; kept for the process's life
 }
 
 func (s *spec) target() []float32 {
