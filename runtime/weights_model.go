@@ -69,6 +69,9 @@ func LoadWeightsModel(model string, opt WeightsOptions) (*WeightsModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", model, err)
 	}
+	if strings.HasSuffix(strings.ToLower(model), ".gguf") {
+		return loadGGUFModel(model, opt)
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

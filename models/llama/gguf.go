@@ -1,0 +1,407 @@
+package llama
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pitstop-llm/pitstop/models/gguf"
+	"github.com/pitstop-llm/pitstop/models/kernel"
+)
+
+// GGUF names of the Hugging Face tensors: llama.cpp's, for the llama and
+// qwen2 architectures.
+func ggufName(hf string) string {
+	switch hf {
+	case "model.embed_tokens.weight":
+		return "token_embd.weight"
+	case "model.norm.weight":
+		return "output_norm.weight"
+	case "lm_head.weight":
+		return "output.weight"
+	}
+	rest, ok := strings.CutPrefix(hf, "model.layers.")
+	if !ok {
+		return hf
+	}
+	n, rest, _ := strings.Cut(rest, ".")
+	for from, to := range map[string]string{
+		"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+		"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+		"self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down",
+	} {
+		if r, ok := strings.CutPrefix(rest, from+"."); ok {
+			return "blk." + n + "." + to + "." + r
+		}
+	}
+	return hf
+}
+
+// ggufArch is the GGUF architecture of a model type.
+func ggufArch(modelType string) string {
+	if modelType == "qwen2" {
+		return "qwen2"
+	}
+	return "llama" // llama and mistral
+}
+
+// ropePermuted: llama.cpp's converter reorders the rows of Q and K of the
+// llama architecture for its interleaved rotary embedding; qwen2 keeps
+// Hugging Face's halves.
+func ropePermuted(hf, arch string) (heads func(c *Config) int, ok bool) {
+	if arch != "llama" || !strings.HasSuffix(hf, ".weight") && !strings.HasSuffix(hf, ".bias") {
+		return nil, false
+	}
+	switch {
+	case strings.Contains(hf, "q_proj"):
+		return func(c *Config) int { return c.NumHeads }, true
+	case strings.Contains(hf, "k_proj"):
+		return func(c *Config) int { return c.NumKVHeads }, true
+	}
+	return nil, false
+}
+
+// permuteRows maps row r of Hugging Face's layout to its GGUF row: within
+// each head, row s·half+i goes to 2i+s.
+func permuteRows(rows, heads int) []int {
+	hd := rows / heads
+	half := hd / 2
+	out := make([]int, rows)
+	for h := range heads {
+		for s := range 2 {
+			for i := range half {
+				out[h*hd+s*half+i] = h*hd + 2*i + s
+			}
+		}
+	}
+	return out
+}
+
+// isMatmul reports whether the tensor is a projection multiplied in the
+// forward pass (quantized when the file quantizes).
+func isMatmul(hf string) bool {
+	return strings.HasSuffix(hf, "_proj.weight") || hf == "lm_head.weight"
+}
+
+// GGUFOptions choose how WriteGGUF stores the weights.
+type GGUFOptions struct {
+	// Quant is the type of the projections and the embedding: gguf.F32,
+	// F16, Q8_0 or Q4_0. Norms and biases stay F32.
+	Quant gguf.TensorType
+	// Metadata is written after the model's (tokenizer, chat template).
+	Metadata []gguf.KV
+	// Name is general.name.
+	Name string
+}
+
+// WriteGGUF writes the model as a GGUF file in llama.cpp's layout.
+func (m *Model) WriteGGUF(path string, opt GGUFOptions) error {
+	c := &m.Config
+	arch := ggufArch(c.ModelType)
+	meta := []gguf.KV{
+		{Key: "general.architecture", Value: arch},
+		{Key: "general.name", Value: opt.Name},
+		{Key: "general.file_type", Value: uint32(opt.Quant)},
+		{Key: arch + ".context_length", Value: uint32(c.MaxPositions)},
+		{Key: arch + ".embedding_length", Value: uint32(c.HiddenSize)},
+		{Key: arch + ".block_count", Value: uint32(c.NumLayers)},
+		{Key: arch + ".feed_forward_length", Value: uint32(c.IntermediateSize)},
+		{Key: arch + ".attention.head_count", Value: uint32(c.NumHeads)},
+		{Key: arch + ".attention.head_count_kv", Value: uint32(c.NumKVHeads)},
+		{Key: arch + ".attention.key_length", Value: uint32(c.HeadDim)},
+		{Key: arch + ".attention.value_length", Value: uint32(c.HeadDim)},
+		{Key: arch + ".rope.dimension_count", Value: uint32(c.HeadDim)},
+		{Key: arch + ".rope.freq_base", Value: float32(c.RopeTheta)},
+		{Key: arch + ".attention.layer_norm_rms_epsilon", Value: float32(c.RMSNormEps)},
+		{Key: arch + ".vocab_size", Value: uint32(c.VocabSize)},
+	}
+	if c.RopeScaling != nil {
+		return fmt.Errorf("llama: GGUF: rope scaling %q is not written yet", c.RopeScaling.Type)
+	}
+	meta = append(meta, opt.Metadata...)
+	specs := m.specs()
+	var ts []gguf.Tensor
+	for i := range specs {
+		s := &specs[i]
+		src := s.target()
+		rows, cols := s.shape[0], s.cols()
+		if heads, ok := ropePermuted(s.name, arch); ok {
+			perm := permuteRows(rows, heads(c))
+			p := make([]float32, len(src))
+			for r := range rows {
+				copy(p[perm[r]*cols:(perm[r]+1)*cols], src[r*cols:(r+1)*cols])
+			}
+			src = p
+		}
+		t := gguf.Tensor{Name: ggufName(s.name), Type: gguf.F32, Dims: []uint64{uint64(rows)}}
+		if len(s.shape) == 2 {
+			t.Dims = []uint64{uint64(cols), uint64(rows)}
+		}
+		typ := gguf.F32
+		if len(s.shape) == 2 && (isMatmul(s.name) || s.name == "model.embed_tokens.weight") {
+			typ = opt.Quant
+		}
+		switch typ {
+		case gguf.F32:
+			t.Data = make([]byte, 4*len(src))
+			for j, v := range src {
+				binary.LittleEndian.PutUint32(t.Data[4*j:], math.Float32bits(v))
+			}
+		case gguf.F16:
+			t.Type = gguf.F16
+			t.Data = make([]byte, 2*len(src))
+			for j, v := range src {
+				binary.LittleEndian.PutUint16(t.Data[2*j:], kernel.F32ToF16(v))
+			}
+		case gguf.Q8_0, gguf.Q4_0:
+			q, err := kernel.Quantize(kernel.QType(typ), rows, cols, src)
+			if err != nil {
+				return fmt.Errorf("llama: GGUF: tensor %s: %w", s.name, err)
+			}
+			t.Type, t.Data = typ, q.Data
+		default:
+			return fmt.Errorf("llama: GGUF: cannot write %v tensors (valid: F32, F16, Q8_0, Q4_0)", typ)
+		}
+		ts = append(ts, t)
+	}
+	return gguf.Write(path, meta, ts)
+}
+
+// ConfigFromGGUF reads the model's configuration from a GGUF file's
+// metadata (llama and qwen2 architectures).
+func ConfigFromGGUF(f *gguf.File) (*Config, error) {
+	arch := f.String("general.architecture")
+	var modelType string
+	switch arch {
+	case "llama":
+		modelType = "llama"
+	case "qwen2":
+		modelType = "qwen2"
+	default:
+		return nil, fmt.Errorf("general.architecture %q: %w (pitstop runs llama and qwen2 GGUF files)", arch, ErrUnsupported)
+	}
+	u := func(key string, def int) (int, error) {
+		v, ok := f.Uint(arch + "." + key)
+		if !ok {
+			if def >= 0 {
+				return def, nil
+			}
+			return 0, fmt.Errorf("metadata %s.%s is missing", arch, key)
+		}
+		return int(v), nil
+	}
+	c := &Config{Architecture: modelTypes[modelType], ModelType: modelType, BOSTokenID: -1, TorchDType: "gguf"}
+	var err error
+	for _, x := range []struct {
+		key string
+		dst *int
+		def int
+	}{
+		{"embedding_length", &c.HiddenSize, -1}, {"feed_forward_length", &c.IntermediateSize, -1},
+		{"block_count", &c.NumLayers, -1}, {"attention.head_count", &c.NumHeads, -1},
+		{"context_length", &c.MaxPositions, 2048},
+	} {
+		if *x.dst, err = u(x.key, x.def); err != nil {
+			return nil, err
+		}
+	}
+	if c.NumKVHeads, err = u("attention.head_count_kv", c.NumHeads); err != nil {
+		return nil, err
+	}
+	if c.NumHeads > 0 {
+		if c.HeadDim, err = u("attention.key_length", c.HiddenSize/c.NumHeads); err != nil {
+			return nil, err
+		}
+	}
+	c.RMSNormEps, c.RopeTheta = 1e-5, 10000
+	if v, ok := f.Float(arch + ".attention.layer_norm_rms_epsilon"); ok {
+		c.RMSNormEps = float64(float32(v))
+	}
+	if v, ok := f.Float(arch + ".rope.freq_base"); ok {
+		c.RopeTheta = v
+	}
+	emb, ok := f.Tensor("token_embd.weight")
+	if !ok || len(emb.Dims) != 2 {
+		return nil, fmt.Errorf("tensor token_embd.weight is missing or not a matrix")
+	}
+	c.VocabSize = int(emb.Dims[1])
+	_, hasOut := f.Tensor("output.weight")
+	c.TieEmbeddings = !hasOut
+	_, c.QKVBias = f.Tensor("blk.0.attn_q.bias")
+	_, c.OBias = f.Tensor("blk.0.attn_output.bias")
+	if id, ok := f.Uint("tokenizer.ggml.eos_token_id"); ok {
+		c.EOSTokenIDs = []int32{int32(id)}
+	}
+	if id, ok := f.Uint("tokenizer.ggml.bos_token_id"); ok {
+		c.BOSTokenID = int32(id)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// LoadGGUF builds the model of a GGUF file. Q8_0 and Q4_0 projections stay
+// quantized (Layer.Quant, QLMHead) and are multiplied block by block by
+// kernel.QGemm; F32 and F16 tensors, norms and the embedding table (a
+// lookup) are float32. Errors name the tensor at fault.
+func LoadGGUF(f *gguf.File) (*Model, error) {
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	arch := ggufArch(cfg.ModelType)
+	m := &Model{Config: *cfg, Layers: make([]Layer, cfg.NumLayers), Source: f.Path}
+	specs := m.specs()
+	quant := map[*[]float32][]piece{}
+	for i := range specs {
+		s := &specs[i]
+		name := ggufName(s.name)
+		t, ok := f.Tensor(name)
+		if !ok {
+			return nil, fmt.Errorf("tensor %s is missing", name)
+		}
+		rows, cols := s.shape[0], s.cols()
+		if t.Elements() != rows*cols || (len(s.shape) == 2 && (len(t.Dims) != 2 || int(t.Dims[0]) != cols)) {
+			return nil, fmt.Errorf("tensor %s has shape %v, the config wants [%d %d] (GGUF order)", name, t.Dims, cols, rows)
+		}
+		var perm []int
+		if heads, ok := ropePermuted(s.name, arch); ok {
+			perm = permuteRows(rows, heads(cfg))
+		}
+		switch t.Type {
+		case gguf.Q8_0, gguf.Q4_0:
+			if isMatmul(s.name) {
+				total := s.rows
+				if total == 0 {
+					total = rows
+				}
+				quant[s.dst] = append(quant[s.dst], piece{t: t, perm: perm, off: s.off, rows: rows, total: total})
+				continue
+			}
+		case gguf.F32, gguf.F16:
+		default:
+			return nil, fmt.Errorf("tensor %s: %v tensors are not supported yet (pitstop reads F32, F16, Q8_0, Q4_0)", name, t.Type)
+		}
+		s.alloc()
+		if err := decode(t, perm, rows, cols, s.target()); err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", name, err)
+		}
+	}
+	for dst, pieces := range quant {
+		qm, err := fuseQuant(pieces[0].total, pieces)
+		if err != nil {
+			return nil, err
+		}
+		m.setQuant(dst, qm)
+	}
+	if cfg.TieEmbeddings {
+		t, _ := f.Tensor("token_embd.weight")
+		if t.Type == gguf.Q8_0 || t.Type == gguf.Q4_0 {
+			m.QLMHead = &kernel.QMatrix{Type: kernel.QType(t.Type), Rows: cfg.VocabSize, Cols: cfg.HiddenSize, Data: t.Data}
+		}
+		m.LMHead = m.Embed
+	}
+	if m.QLMHead != nil && !cfg.TieEmbeddings {
+		m.LMHead = nil
+	}
+	return m, nil
+}
+
+// piece is a quantized tensor that fills rows [off, off+rows) of a fused
+// projection of total rows.
+type piece struct {
+	t                *gguf.Tensor
+	perm             []int
+	off, rows, total int
+}
+
+// fuseQuant concatenates the quantized pieces of one fused projection
+// (Q, K, V rows; gate, up rows), un-permuting rows where llama.cpp
+// permuted them.
+func fuseQuant(total int, pieces []piece) (*kernel.QMatrix, error) {
+	t0 := pieces[0].t
+	cols := int(t0.Dims[0])
+	qt := kernel.QType(t0.Type)
+	out := &kernel.QMatrix{Type: qt, Rows: total, Cols: cols}
+	rb := out.RowBytes()
+	out.Data = make([]byte, total*rb)
+	covered := 0
+	for _, p := range pieces {
+		if p.t.Type != t0.Type {
+			return nil, fmt.Errorf("tensor %s is %v and %s is %v: the projections fused with each other must share a type", p.t.Name, p.t.Type, t0.Name, t0.Type)
+		}
+		for r := range p.rows {
+			src := r
+			if p.perm != nil {
+				src = p.perm[r]
+			}
+			copy(out.Data[(p.off+r)*rb:(p.off+r+1)*rb], p.t.Data[src*rb:(src+1)*rb])
+		}
+		covered += p.rows
+	}
+	if covered != total {
+		return nil, fmt.Errorf("tensor %s: a fused projection is part quantized, part not (%d of %d rows quantized)", t0.Name, covered, total)
+	}
+	return out, nil
+}
+
+// setQuant puts a quantized projection in place of the float32 slice dst.
+func (m *Model) setQuant(dst *[]float32, q *kernel.QMatrix) {
+	if dst == &m.LMHead {
+		m.QLMHead = q
+		return
+	}
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		switch dst {
+		case &l.WQKV:
+			l.Quant.WQKV = q
+		case &l.WO:
+			l.Quant.WO = q
+		case &l.WGateUp:
+			l.Quant.WGateUp = q
+		case &l.WDown:
+			l.Quant.WDown = q
+		}
+	}
+}
+
+// decode writes an F32, F16 or quantized tensor as float32 rows into dst,
+// row r of the Hugging Face layout from row perm[r] of the file.
+func decode(t *gguf.Tensor, perm []int, rows, cols int, dst []float32) error {
+	row := func(r int) int {
+		if perm != nil {
+			return perm[r]
+		}
+		return r
+	}
+	switch t.Type {
+	case gguf.F32:
+		for r := range rows {
+			src := t.Data[row(r)*cols*4:]
+			for j := range cols {
+				dst[r*cols+j] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*j:]))
+			}
+		}
+	case gguf.F16:
+		for r := range rows {
+			src := t.Data[row(r)*cols*2:]
+			for j := range cols {
+				dst[r*cols+j] = kernel.F16ToF32(binary.LittleEndian.Uint16(src[2*j:]))
+			}
+		}
+	case gguf.Q8_0, gguf.Q4_0:
+		q, err := kernel.NewQMatrix(kernel.QType(t.Type), rows, cols, t.Data)
+		if err != nil {
+			return err
+		}
+		for r := range rows {
+			q.DequantizeRow(row(r), dst[r*cols:(r+1)*cols])
+		}
+	default:
+		return fmt.Errorf("%v tensors are not supported", t.Type)
+	}
+	return nil
+}
