@@ -223,7 +223,11 @@ func modelJinja(dir, src, file, toolParser string) (*chat.Jinja, error) {
 	if data, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
 		_ = json.Unmarshal(data, &tc) // a malformed file was reported by the tokenizer
 	}
-	return chat.NewJinja(src, chat.JinjaOptions{Name: "jinja", BOS: tokenText(tc.BOS), EOS: tokenText(tc.EOS), ToolParser: toolParser})
+	name := "jinja"
+	if strings.HasSuffix(file, ".jinja") && file != "chat_template.jinja" {
+		name = file // a template given by path
+	}
+	return chat.NewJinja(src, chat.JinjaOptions{Name: name, BOS: tokenText(tc.BOS), EOS: tokenText(tc.EOS), ToolParser: toolParser})
 }
 
 // tokenText is a token of tokenizer_config.json: a string or an object

@@ -1,0 +1,103 @@
+package cpu
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/pitstop-llm/pitstop/models/gguf"
+	"github.com/pitstop-llm/pitstop/models/kernel"
+	"github.com/pitstop-llm/pitstop/models/llama"
+)
+
+// dequantized is m with its quantized projections expanded to float32:
+// the model the quantized forward pass computes, for the reference.
+func dequantized(m *llama.Model) *llama.Model {
+	d := *m
+	expand := func(q *kernel.QMatrix) []float32 {
+		out := make([]float32, q.Rows*q.Cols)
+		for r := range q.Rows {
+			q.DequantizeRow(r, out[r*q.Cols:(r+1)*q.Cols])
+		}
+		return out
+	}
+	d.Layers = make([]llama.Layer, len(m.Layers))
+	for i, l := range m.Layers {
+		l.WQKV, l.WO, l.WGateUp, l.WDown = expand(l.Quant.WQKV), expand(l.Quant.WO), expand(l.Quant.WGateUp), expand(l.Quant.WDown)
+		l.Quant = llama.QuantLayer{}
+		d.Layers[i] = l
+	}
+	d.LMHead, d.QLMHead = expand(m.QLMHead), nil
+	return &d
+}
+
+// TestQuantizedForward runs a model loaded from Q8_0 and Q4_0 GGUF files
+// through the paged forward pass (prefill chunks and decodes in one
+// batch) and checks the logits against the reference forward of the same
+// weights dequantized.
+func TestQuantizedForward(t *testing.T) {
+	c := tinyConfig("llama")
+	c.HiddenSize, c.IntermediateSize, c.HeadDim, c.RopeScaling = 64, 96, 16, nil
+	src := llama.NewDummy(c, 9)
+	scale(src.Embed, 8)
+	for i := range src.Layers {
+		l := &src.Layers[i]
+		for _, w := range [][]float32{l.WQKV, l.WO, l.WGateUp, l.WDown} {
+			scale(w, 8)
+		}
+	}
+	for _, qt := range []gguf.TensorType{gguf.Q8_0, gguf.Q4_0} {
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		if err := src.WriteGGUF(path, llama.GGUFOptions{Quant: qt}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := llama.LoadGGUF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := dequantized(m)
+		x, err := New(m, Options{NumBlocks: 32, BlockSize: 4, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs := [][]int32{make([]int32, 23), make([]int32, 17)}
+		for i, s := range seqs {
+			for j := range s {
+				s[j] = int32((j*7 + i*13) % c.VocabSize)
+			}
+		}
+		want := make([][][]float32, len(seqs))
+		for i, s := range seqs {
+			if want[i], err = ref.Reference(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checked := 0
+		x.onLogits = func(it *item, pos int, logits []float32) {
+			if d := maxDiff(logits, want[it.id][pos-1]); d > 1e-3 {
+				t.Errorf("%v: sequence %d position %d: logits differ from the dequantized reference by %g", qt, it.id, pos-1, d)
+			}
+			checked++
+		}
+		blocks := [][]int32{{0, 1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}}
+		// A prefill chunk of 20 (as GEMMs) with a short one, then decodes.
+		if err := x.fw.run(x, []item{{id: 0, tokens: seqs[0], blocks: blocks[0], n: 20, sample: true}, {id: 1, tokens: seqs[1], blocks: blocks[1], n: 5, sample: true}}); err != nil {
+			t.Fatal(err)
+		}
+		for p := 20; p < 23; p++ { // decodes, the second sequence's prefill finishing alongside
+			items := []item{{id: 0, tokens: seqs[0], blocks: blocks[0], start: p, n: 1, sample: true}}
+			if p == 20 {
+				items = append(items, item{id: 1, tokens: seqs[1], blocks: blocks[1], start: 5, n: 12, sample: true})
+			}
+			if err := x.fw.run(x, items); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if checked < 5 {
+			t.Fatalf("%v: %d rows checked", qt, checked)
+		}
+	}
+}

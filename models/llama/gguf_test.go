@@ -1,0 +1,151 @@
+package llama
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pitstop-llm/pitstop/models/gguf"
+	"github.com/pitstop-llm/pitstop/models/kernel"
+	"github.com/pitstop-llm/pitstop/models/tokenizer"
+)
+
+// ggufConfig is a small model whose rows are whole quantization blocks.
+func ggufConfig(modelType string) Config {
+	c := tiny(modelType)
+	c.HiddenSize, c.IntermediateSize, c.HeadDim, c.VocabSize, c.RopeScaling = 64, 96, 16, 64, nil
+	if modelType == "llama" {
+		c.NumKVHeads = 2 // grouped: K has its own permutation
+	}
+	return c
+}
+
+// TestGGUFRoundTripF32: a model written as F32 GGUF loads back bit for bit
+// (Q and K rows permuted as llama.cpp does and back), with its config.
+func TestGGUFRoundTripF32(t *testing.T) {
+	for _, family := range []string{"llama", "qwen2"} {
+		m := NewDummy(ggufConfig(family), 3)
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		if err := m.WriteGGUF(path, GGUFOptions{Quant: gguf.F32, Name: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if family == "llama" {
+			// llama.cpp's layout, not Hugging Face's: row 1 of blk.0.attn_q is HF row hd/2.
+			q, _ := f.Tensor("blk.0.attn_q.weight")
+			var got [4]byte
+			copy(got[:], q.Data[64*4:])
+			if want := math.Float32bits(m.Layers[0].WQKV[(16/2)*64]); uint32(got[0])|uint32(got[1])<<8|uint32(got[2])<<16|uint32(got[3])<<24 != want {
+				t.Fatalf("attn_q row 1 is not HF row %d", 16/2)
+			}
+		}
+		back, err := LoadGGUF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := back.Config
+		c.TorchDType, c.EOSTokenIDs = m.Config.TorchDType, m.Config.EOSTokenIDs
+		if c.Architecture != m.Config.Architecture || c.HiddenSize != 64 || c.NumKVHeads != m.Config.NumKVHeads || c.TieEmbeddings != m.Config.TieEmbeddings || c.QKVBias != m.Config.QKVBias {
+			t.Fatalf("%s: config %+v, wrote %+v", family, back.Config, m.Config)
+		}
+		for i := range m.Layers {
+			a, b := m.Layers[i], back.Layers[i]
+			for _, p := range [][2][]float32{{a.WQKV, b.WQKV}, {a.BQKV, b.BQKV}, {a.WO, b.WO}, {a.WGateUp, b.WGateUp}, {a.WDown, b.WDown}, {a.AttnNorm, b.AttnNorm}} {
+				if !slices.Equal(p[0], p[1]) {
+					t.Fatalf("%s: layer %d differs after the round trip", family, i)
+				}
+			}
+		}
+		if !slices.Equal(m.Embed, back.Embed) || !slices.Equal(m.LMHead, back.LMHead) || !slices.Equal(m.Norm, back.Norm) {
+			t.Fatalf("%s: embedding, head or norm differs", family)
+		}
+	}
+}
+
+// TestGGUFQuantized: Q8_0 and Q4_0 projections load as quantized matrices
+// (never dequantized), equal to quantizing the original rows.
+func TestGGUFQuantized(t *testing.T) {
+	m := NewDummy(ggufConfig("llama"), 4)
+	for _, qt := range []gguf.TensorType{gguf.Q8_0, gguf.Q4_0} {
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		if err := m.WriteGGUF(path, GGUFOptions{Quant: qt}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := LoadGGUF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := back.Layers[1]
+		if l.WQKV != nil || l.Quant.WQKV == nil || l.Quant.WDown == nil || back.LMHead != nil || back.QLMHead == nil {
+			t.Fatalf("%v: projections not kept quantized", qt)
+		}
+		c := &m.Config
+		want, _ := kernel.Quantize(kernel.QType(qt), c.QDim()+2*c.KVDim(), c.HiddenSize, m.Layers[1].WQKV)
+		if !slices.Equal(want.Data, l.Quant.WQKV.Data) {
+			t.Fatalf("%v: fused QKV differs from quantizing the HF rows", qt)
+		}
+		if len(back.Embed) != c.VocabSize*c.HiddenSize {
+			t.Fatalf("%v: embedding table not dequantized for lookups", qt)
+		}
+	}
+}
+
+// TestGGUFTokenizer: the built-in model's tokenizer written as GGUF
+// metadata and rebuilt encodes and decodes as the original.
+func TestGGUFTokenizer(t *testing.T) {
+	dir := filepath.Join("..", "builtin", "tiny-tools")
+	raw, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := tokenizer.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := TokenizerMetadata(raw, "{{ x }}", 2, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewDummy(ggufConfig("llama"), 1)
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := m.WriteGGUF(path, GGUFOptions{Quant: gguf.F16, Metadata: meta}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tj, err := TokenizerJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := tokenizer.Parse(tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.String("tokenizer.chat_template") != "{{ x }}" || back.VocabSize() != orig.VocabSize() {
+		t.Fatalf("template %q, vocab %d want %d", f.String("tokenizer.chat_template"), back.VocabSize(), orig.VocabSize())
+	}
+	for _, s := range []string{"What is 12*7?", "<|im_start|>user\nHello  world\n\n<|im_end|>", "naïve café 2026 <tool_call>{\"a\": 1}</tool_call>"} {
+		a, b := orig.Encode(s, true), back.Encode(s, true)
+		if !slices.Equal(a, b) {
+			t.Fatalf("%q: %v, original %v", s, b, a)
+		}
+		if back.Decode(b) != s {
+			t.Fatalf("%q decodes to %q", s, back.Decode(b))
+		}
+	}
+	if _, err := TokenizerMetadata([]byte(strings.Replace(string(raw), `"BPE"`, `"WordPiece"`, 1)), "", 0, -1); err == nil {
+		t.Fatal("a WordPiece tokenizer was written")
+	}
+}
