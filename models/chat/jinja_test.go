@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +46,10 @@ func jinjaConversations() map[string]struct {
 	tools []Tool
 } {
 	sys := Message{Role: RoleSystem, Content: "You are a bot."}
+	// Every property described: Hermes 2 Pro's template trims each
+	// description, which @huggingface/jinja refuses for an undefined one.
+	weatherTool := weatherTool
+	weatherTool.Parameters = json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"City name"},"unit":{"type":"string","description":"c or f","enum":["c","f"]}},"required":["city"]}`)
 	named := multiTurn()
 	named[2].Name, named[3].Name = "get_weather", "get_weather"
 	single := []Message{
