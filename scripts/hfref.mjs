@@ -9,7 +9,6 @@
 // The libraries are found in $PITSTOP_HFJS (scripts/fetch_hfjs.sh installs them).
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 
 const dir = process.env.PITSTOP_HFJS;
 if (!dir) {
@@ -17,7 +16,7 @@ if (!dir) {
 	process.exit(2);
 }
 const require = createRequire(dir + "/package.json");
-const load = async (name) => import(pathToFileURL(require.resolve(name)).href);
+const load = async (name) => require(name); // the packages' CommonJS builds
 
 async function answer(req) {
 let out;

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitstop-llm/pitstop/models/chat/hfref"
 	"github.com/pitstop-llm/pitstop/models/gguf"
 	"github.com/pitstop-llm/pitstop/models/kernel"
 	"github.com/pitstop-llm/pitstop/models/tokenizer"
@@ -148,4 +149,88 @@ func TestGGUFTokenizer(t *testing.T) {
 	if _, err := TokenizerMetadata([]byte(strings.Replace(string(raw), `"BPE"`, `"WordPiece"`, 1)), "", 0, -1); err == nil {
 		t.Fatal("a WordPiece tokenizer was written")
 	}
+}
+
+// TestGGUFWriterMatchesHuggingFace: @huggingface/gguf reads our files'
+// metadata and tensor table as our reader does (Q8_0, Q4_0, F16).
+func TestGGUFWriterMatchesHuggingFace(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "builtin", "tiny-tools", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := TokenizerMetadata(raw, "{{ messages }}", 2, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []map[string]any
+	var files []*gguf.File
+	for _, qt := range []gguf.TensorType{gguf.Q8_0, gguf.Q4_0, gguf.F16} {
+		path := filepath.Join(t.TempDir(), qt.String()+".gguf")
+		if err := NewDummy(ggufConfig("qwen2"), 2).WriteGGUF(path, GGUFOptions{Quant: qt, Metadata: meta, Name: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+		reqs = append(reqs, map[string]any{"op": "gguf", "path": path})
+	}
+	var got []struct {
+		Metadata map[string]any `json:"metadata"`
+		Tensors  []struct {
+			Name   string   `json:"name"`
+			Shape  []uint64 `json:"shape"`
+			DType  uint32   `json:"dtype"`
+			Offset uint64   `json:"offset"`
+		} `json:"tensors"`
+	}
+	hfref.Run(t, reqs, &got)
+	for i, f := range files {
+		ref := got[i]
+		if ref.Metadata["version"] != float64(3) || int(ref.Metadata["tensor_count"].(float64)) != len(f.Tensors) || int(ref.Metadata["kv_count"].(float64)) != len(f.Metadata) {
+			t.Fatalf("%s: header %v", f.Path, ref.Metadata)
+		}
+		for _, kv := range f.Metadata {
+			want := ref.Metadata[kv.Key]
+			switch v := kv.Value.(type) {
+			case string:
+				if want != v {
+					t.Errorf("%s: %s = %q, @huggingface/gguf reads %v", f.Path, kv.Key, v, want)
+				}
+			case uint32:
+				if want != float64(v) {
+					t.Errorf("%s: %s = %d, @huggingface/gguf reads %v", f.Path, kv.Key, v, want)
+				}
+			case float32:
+				if want != float64(v) {
+					t.Errorf("%s: %s = %g, @huggingface/gguf reads %v", f.Path, kv.Key, v, want)
+				}
+			case []string, []int32:
+				n := reflectLen(v)
+				if want != float64(n) {
+					t.Errorf("%s: %s has %d entries, @huggingface/gguf reads %v", f.Path, kv.Key, n, want)
+				}
+			}
+		}
+		if len(ref.Tensors) != len(f.Tensors) {
+			t.Fatalf("%s: %d tensors, @huggingface/gguf reads %d", f.Path, len(f.Tensors), len(ref.Tensors))
+		}
+		for j, tn := range f.Tensors {
+			r := ref.Tensors[j]
+			if r.Name != tn.Name || !slices.Equal(r.Shape, tn.Dims) || r.DType != uint32(tn.Type) || r.Offset != tn.Offset {
+				t.Errorf("%s: tensor %d is %s %v %v @%d, @huggingface/gguf reads %+v", f.Path, j, tn.Name, tn.Dims, tn.Type, tn.Offset, r)
+			}
+		}
+	}
+}
+
+func reflectLen(v any) int {
+	switch x := v.(type) {
+	case []string:
+		return len(x)
+	case []int32:
+		return len(x)
+	}
+	return -1
 }
