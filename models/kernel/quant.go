@@ -141,67 +141,107 @@ func dequantBlock(t QType, blk []byte, dst []float32) {
 	}
 }
 
+// qrow are the kernels of one quantized type for one row of weights
+// (whole blocks): its dot product with 32 floats per block, and its
+// dequantization into them.
+type qrow struct {
+	dot     func(w []byte, x []float32) float32
+	dequant func(w []byte, dst []float32)
+}
+
+// f16Table maps every float16 to its float32: the block scales are read
+// through it.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for h := range t {
+		t[h] = F16ToF32(uint16(h))
+	}
+	return &t
+})
+
+// qrowFor returns the row kernels of t for kn's instruction set.
+func (kn *Kernels) qrowFor(t QType) qrow {
+	if r, ok := archQRow(kn.impl.isa, t); ok {
+		return r
+	}
+	bs := t.QBytes()
+	return qrow{
+		dot: func(w []byte, x []float32) float32 {
+			var buf [32]float32
+			s := float32(0)
+			for b := range len(w) / bs {
+				if t == Q8_0 {
+					s += dotQ8(w[b*bs:(b+1)*bs], x[b*32:b*32+32])
+					continue
+				}
+				dequantBlock(t, w[b*bs:(b+1)*bs], buf[:])
+				for i, v := range buf {
+					s += v * x[b*32+i]
+				}
+			}
+			return s
+		},
+		dequant: func(w []byte, dst []float32) {
+			for b := range len(w) / bs {
+				dequantBlock(t, w[b*bs:(b+1)*bs], dst[b*32:b*32+32])
+			}
+		},
+	}
+}
+
 // QGemm computes c[m×n] = a[m×k]·wᵀ + beta·c for a quantized w of shape
-// [n×k]: activations times weights as stored in GGUF. Each weight block is
-// dequantized once, into a buffer of 32 floats, and used for the m rows of
-// a before the next is read: the weight streams through once, and is never
-// dequantized whole. The rows of w are split between k's workers.
+// [n×k]: activations times weights as stored in GGUF. The weight streams
+// through once, a row at a time, and is never dequantized whole: for one
+// row of activations (a decode step) each block is multiplied as it is
+// read (dequantized in registers); for several, the weight row is
+// dequantized into a buffer of k floats that stays in cache while every
+// activation row is dotted with it. The rows of w are split between kn's
+// workers.
 func (kn *Kernels) QGemm(m, n, k int, a []float32, w *QMatrix, beta float32, c []float32) {
 	if w.Rows != n || w.Cols != k {
 		panic(fmt.Sprintf("kernel: QGemm: weight is %d×%d, want %d×%d", w.Rows, w.Cols, n, k))
 	}
-	workers := min(kn.workers, max(1, n/64))
-	if workers <= 1 || m*n*k < 1<<16 {
-		qgemmRows(m, k, a, w, beta, c, n, 0, n)
+	_, _ = a[m*k-1], c[m*n-1]
+	r := kn.qrowFor(w.Type)
+	workers := min(kn.workers, max(1, n/16))
+	if workers <= 1 || m*n*k < 1<<15 {
+		kn.qgemmRows(r, m, k, a, w, beta, c, n, 0, n)
 		return
 	}
 	var wg sync.WaitGroup
 	chunk := (n + workers - 1) / workers
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(n, lo+chunk)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			qgemmRows(m, k, a, w, beta, c, n, lo, hi)
-		}()
+		wg.Go(func() { kn.qgemmRows(r, m, k, a, w, beta, c, n, lo, hi) })
 	}
 	wg.Wait()
 }
 
 // qgemmRows computes columns [lo, hi) of c (rows lo..hi of w).
-func qgemmRows(m, k int, a []float32, w *QMatrix, beta float32, c []float32, ldc, lo, hi int) {
-	var buf [32]float32
-	var acc [8]float32
-	rb, bs := w.RowBytes(), w.Type.QBytes()
+func (kn *Kernels) qgemmRows(r qrow, m, k int, a []float32, w *QMatrix, beta float32, c []float32, ldc, lo, hi int) {
+	rb := w.RowBytes()
+	var buf []float32
+	if m > 1 {
+		buf = make([]float32, k)
+	}
 	for j := lo; j < hi; j++ {
 		row := w.Data[j*rb : (j+1)*rb]
-		for i0 := 0; i0 < m; i0 += len(acc) {
-			rows := min(len(acc), m-i0)
-			clear(acc[:])
-			for b := range k / 32 {
-				blk := row[b*bs : (b+1)*bs]
-				if w.Type == Q8_0 && rows == 1 {
-					acc[0] += dotQ8(blk, a[i0*k+b*32:i0*k+b*32+32])
-					continue
-				}
-				dequantBlock(w.Type, blk, buf[:])
-				for i := range rows {
-					x := a[(i0+i)*k+b*32 : (i0+i)*k+b*32+32]
-					s := float32(0)
-					for t, v := range buf {
-						s += v * x[t]
-					}
-					acc[i] += s
-				}
+		if m == 1 {
+			v := r.dot(row, a[:k])
+			if beta != 0 {
+				v += beta * c[j]
 			}
-			for i := range rows {
-				ci := (i0+i)*ldc + j
-				if beta == 0 {
-					c[ci] = acc[i]
-				} else {
-					c[ci] = acc[i] + beta*c[ci]
-				}
+			c[j] = v
+			continue
+		}
+		r.dequant(row, buf)
+		for i := range m {
+			v := kn.Dot(buf, a[i*k:(i+1)*k])
+			ci := i*ldc + j
+			if beta != 0 {
+				v += beta * c[ci]
 			}
+			c[ci] = v
 		}
 	}
 }
