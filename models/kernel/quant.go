@@ -217,34 +217,37 @@ func (kn *Kernels) QGemm(m, n, k int, a []float32, w *QMatrix, beta float32, c [
 	wg.Wait()
 }
 
-// qgemmRows computes columns [lo, hi) of c (rows lo..hi of w).
+// qgemmRows computes columns [lo, hi) of c (rows lo..hi of w): for one
+// activation row with the fused row kernel, for several by dequantizing a
+// few weight rows at a time (qchunkFloats) and multiplying them with the
+// float kernels, which stream them from cache once for all m rows.
 func (kn *Kernels) qgemmRows(r qrow, m, k int, a []float32, w *QMatrix, beta float32, c []float32, ldc, lo, hi int) {
 	rb := w.RowBytes()
-	var buf []float32
-	if m > 1 {
-		buf = make([]float32, k)
-	}
-	for j := lo; j < hi; j++ {
-		row := w.Data[j*rb : (j+1)*rb]
-		if m == 1 {
-			v := r.dot(row, a[:k])
+	if m == 1 {
+		for j := lo; j < hi; j++ {
+			v := r.dot(w.Data[j*rb:(j+1)*rb], a[:k])
 			if beta != 0 {
 				v += beta * c[j]
 			}
 			c[j] = v
-			continue
 		}
-		r.dequant(row, buf)
-		for i := range m {
-			v := kn.Dot(buf, a[i*k:(i+1)*k])
-			ci := i*ldc + j
-			if beta != 0 {
-				v += beta * c[ci]
-			}
-			c[ci] = v
+		return
+	}
+	rows := max(1, qchunkFloats/k)
+	buf := make([]float32, rows*k)
+	serial := kn.Serial()
+	for j := lo; j < hi; j += rows {
+		nr := min(rows, hi-j)
+		for t := range nr {
+			r.dequant(w.Data[(j+t)*rb:(j+t+1)*rb], buf[t*k:(t+1)*k])
 		}
+		serial.Gemm(NoTrans, Trans, m, nr, k, 1, a, k, buf, k, beta, c[j:], ldc)
 	}
 }
+
+// qchunkFloats bounds the dequantized weight rows held at once (128 KiB
+// of floats: they stay in the L2 cache while the m rows use them).
+const qchunkFloats = 32 << 10
 
 // dotQ8 is one Q8_0 block dotted with 32 activations: the scale applied
 // once to the block's sum.
