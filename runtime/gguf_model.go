@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/models/gguf"
 	"github.com/pitstop-llm/pitstop/models/llama"
+	"github.com/pitstop-llm/pitstop/models/safetensors"
 	"github.com/pitstop-llm/pitstop/models/tokenizer"
 )
 
@@ -109,4 +111,67 @@ func WriteGGUF(m *WeightsModel, path string, quant gguf.TensorType) error {
 		meta = append(meta, gguf.KV{Key: "pitstop.chat_template", Value: m.tmpl.Name()})
 	}
 	return m.weights.WriteGGUF(path, llama.GGUFOptions{Quant: quant, Metadata: meta, Name: m.name})
+}
+
+// GGUFToHF writes a GGUF file as a Hugging Face model directory:
+// config.json (with the file's pitstop.chat_template, when it has one),
+// model.safetensors in float32 (quantized tensors dequantized: the weights
+// the quantized model computes with), tokenizer.json, and
+// tokenizer_config.json with the chat template and EOS token.
+func GGUFToHF(path, dir string) error {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return err
+	}
+	m, err := llama.LoadGGUF(f)
+	if err != nil {
+		return fmt.Errorf("gguf %s: %w", path, err)
+	}
+	tj, err := llama.TokenizerJSON(f)
+	if err != nil {
+		return fmt.Errorf("gguf %s: %w", path, err)
+	}
+	tok, err := tokenizer.Parse(tj)
+	if err != nil {
+		return fmt.Errorf("gguf %s: tokenizer: %w", path, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := m.Dequantized().Save(dir, safetensors.F32, 1); err != nil {
+		return err
+	}
+	if name := f.String("pitstop.chat_template"); name != "" {
+		cfgPath := filepath.Join(dir, "config.json")
+		raw, err := os.ReadFile(cfgPath)
+		if err != nil {
+			return err
+		}
+		var cfg map[string]any
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return err
+		}
+		cfg["pitstop_chat_template"] = name
+		if raw, err = json.MarshalIndent(cfg, "", "  "); err != nil {
+			return err
+		}
+		if err := os.WriteFile(cfgPath, raw, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644); err != nil {
+		return err
+	}
+	tc := map[string]any{}
+	if s := f.String("tokenizer.chat_template"); s != "" {
+		tc["chat_template"] = s
+	}
+	if id, ok := f.Uint("tokenizer.ggml.eos_token_id"); ok && int(id) < tok.VocabSize() {
+		tc["eos_token"] = tok.Token(int32(id))
+	}
+	raw, err := json.MarshalIndent(tc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), raw, 0o644)
 }

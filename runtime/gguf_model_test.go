@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,35 @@ func TestBadGGUF(t *testing.T) {
 	}
 	if _, err := LoadWeightsModel(filepath.Join(dir, "none.gguf"), WeightsOptions{}); err == nil || !strings.Contains(err.Error(), "none.gguf") {
 		t.Fatalf("missing: %v", err)
+	}
+}
+
+// TestGGUFToHF: an F32 GGUF file written back as a directory loads as the
+// original model, bit for bit, with its template and tokenizer.
+func TestGGUFToHF(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hf")
+	if err := GGUFToHF(tinyGGUF(t, gguf.F32), dir); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadWeightsModel(dir, WeightsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := LoadWeightsModel("builtin:tiny-tools", WeightsOptions{})
+	if back.Template().Name() != orig.Template().Name() || back.Tokenizer().VocabSize() != orig.Tokenizer().VocabSize() {
+		t.Fatalf("template %s, vocabulary %d", back.Template().Name(), back.Tokenizer().VocabSize())
+	}
+	a, b := orig.Weights(), back.Weights()
+	for i := range a.Layers {
+		if !slices.Equal(a.Layers[i].WQKV, b.Layers[i].WQKV) || !slices.Equal(a.Layers[i].WDown, b.Layers[i].WDown) {
+			t.Fatalf("layer %d differs", i)
+		}
+	}
+	if !slices.Equal(a.Embed, b.Embed) {
+		t.Fatal("embedding differs")
+	}
+	text := "<|im_start|>user\nWhat is 12*7?<|im_end|>"
+	if !slices.Equal(orig.Tokenizer().Encode(text, true), back.Tokenizer().Encode(text, true)) {
+		t.Fatal("tokenizer differs")
 	}
 }

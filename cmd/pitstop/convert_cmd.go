@@ -20,15 +20,29 @@ func newConvertCmd() *cobra.Command {
 	var model, to, quant, out string
 	cmd := &cobra.Command{
 		Use:   "convert",
-		Short: "Write a model (builtin:NAME or a Hugging Face directory) as a GGUF file",
-		Long: `convert writes a model as a GGUF file in llama.cpp's layout: the weights
-(projections and embedding in --quant, norms in F32), the configuration, the
-tokenizer and the chat template, so that "pitstop serve --model FILE.gguf" and
-llama.cpp can read it.`,
+		Short: "Write a model as a GGUF file, or a GGUF file as a Hugging Face directory",
+		Long: `convert --to gguf writes a model (builtin:NAME or a Hugging Face directory) as
+a GGUF file in llama.cpp's layout: the weights (projections and embedding in
+--quant, norms in F32), the configuration, the tokenizer and the chat template,
+so that "pitstop serve --model FILE.gguf" and llama.cpp can read it.
+
+convert --to hf writes a GGUF file as a Hugging Face directory in float32, its
+quantized weights dequantized: the weights the quantized model computes with,
+for tools that read directories (eval-tiny).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if to == "hf" {
+				if !strings.HasSuffix(strings.ToLower(model), ".gguf") || out == "" {
+					return usagef("--to hf converts a --model FILE.gguf into the directory --out")
+				}
+				if err := runtime.GGUFToHF(model, out); err != nil {
+					return usageError{err.Error()}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s from %s\n", out, model)
+				return nil
+			}
 			if to != "gguf" {
-				return usagef("--to %q: the one output format is gguf", to)
+				return usagef("--to %q: want gguf or hf", to)
 			}
 			qt, ok := ggufQuants[strings.ToLower(quant)]
 			if !ok {
@@ -52,9 +66,9 @@ llama.cpp can read it.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&model, "model", "builtin:tiny-tools", "model to convert: builtin:NAME or a Hugging Face model directory")
-	cmd.Flags().StringVar(&to, "to", "gguf", "output format: gguf")
+	cmd.Flags().StringVar(&model, "model", "builtin:tiny-tools", "model to convert: builtin:NAME or a Hugging Face model directory (--to gguf), a FILE.gguf (--to hf)")
+	cmd.Flags().StringVar(&to, "to", "gguf", "output format: gguf, or hf (a GGUF file as a Hugging Face directory)")
 	cmd.Flags().StringVar(&quant, "quant", "q8_0", "type of the projections and the embedding: f32, f16, q8_0, q4_0")
-	cmd.Flags().StringVarP(&out, "out", "o", "", "output file")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (--to gguf) or directory (--to hf)")
 	return cmd
 }

@@ -5,30 +5,8 @@ import (
 	"testing"
 
 	"github.com/pitstop-llm/pitstop/models/gguf"
-	"github.com/pitstop-llm/pitstop/models/kernel"
 	"github.com/pitstop-llm/pitstop/models/llama"
 )
-
-// dequantized is m with its quantized projections expanded to float32:
-// the model the quantized forward pass computes, for the reference.
-func dequantized(m *llama.Model) *llama.Model {
-	d := *m
-	expand := func(q *kernel.QMatrix) []float32 {
-		out := make([]float32, q.Rows*q.Cols)
-		for r := range q.Rows {
-			q.DequantizeRow(r, out[r*q.Cols:(r+1)*q.Cols])
-		}
-		return out
-	}
-	d.Layers = make([]llama.Layer, len(m.Layers))
-	for i, l := range m.Layers {
-		l.WQKV, l.WO, l.WGateUp, l.WDown = expand(l.Quant.WQKV), expand(l.Quant.WO), expand(l.Quant.WGateUp), expand(l.Quant.WDown)
-		l.Quant = llama.QuantLayer{}
-		d.Layers[i] = l
-	}
-	d.LMHead, d.QLMHead = expand(m.QLMHead), nil
-	return &d
-}
 
 // TestQuantizedForward runs a model loaded from Q8_0 and Q4_0 GGUF files
 // through the paged forward pass (prefill chunks and decodes in one
@@ -58,7 +36,7 @@ func TestQuantizedForward(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := dequantized(m)
+		ref := m.Dequantized()
 		x, err := New(m, Options{NumBlocks: 32, BlockSize: 4, Workers: 2})
 		if err != nil {
 			t.Fatal(err)

@@ -66,3 +66,36 @@ func (m *Model) WeightBytes() int64 {
 	}
 	return n + qb(m.QLMHead, m.LMHead) + 4*int64(len(m.Norm))
 }
+
+// Dequantized returns m with its quantized projections expanded to
+// float32: the weights a quantized model computes with, for saving as a
+// Hugging Face checkpoint and for reference forwards.
+func (m *Model) Dequantized() *Model {
+	d := *m
+	expand := func(q *kernel.QMatrix, f []float32) []float32 {
+		if q == nil {
+			return f
+		}
+		out := make([]float32, q.Rows*q.Cols)
+		for r := range q.Rows {
+			q.DequantizeRow(r, out[r*q.Cols:(r+1)*q.Cols])
+		}
+		return out
+	}
+	d.Layers = make([]Layer, len(m.Layers))
+	for i, l := range m.Layers {
+		l.WQKV, l.WO = expand(l.Quant.WQKV, l.WQKV), expand(l.Quant.WO, l.WO)
+		l.WGateUp, l.WDown = expand(l.Quant.WGateUp, l.WGateUp), expand(l.Quant.WDown, l.WDown)
+		l.Quant = QuantLayer{}
+		d.Layers[i] = l
+	}
+	if m.QLMHead != nil {
+		d.LMHead, d.QLMHead = expand(m.QLMHead, nil), nil
+		if m.Config.TieEmbeddings {
+			// A tied head quantized in the file is the embedding table as
+			// the file stores it: the lookups use it dequantized too.
+			d.LMHead = d.Embed
+		}
+	}
+	return &d
+}
