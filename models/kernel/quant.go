@@ -15,15 +15,28 @@ type QType uint32
 const (
 	Q4_0 QType = 2 // 32 weights: f16 scale d, 16 bytes of 4-bit q; w = d·(q−8)
 	Q8_0 QType = 8 // 32 weights: f16 scale d, 32 int8 q; w = d·q
+	// Q4_K is llama.cpp's 4-bit k-quant: 256 weights in 8 sub-blocks of
+	// 32, each with a 6-bit scale and minimum, under f16 d and dmin; w =
+	// d·scale·q − dmin·min. Read only (no quantizer here), through the
+	// portable row kernels.
+	Q4_K QType = 12
 )
 
 // QBlock is the number of weights in one block of t.
-func (t QType) QBlock() int { return 32 }
+func (t QType) QBlock() int {
+	if t == Q4_K {
+		return 256
+	}
+	return 32
+}
 
 // QBytes is the size in bytes of one block of t.
 func (t QType) QBytes() int {
-	if t == Q4_0 {
+	switch t {
+	case Q4_0:
 		return 18
+	case Q4_K:
+		return 144
 	}
 	return 34
 }
@@ -34,6 +47,8 @@ func (t QType) String() string {
 		return "Q4_0"
 	case Q8_0:
 		return "Q8_0"
+	case Q4_K:
+		return "Q4_K"
 	}
 	return fmt.Sprintf("QType(%d)", uint32(t))
 }
@@ -51,7 +66,7 @@ func (q *QMatrix) RowBytes() int { return q.Cols / q.Type.QBlock() * q.Type.QByt
 
 // NewQMatrix checks that data holds rows × cols weights of type t.
 func NewQMatrix(t QType, rows, cols int, data []byte) (*QMatrix, error) {
-	if t != Q4_0 && t != Q8_0 {
+	if t != Q4_0 && t != Q8_0 && t != Q4_K {
 		return nil, fmt.Errorf("kernel: unsupported quantized type %v", t)
 	}
 	if cols%t.QBlock() != 0 {
@@ -68,6 +83,9 @@ func NewQMatrix(t QType, rows, cols int, data []byte) (*QMatrix, error) {
 // llama.cpp's reference quantizers do (round to nearest; Q4_0 scales by the
 // weight of largest magnitude, kept exact at −8).
 func Quantize(t QType, rows, cols int, w []float32) (*QMatrix, error) {
+	if t != Q8_0 && t != Q4_0 {
+		return nil, fmt.Errorf("kernel: cannot quantize to %v (Q8_0 and Q4_0 can be written)", t)
+	}
 	if cols%t.QBlock() != 0 {
 		return nil, fmt.Errorf("kernel: cannot quantize rows of %d weights to %v (blocks of %d)", cols, t, t.QBlock())
 	}
@@ -120,13 +138,17 @@ func Quantize(t QType, rows, cols int, w []float32) (*QMatrix, error) {
 // DequantizeRow writes row r of q into dst (len Cols).
 func (q *QMatrix) DequantizeRow(r int, dst []float32) {
 	row := q.Data[r*q.RowBytes() : (r+1)*q.RowBytes()]
-	bs := q.Type.QBytes()
-	for b := range q.Cols / 32 {
-		dequantBlock(q.Type, row[b*bs:(b+1)*bs], dst[b*32:b*32+32])
+	bs, be := q.Type.QBytes(), q.Type.QBlock()
+	for b := range q.Cols / be {
+		dequantBlock(q.Type, row[b*bs:(b+1)*bs], dst[b*be:(b+1)*be])
 	}
 }
 
 func dequantBlock(t QType, blk []byte, dst []float32) {
+	if t == Q4_K {
+		dequantQ4K(blk, dst)
+		return
+	}
 	d := F16ToF32(binary.LittleEndian.Uint16(blk))
 	if t == Q8_0 {
 		for j := range 32 {
@@ -164,26 +186,26 @@ func (kn *Kernels) qrowFor(t QType) qrow {
 	if r, ok := archQRow(kn.impl.isa, t); ok {
 		return r
 	}
-	bs := t.QBytes()
+	bs, be := t.QBytes(), t.QBlock()
 	return qrow{
 		dot: func(w []byte, x []float32) float32 {
-			var buf [32]float32
+			var buf [256]float32
 			s := float32(0)
 			for b := range len(w) / bs {
 				if t == Q8_0 {
 					s += dotQ8(w[b*bs:(b+1)*bs], x[b*32:b*32+32])
 					continue
 				}
-				dequantBlock(t, w[b*bs:(b+1)*bs], buf[:])
-				for i, v := range buf {
-					s += v * x[b*32+i]
+				dequantBlock(t, w[b*bs:(b+1)*bs], buf[:be])
+				for i, v := range buf[:be] {
+					s += v * x[b*be+i]
 				}
 			}
 			return s
 		},
 		dequant: func(w []byte, dst []float32) {
 			for b := range len(w) / bs {
-				dequantBlock(t, w[b*bs:(b+1)*bs], dst[b*32:b*32+32])
+				dequantBlock(t, w[b*bs:(b+1)*bs], dst[b*be:(b+1)*be])
 			}
 		},
 	}
@@ -248,6 +270,31 @@ func (kn *Kernels) qgemmRows(r qrow, m, k int, a []float32, w *QMatrix, beta flo
 // qchunkFloats bounds the dequantized weight rows held at once (128 KiB
 // of floats: they stay in the L2 cache while the m rows use them).
 const qchunkFloats = 32 << 10
+
+// dequantQ4K writes one Q4_K block (144 bytes: d, dmin, 12 bytes of 6-bit
+// scales and minimums, 128 bytes of nibbles) as 256 floats, as llama.cpp's
+// dequantize_row_q4_K does.
+func dequantQ4K(blk []byte, dst []float32) {
+	d := F16ToF32(binary.LittleEndian.Uint16(blk))
+	dmin := F16ToF32(binary.LittleEndian.Uint16(blk[2:]))
+	sc, q := blk[4:16], blk[16:144]
+	scaleMin := func(j int) (float32, float32) {
+		if j < 4 {
+			return float32(sc[j] & 63), float32(sc[j+4] & 63)
+		}
+		return float32(sc[j+4]&0xf | (sc[j-4]>>6)<<4), float32(sc[j+4]>>4 | (sc[j]>>6)<<4)
+	}
+	for j := range 4 { // 64 weights: 32 low nibbles, then 32 high
+		s1, m1 := scaleMin(2 * j)
+		s2, m2 := scaleMin(2*j + 1)
+		d1, d2, o1, o2 := d*s1, d*s2, dmin*m1, dmin*m2
+		qs, y := q[32*j:32*j+32], dst[64*j:64*j+64]
+		for l, v := range qs {
+			y[l] = d1*float32(v&0xf) - o1
+			y[32+l] = d2*float32(v>>4) - o2
+		}
+	}
+}
 
 // dotQ8 is one Q8_0 block dotted with 32 activations: the scale applied
 // once to the block's sum.

@@ -18,7 +18,7 @@ func dequantQ4AVX2(nb int, w *byte, dst *float32, lut *float32)
 
 // archQRow returns the assembly row kernels of t, or ok false.
 func archQRow(isa ISA, t QType) (r qrow, ok bool) {
-	if isa == Generic {
+	if isa == Generic || (t != Q8_0 && t != Q4_0) {
 		return qrow{}, false
 	}
 	lut := &f16Table()[0]

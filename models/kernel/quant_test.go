@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -121,5 +122,76 @@ func BenchmarkQGemv(b *testing.B) {
 				kn.QGemm(1, n, k, a, q, 0, c)
 			}
 		})
+	}
+}
+
+// q4KBlock encodes a Q4_K block from its parts as llama.cpp lays it out:
+// d, dmin, eight 6-bit scales and minimums packed in 12 bytes, and 256
+// nibbles (sub-block pairs share bytes: low nibbles first, high second).
+func q4KBlock(d, dmin float32, scales, mins [8]uint8, q [256]uint8) []byte {
+	b := make([]byte, 144)
+	binary.LittleEndian.PutUint16(b, F32ToF16(d))
+	binary.LittleEndian.PutUint16(b[2:], F32ToF16(dmin))
+	sc := b[4:16]
+	for j := range 8 {
+		if j < 4 {
+			sc[j] |= scales[j] & 63
+			sc[j+4] |= mins[j] & 63
+			continue
+		}
+		sc[j+4] = scales[j]&0xf | (mins[j]&0xf)<<4
+		sc[j-4] |= (scales[j] >> 4) << 6
+		sc[j] |= (mins[j] >> 4) << 6
+	}
+	for j := range 4 {
+		for l := range 32 {
+			b[16+32*j+l] = q[64*j+l] | q[64*j+32+l]<<4
+		}
+	}
+	return b
+}
+
+func TestQ4K(t *testing.T) {
+	var scales, mins [8]uint8
+	var q [256]uint8
+	for j := range 8 {
+		scales[j], mins[j] = uint8(10+7*j), uint8(3+8*j)
+	}
+	for i := range q {
+		q[i] = uint8((i*7 + i/32) % 16)
+	}
+	row := append(q4KBlock(1, 0.5, scales, mins, q), q4KBlock(-2, 0.25, scales, mins, q)...)
+	m, err := NewQMatrix(Q4_K, 1, 512, row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 512)
+	m.DequantizeRow(0, got)
+	for i, v := range got {
+		d, dmin := float32(1), float32(0.5)
+		if i >= 256 {
+			d, dmin = -2, 0.25
+		}
+		j := (i % 256) / 32
+		if want := d*float32(scales[j])*float32(q[i%256]) - dmin*float32(mins[j]); v != want {
+			t.Fatalf("weight %d: %g, want %g", i, v, want)
+		}
+	}
+	// QGemm on Q4_K (the portable row kernels) agrees with the dequantized row.
+	a := make([]float32, 512)
+	for i := range a {
+		a[i] = float32(i%5) - 2
+	}
+	want := 0.0
+	for i := range a {
+		want += float64(a[i]) * float64(got[i])
+	}
+	c := []float32{0}
+	New(1).QGemm(1, 1, 512, a, m, 0, c)
+	if math.Abs(float64(c[0])-want) > 1e-2 {
+		t.Fatalf("QGemm %g, want %g", c[0], want)
+	}
+	if _, err := Quantize(Q4_K, 1, 256, got[:256]); err == nil {
+		t.Fatal("quantized to Q4_K")
 	}
 }

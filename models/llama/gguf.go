@@ -242,8 +242,8 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	return c, nil
 }
 
-// LoadGGUF builds the model of a GGUF file. Q8_0 and Q4_0 projections stay
-// quantized (Layer.Quant, QLMHead) and are multiplied block by block by
+// LoadGGUF builds the model of a GGUF file. Q8_0, Q4_0 and Q4_K
+// projections stay quantized (Layer.Quant, QLMHead) and are multiplied block by block by
 // kernel.QGemm; F32 and F16 tensors, norms and the embedding table (a
 // lookup) are float32. Errors name the tensor at fault.
 func LoadGGUF(f *gguf.File) (*Model, error) {
@@ -271,8 +271,8 @@ func LoadGGUF(f *gguf.File) (*Model, error) {
 			perm = permuteRows(rows, heads(cfg))
 		}
 		switch t.Type {
-		case gguf.Q8_0, gguf.Q4_0:
-			if isMatmul(s.name) {
+		case gguf.Q8_0, gguf.Q4_0, gguf.Q4_K:
+			if isMatmul(s.name) && cols%kernel.QType(t.Type).QBlock() == 0 {
 				total := s.rows
 				if total == 0 {
 					total = rows
@@ -282,7 +282,7 @@ func LoadGGUF(f *gguf.File) (*Model, error) {
 			}
 		case gguf.F32, gguf.F16:
 		default:
-			return nil, fmt.Errorf("tensor %s: %v tensors are not supported yet (pitstop reads F32, F16, Q8_0, Q4_0)", name, t.Type)
+			return nil, fmt.Errorf("tensor %s: %v tensors are not supported yet (pitstop reads F32, F16, Q8_0, Q4_0, Q4_K)", name, t.Type)
 		}
 		s.alloc()
 		if err := decode(t, perm, rows, cols, s.target()); err != nil {
@@ -298,7 +298,7 @@ func LoadGGUF(f *gguf.File) (*Model, error) {
 	}
 	if cfg.TieEmbeddings {
 		t, _ := f.Tensor("token_embd.weight")
-		if t.Type == gguf.Q8_0 || t.Type == gguf.Q4_0 {
+		if t.Type == gguf.Q8_0 || t.Type == gguf.Q4_0 || t.Type == gguf.Q4_K {
 			m.QLMHead = &kernel.QMatrix{Type: kernel.QType(t.Type), Rows: cfg.VocabSize, Cols: cfg.HiddenSize, Data: t.Data}
 		}
 		m.LMHead = m.Embed
@@ -392,7 +392,7 @@ func decode(t *gguf.Tensor, perm []int, rows, cols int, dst []float32) error {
 				dst[r*cols+j] = kernel.F16ToF32(binary.LittleEndian.Uint16(src[2*j:]))
 			}
 		}
-	case gguf.Q8_0, gguf.Q4_0:
+	case gguf.Q8_0, gguf.Q4_0, gguf.Q4_K:
 		q, err := kernel.NewQMatrix(kernel.QType(t.Type), rows, cols, t.Data)
 		if err != nil {
 			return err
