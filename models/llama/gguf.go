@@ -298,7 +298,7 @@ func LoadGGUF(f *gguf.File) (*Model, error) {
 	}
 	if cfg.TieEmbeddings {
 		t, _ := f.Tensor("token_embd.weight")
-		if t.Type == gguf.Q8_0 || t.Type == gguf.Q4_0 || t.Type == gguf.Q4_K {
+		if (t.Type == gguf.Q8_0 || t.Type == gguf.Q4_0 || t.Type == gguf.Q4_K) && cfg.HiddenSize%kernel.QType(t.Type).QBlock() == 0 {
 			m.QLMHead = &kernel.QMatrix{Type: kernel.QType(t.Type), Rows: cfg.VocabSize, Cols: cfg.HiddenSize, Data: t.Data}
 		}
 		m.LMHead = m.Embed
