@@ -11,6 +11,12 @@ func dotQ8AVX2(nb int, w *byte, x *float32, lut *float32) float32
 func dotQ4AVX2(nb int, w *byte, x *float32, lut *float32) float32
 
 //go:noescape
+func dotQ8AVX512(nb int, w *byte, x *float32, lut *float32) float32
+
+//go:noescape
+func dotQ4AVX512(nb int, w *byte, x *float32, lut *float32) float32
+
+//go:noescape
 func dequantQ8AVX2(nb int, w *byte, dst *float32, lut *float32)
 
 //go:noescape
@@ -25,6 +31,12 @@ func archQRow(isa ISA, t QType) (r qrow, ok bool) {
 	dot, deq := dotQ8AVX2, dequantQ8AVX2
 	if t == Q4_0 {
 		dot, deq = dotQ4AVX2, dequantQ4AVX2
+	}
+	if isa == AVX512 {
+		dot = dotQ8AVX512
+		if t == Q4_0 {
+			dot = dotQ4AVX512
+		}
 	}
 	bs := t.QBytes()
 	return qrow{

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -67,7 +68,7 @@ func TestQuantizeError(t *testing.T) {
 func TestQGemm(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, qt := range []QType{Q8_0, Q4_0} {
-		for _, s := range []struct{ m, n, k int }{{1, 300, 64}, {8, 129, 256}, {13, 256, 128}, {1, 1024, 512}} {
+		for _, s := range []struct{ m, n, k int }{{1, 300, 64}, {1, 33, 32}, {1, 70, 96}, {8, 129, 256}, {13, 256, 128}, {1, 1024, 512}} {
 			w := make([]float32, s.n*s.k)
 			for i := range w {
 				w[i] = float32(r.NormFloat64())
@@ -82,12 +83,13 @@ func TestQGemm(t *testing.T) {
 				a[i] = float32(r.NormFloat64())
 			}
 			for _, beta := range []float32{0, 1} {
-				for _, workers := range []int{1, 4} {
+				for _, run := range qgemmRuns(t) {
 					c := make([]float32, s.m*s.n)
 					for i := range c {
 						c[i] = 1
 					}
-					New(workers).QGemm(s.m, s.n, s.k, a, q, beta, c)
+					run.k.QGemm(s.m, s.n, s.k, a, q, beta, c)
+					workers := run.name
 					for i := range s.m {
 						for j := range s.n {
 							want := float64(beta)
@@ -95,7 +97,7 @@ func TestQGemm(t *testing.T) {
 								want += float64(a[i*s.k+t]) * float64(deq[j*s.k+t])
 							}
 							if d := math.Abs(float64(c[i*s.n+j]) - want); d > 1e-3*math.Sqrt(float64(s.k)) {
-								t.Fatalf("%v %+v beta %g workers %d: c[%d,%d] = %g, want %g", qt, s, beta, workers, i, j, c[i*s.n+j], want)
+								t.Fatalf("%v %+v beta %g %s: c[%d,%d] = %g, want %g", qt, s, beta, workers, i, j, c[i*s.n+j], want)
 							}
 						}
 					}
@@ -103,6 +105,31 @@ func TestQGemm(t *testing.T) {
 			}
 		}
 	}
+}
+
+// qgemmRuns are kernels of every instruction set this CPU has, on 1 and
+// 4 workers.
+func qgemmRuns(t *testing.T) []struct {
+	name string
+	k    *Kernels
+} {
+	var out []struct {
+		name string
+		k    *Kernels
+	}
+	for _, isa := range Available() {
+		for _, w := range []int{1, 4} {
+			k, err := NewFor(isa, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, struct {
+				name string
+				k    *Kernels
+			}{fmt.Sprintf("%s/workers=%d", isa, w), k})
+		}
+	}
+	return out
 }
 
 func BenchmarkQGemv(b *testing.B) {
@@ -115,13 +142,15 @@ func BenchmarkQGemv(b *testing.B) {
 	c := make([]float32, n)
 	for _, qt := range []QType{Q8_0, Q4_0} {
 		q, _ := Quantize(qt, n, k, w)
-		b.Run(qt.String(), func(b *testing.B) {
-			kn := New(1)
-			b.SetBytes(int64(len(q.Data)))
-			for b.Loop() {
-				kn.QGemm(1, n, k, a, q, 0, c)
-			}
-		})
+		for _, isa := range Available() {
+			b.Run(fmt.Sprintf("%v/%s", qt, isa), func(b *testing.B) {
+				kn, _ := NewFor(isa, 1)
+				b.SetBytes(int64(len(q.Data)))
+				for b.Loop() {
+					kn.QGemm(1, n, k, a, q, 0, c)
+				}
+			})
+		}
 	}
 }
 
