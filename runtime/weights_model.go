@@ -311,6 +311,10 @@ func (m *WeightsModel) Dir() string { return m.dir }
 // Describe is a one-line description: architecture, size, weights, template.
 func (m *WeightsModel) Describe() string {
 	c := &m.weights.Config
+	tmpl := m.tmplSource
+	if j, ok := m.tmpl.(*chat.Jinja); ok {
+		tmpl += ", tool calls " + j.ToolFormat().Name
+	}
 	return fmt.Sprintf("%s (%s, %.2fM parameters, %d layers, d %d), weights %s, chat template %s (%s), %d stop tokens, max context %d",
-		m.name, c.Architecture, float64(c.Params())/1e6, c.NumLayers, c.HiddenSize, m.weights.Source, m.tmpl.Name(), m.tmplSource, len(m.stop), m.maxContext)
+		m.name, c.Architecture, float64(c.Params())/1e6, c.NumLayers, c.HiddenSize, m.weights.Source, m.tmpl.Name(), tmpl, len(m.stop), m.maxContext)
 }

@@ -210,3 +210,27 @@ func TestJinjaRaises(t *testing.T) {
 		t.Fatalf("unknown parser: %v", err)
 	}
 }
+
+// TestJinjaToolFormat: the tool-call format is detected from the template
+// (Hermes tags, Llama 3 headers), Hermes when nothing shows, or as named.
+func TestJinjaToolFormat(t *testing.T) {
+	want := map[string]string{"qwen2.5.jinja": "hermes", "qwen3.jinja": "hermes", "hermes-2-pro.jinja": "hermes",
+		"llama3.1-json.jinja": "llama3_json", "llama3.2.jinja": "llama3_json", "smollm2.jinja": "hermes"}
+	for _, f := range jinjaFamilies {
+		j := loadJinja(t, f.file, f.bos, f.eos)
+		if w, ok := want[f.file]; ok && j.ToolFormat().Name != w {
+			t.Errorf("%s: tool format %s, want %s", f.file, j.ToolFormat().Name, w)
+		}
+	}
+	src, _ := os.ReadFile(filepath.Join("testdata", "templates", "qwen2.5.jinja"))
+	j, err := NewJinja(string(src), JinjaOptions{ToolParser: "llama3-json"})
+	if err != nil || j.ToolFormat().Name != "llama3_json" || j.ToolCallMarkup().Open != pythonTag || j.EndOfTurn() != "<|im_end|>" {
+		t.Fatalf("named parser: %v %+v", err, j)
+	}
+	// The parser reads the format's calls.
+	p := j.NewParser(WithProvenance(TextProvenance()))
+	ev := append(p.Feed(`{"name": "get_weather", "parameters": {"city": "Paris"}}`, false), p.Close()...)
+	if r := Summarize(ev); len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "get_weather" {
+		t.Fatalf("llama3_json parse: %+v", r)
+	}
+}
