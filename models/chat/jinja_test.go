@@ -234,3 +234,31 @@ func TestJinjaToolFormat(t *testing.T) {
 		t.Fatalf("llama3_json parse: %+v", r)
 	}
 }
+
+// TestJinjaToolResultsContinue: for every family, the prompt of a whole
+// conversation ends with RenderToolResults of its results, and the part
+// before them is the earlier prompt up to the assistant turn's end token:
+// appending results to the KV of a paused call gives the prompt the
+// template would render.
+func TestJinjaToolResultsContinue(t *testing.T) {
+	c := jinjaConversations()["single-call"]
+	for _, f := range jinjaFamilies {
+		j := loadJinja(t, f.file, f.bos, f.eos)
+		full, err := j.Render(c.msgs, c.tools, true)
+		if err != nil {
+			t.Fatalf("%s: %v", f.file, err)
+		}
+		tail, err := j.RenderToolResults(c.msgs[2:], true)
+		if err != nil {
+			t.Fatalf("%s: %v", f.file, err)
+		}
+		if !strings.HasSuffix(full, tail) {
+			t.Errorf("%s: the prompt\n%q\ndoes not end with the tool results\n%q", f.file, full, tail)
+			continue
+		}
+		head := strings.TrimSuffix(full, tail)
+		if !strings.HasSuffix(head, j.EndOfTurn()) {
+			t.Errorf("%s: the results do not follow an end of turn %q: %q", f.file, j.EndOfTurn(), head)
+		}
+	}
+}
