@@ -18,6 +18,8 @@ type ToolFormat struct {
 var toolFormats = map[string]ToolFormat{
 	"hermes": {Name: "hermes", Markup: Markup{Open: openTag, Close: closeTag},
 		NewParser: func(opts ...ParserOption) ToolCallParser { return NewHermesParser(opts...) }},
+	"mistral": {Name: "mistral", Markup: Markup{Open: mistralCalls},
+		NewParser: func(opts ...ParserOption) ToolCallParser { return NewMistralParser(opts...) }},
 	"llama3_json": {Name: "llama3_json", Markup: Markup{Open: pythonTag, Unmarked: true},
 		NewParser: func(opts ...ParserOption) ToolCallParser { return NewLlamaParser(opts...) }},
 }
@@ -44,13 +46,16 @@ func LookupToolFormat(name string) (ToolFormat, error) {
 
 // DetectToolFormat names the tool-call format a Jinja chat template
 // writes, from its markup: <tool_call> is Hermes-style (Qwen2.5, Qwen3,
-// Hermes), Llama 3 headers are Llama 3's JSON calls. "" when neither shows.
+// Hermes), Llama 3 headers are Llama 3's JSON calls, [TOOL_CALLS] is
+// Mistral's. "" when none shows.
 func DetectToolFormat(src string) string {
 	switch {
 	case strings.Contains(src, openTag):
 		return "hermes"
 	case strings.Contains(src, "<|start_header_id|>"):
 		return "llama3_json"
+	case strings.Contains(src, mistralCalls):
+		return "mistral"
 	}
 	return ""
 }

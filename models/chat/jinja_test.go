@@ -215,7 +215,8 @@ func TestJinjaRaises(t *testing.T) {
 // (Hermes tags, Llama 3 headers), Hermes when nothing shows, or as named.
 func TestJinjaToolFormat(t *testing.T) {
 	want := map[string]string{"qwen2.5.jinja": "hermes", "qwen3.jinja": "hermes", "hermes-2-pro.jinja": "hermes",
-		"llama3.1-json.jinja": "llama3_json", "llama3.2.jinja": "llama3_json", "smollm2.jinja": "hermes"}
+		"llama3.1-json.jinja": "llama3_json", "llama3.2.jinja": "llama3_json", "smollm2.jinja": "hermes",
+		"mistral-v0.3-tools.jinja": "mistral", "ministral3.jinja": "mistral"}
 	for _, f := range jinjaFamilies {
 		j := loadJinja(t, f.file, f.bos, f.eos)
 		if w, ok := want[f.file]; ok && j.ToolFormat().Name != w {
