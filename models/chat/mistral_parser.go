@@ -42,13 +42,13 @@ type MistralParser struct {
 type mistralMode int
 
 const (
-	msText    mistralMode = iota // content
-	msStart                      // after [TOOL_CALLS]: an array, an object or a name follows
-	msArray                      // inside the array, between calls
-	msObject                     // inside a call's JSON object
-	msName                       // reading a name up to [ARGS]
-	msArgs                       // inside the arguments object after [ARGS]
-	msAfter                      // after the calls: text is content
+	msText   mistralMode = iota // content
+	msStart                     // after [TOOL_CALLS]: an array, an object or a name follows
+	msArray                     // inside the array, between calls
+	msObject                    // inside a call's JSON object
+	msName                      // reading a name up to [ARGS]
+	msArgs                      // inside the arguments object after [ARGS]
+	msAfter                     // after the calls: text is content
 )
 
 // NewMistralParser returns a parser for one assistant turn.
