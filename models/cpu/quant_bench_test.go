@@ -66,15 +66,14 @@ func readBandwidth() (copyBW, readBW, readCPU float64) {
 
 // BenchmarkDecodeQuant measures decode steps (batch 1 and 8, context 128)
 // of Qwen2.5-0.5B- and 1.5B-shaped models with dummy weights in F32, Q8_0
-// and Q4_0, against the memory-bandwidth roofline measured in the same
-// run: a decode step reads every weight once, so the fastest step is the
-// weights' bytes over the read bandwidth. roofline-tok/s is that bound;
-// fraction is the step's weight-GB/s over read-GB/s; cpu-fraction the
-// same per CPU-second (less distorted by other jobs on a shared machine).
-// The 1.5B model in F32 needs 6.2 GB: PITSTOP_BENCH_SMALL=1 keeps to 0.5B.
+// and Q4_0, against the memory-bandwidth roofline measured right after
+// each one's steps: a decode step reads every weight once, so the fastest
+// step is the weights' bytes over the read bandwidth. roofline-tok/s is
+// that bound; fraction is the step's weight-GB/s over read-GB/s;
+// cpu-fraction the same per CPU-second (less distorted by other jobs on a
+// shared machine). The 1.5B model in F32 needs 6.2 GB:
+// PITSTOP_BENCH_SMALL=1 keeps to 0.5B.
 func BenchmarkDecodeQuant(b *testing.B) {
-	copyBW, readBW, readCPU := readBandwidth()
-	b.Logf("memory: memmove %.1f GB/s (read+write), read %.1f GB/s, %.1f GB per CPU-second", copyBW/1e9, readBW/1e9, readCPU/1e9)
 	shapes := []struct {
 		name string
 		cfg  llama.Config
@@ -109,6 +108,8 @@ func BenchmarkDecodeQuant(b *testing.B) {
 					}
 					s := time.Since(t0).Seconds() / float64(b.N)
 					cpu := (processCPU() - c0) / float64(b.N)
+					b.StopTimer()
+					copyBW, readBW, readCPU := readBandwidth()
 					wb := float64(m.WeightBytes())
 					b.ReportMetric(float64(batch)/s, "tok/s")
 					b.ReportMetric(float64(batch)*readBW/wb, "roofline-tok/s")
