@@ -2,19 +2,14 @@ package kernel
 
 import "unsafe"
 
-// The quantized row kernels in assembly (quant_amd64.s), for AVX2 and up.
+// The quantized row kernels in assembly (quant_amd64.s), AVX2: they run on
+// the AVX-512 instruction set too.
 
 //go:noescape
-func dotQ8AVX2(nb int, w *byte, x *float32, lut *float32) float32
+func dotQ8I16AVX2(nb int, w *byte, x *int16, dx *float32, lut *float32) float32
 
 //go:noescape
-func dotQ4AVX2(nb int, w *byte, x *float32, lut *float32) float32
-
-//go:noescape
-func dotQ8AVX512(nb int, w *byte, x *float32, lut *float32) float32
-
-//go:noescape
-func dotQ4AVX512(nb int, w *byte, x *float32, lut *float32) float32
+func dotQ4I16AVX2(nb int, w *byte, x *int16, dx *float32, lut *float32) float32
 
 //go:noescape
 func dequantQ8AVX2(nb int, w *byte, dst *float32, lut *float32)
@@ -28,25 +23,20 @@ func archQRow(isa ISA, t QType) (r qrow, ok bool) {
 		return qrow{}, false
 	}
 	lut := &f16Table()[0]
-	dot, deq := dotQ8AVX2, dequantQ8AVX2
+	dot, deq := dotQ8I16AVX2, dequantQ8AVX2
 	if t == Q4_0 {
-		dot, deq = dotQ4AVX2, dequantQ4AVX2
-	}
-	if isa == AVX512 {
-		dot = dotQ8AVX512
-		if t == Q4_0 {
-			dot = dotQ4AVX512
-		}
+		dot, deq = dotQ4I16AVX2, dequantQ4AVX2
 	}
 	bs := t.QBytes()
 	return qrow{
-		dot: func(w []byte, x []float32) float32 {
+		prepare: quantizeI16,
+		dot: func(w []byte, x qacts) float32 {
 			nb := len(w) / bs
 			if nb == 0 {
 				return 0
 			}
-			_ = x[nb*32-1]
-			return dot(nb, unsafe.SliceData(w), unsafe.SliceData(x), lut)
+			_, _ = x.i16[nb*32-1], x.scale[nb-1]
+			return dot(nb, unsafe.SliceData(w), unsafe.SliceData(x.i16), unsafe.SliceData(x.scale), lut)
 		},
 		dequant: func(w []byte, dst []float32) {
 			nb := len(w) / bs
