@@ -106,9 +106,12 @@ func (kn *Kernels) QGemm(m, n, k int, a []float32, w *QMatrix, beta float32, c [
 	}
 	_, _ = a[m*k-1], c[m*n-1]
 	r := kn.qrowFor(w.Type)
-	var acts qacts
-	if m == 1 {
-		acts = r.prepare(a[:k])
+	var acts []qacts
+	if m <= qrowsMax {
+		acts = make([]qacts, m)
+		for i := range m {
+			acts[i] = r.prepare(a[i*k : (i+1)*k])
+		}
 	}
 	workers := min(kn.workers, max(1, n/16))
 	if workers <= 1 || m*n*k < 1<<15 {
@@ -128,15 +131,19 @@ func (kn *Kernels) QGemm(m, n, k int, a []float32, w *QMatrix, beta float32, c [
 // activation row (acts, prepared) with the row kernel, for several by dequantizing a
 // few weight rows at a time (qchunkFloats) and multiplying them with the
 // float kernels, which stream them from cache once for all m rows.
-func (kn *Kernels) qgemmRows(r qrow, acts qacts, m, k int, a []float32, w *QMatrix, beta float32, c []float32, ldc, lo, hi int) {
+func (kn *Kernels) qgemmRows(r qrow, acts []qacts, m, k int, a []float32, w *QMatrix, beta float32, c []float32, ldc, lo, hi int) {
 	rb := w.RowBytes()
-	if m == 1 {
+	if acts != nil {
 		for j := lo; j < hi; j++ {
-			v := r.dot(w.Data[j*rb:(j+1)*rb], acts)
-			if beta != 0 {
-				v += beta * c[j]
+			row := w.Data[j*rb : (j+1)*rb]
+			for i, x := range acts {
+				v := r.dot(row, x)
+				ci := i*ldc + j
+				if beta != 0 {
+					v += beta * c[ci]
+				}
+				c[ci] = v
 			}
-			c[j] = v
 		}
 		return
 	}
@@ -151,6 +158,14 @@ func (kn *Kernels) qgemmRows(r qrow, acts qacts, m, k int, a []float32, w *QMatr
 		serial.Gemm(NoTrans, Trans, m, nr, k, 1, a, k, buf, k, beta, c[j:], ldc)
 	}
 }
+
+// qrowsMax is the most activation rows multiplied by the row kernels
+// (each weight row read again from cache for every activation row); more
+// rows go through dequantization and the float kernels, which for 8 rows
+// of a 1.5B-shaped projection take 0.68 of the CPU time of the row
+// kernels (BenchmarkQGemmRows, cpu-ms/op). A variable only so that the
+// benchmark can compare the two.
+var qrowsMax = 1
 
 // qchunkFloats bounds the dequantized weight rows held at once (128 KiB
 // of floats: they stay in the L2 cache while the m rows use them).

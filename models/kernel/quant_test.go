@@ -224,3 +224,30 @@ func TestQ4K(t *testing.T) {
 		t.Fatal("quantized to Q4_K")
 	}
 }
+
+// BenchmarkQGemmRows compares, on one run, the two ways of multiplying 8
+// activation rows: the row kernels once per row, or dequantizing weight
+// rows into cache for the float kernels.
+func BenchmarkQGemmRows(b *testing.B) {
+	n, k, m := 8960, 1536, 8
+	w := make([]float32, n*k)
+	for i := range w {
+		w[i] = float32(i%17) - 8
+	}
+	a := ramp(m*k, 13)
+	c := make([]float32, m*n)
+	q, _ := Quantize(Q8_0, n, k, w)
+	kn := New(1)
+	for _, limit := range []int{8, 0} {
+		b.Run(fmt.Sprintf("rowkernels=%v", limit > 0), func(b *testing.B) {
+			saved := qrowsMax
+			qrowsMax = limit
+			defer func() { qrowsMax = saved }()
+			c0 := cpuSeconds()
+			for b.Loop() {
+				kn.QGemm(m, n, k, a, q, 0, c)
+			}
+			b.ReportMetric((cpuSeconds()-c0)*1e3/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
