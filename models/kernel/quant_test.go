@@ -64,8 +64,18 @@ func TestQuantizeError(t *testing.T) {
 
 // TestQGemm checks QGemm against a float64 product with the dequantized
 // weights, for decode (m ≤ 8) and prefill shapes, beta 0 and 1, on every
-// worker count.
+// instruction set and worker count, with several rows through the row
+// kernels too (qrowsMax 8).
 func TestQGemm(t *testing.T) {
+	for _, rows := range []int{1, 8} {
+		saved := qrowsMax
+		qrowsMax = rows
+		testQGemm(t)
+		qrowsMax = saved
+	}
+}
+
+func testQGemm(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, qt := range []QType{Q8_0, Q4_0} {
 		for _, s := range []struct{ m, n, k int }{{1, 300, 64}, {1, 33, 32}, {1, 70, 96}, {8, 129, 256}, {13, 256, 128}, {1, 1024, 512}} {
