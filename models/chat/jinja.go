@@ -25,7 +25,10 @@ type JinjaOptions struct {
 // Jinja is a model's own chat template (tokenizer_config.json's
 // chat_template, chat_template.jinja or a GGUF file's
 // tokenizer.chat_template) rendered with github.com/ardanlabs/jinja, a
-// Jinja engine written for chat templates, with transformers' tojson.
+// Jinja engine written for chat templates, with transformers' tojson. It
+// renders the nine shipped families' templates as @huggingface/jinja does
+// (reference_test.go); gonja v2, the other Go engine tried, parses three of
+// the nine.
 // Spans are traced through the template (jinja_trace.go). A template that
 // raises an exception fails the render with the template's message.
 type Jinja struct {
