@@ -2,9 +2,12 @@ package cpu
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pitstop-llm/pitstop/models/gguf"
+	"github.com/pitstop-llm/pitstop/models/kernel"
 	"github.com/pitstop-llm/pitstop/models/llama"
 )
 
@@ -23,9 +26,11 @@ func TestQuantizedForward(t *testing.T) {
 			scale(w, 8)
 		}
 	}
-	for _, qt := range []gguf.TensorType{gguf.Q8_0, gguf.Q4_0} {
+	for _, qt := range []gguf.TensorType{gguf.Q8_0, gguf.Q4_0, 0} {
 		path := filepath.Join(t.TempDir(), "m.gguf")
-		if err := src.WriteGGUF(path, llama.GGUFOptions{Quant: qt}); err != nil {
+		if qt == 0 {
+			path = mixedGGUF(t, src) // attn_v Q8_0 beside Q4_0 attn_q, attn_k
+		} else if err := src.WriteGGUF(path, llama.GGUFOptions{Quant: qt}); err != nil {
 			t.Fatal(err)
 		}
 		f, err := gguf.Open(path)
@@ -35,6 +40,9 @@ func TestQuantizedForward(t *testing.T) {
 		m, err := llama.LoadGGUF(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if qkv := m.Layers[0].Quant.WQKV; qt == 0 && (qkv.Next == nil || qkv.Type != kernel.Q4_0 || qkv.Next.Type != kernel.Q8_0) {
+			t.Fatalf("mixed file: QKV not in a Q4_0 and a Q8_0 part: %+v", qkv)
 		}
 		ref := m.Dequantized()
 		x, err := New(m, Options{NumBlocks: 32, BlockSize: 4, Workers: 2})
@@ -78,4 +86,34 @@ func TestQuantizedForward(t *testing.T) {
 			t.Fatalf("%v: %d rows checked", qt, checked)
 		}
 	}
+}
+
+// mixedGGUF writes src as a Q4_0 file whose attn_v tensors are Q8_0, as
+// the mixed files of llama.cpp's _M quantizations are.
+func mixedGGUF(t *testing.T, src *llama.Model) string {
+	dir := t.TempDir()
+	var files [2]*gguf.File
+	for i, qt := range []gguf.TensorType{gguf.Q4_0, gguf.Q8_0} {
+		p := filepath.Join(dir, qt.String()+".gguf")
+		if err := src.WriteGGUF(p, llama.GGUFOptions{Quant: qt}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[i] = f
+	}
+	ts := slices.Clone(files[0].Tensors)
+	for i := range ts {
+		if strings.HasSuffix(ts[i].Name, ".attn_v.weight") {
+			v, _ := files[1].Tensor(ts[i].Name)
+			ts[i] = *v
+		}
+	}
+	out := filepath.Join(dir, "mixed.gguf")
+	if err := gguf.Write(out, files[0].Metadata, ts); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

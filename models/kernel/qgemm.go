@@ -101,10 +101,21 @@ func (kn *Kernels) qrowFor(t QType) qrow {
 // float kernels multiply every activation row with them. The rows of w
 // are split between kn's workers.
 func (kn *Kernels) QGemm(m, n, k int, a []float32, w *QMatrix, beta float32, c []float32) {
-	if w.Rows != n || w.Cols != k {
-		panic(fmt.Sprintf("kernel: QGemm: weight is %d×%d, want %d×%d", w.Rows, w.Cols, n, k))
+	if w.AllRows() != n || w.Cols != k {
+		panic(fmt.Sprintf("kernel: QGemm: weight is %d×%d, want %d×%d", w.AllRows(), w.Cols, n, k))
 	}
 	_, _ = a[m*k-1], c[m*n-1]
+	off := 0
+	for p := w; p != nil; p = p.Next {
+		kn.qgemmPart(m, k, a, p, beta, c[off:], n)
+		off += p.Rows
+	}
+}
+
+// qgemmPart computes the columns of c (row stride ldc) of one part of a
+// weight, one type.
+func (kn *Kernels) qgemmPart(m, k int, a []float32, w *QMatrix, beta float32, c []float32, ldc int) {
+	n := w.Rows
 	r := kn.qrowFor(w.Type)
 	var acts []qacts
 	if m <= qrowsMax {
@@ -115,14 +126,14 @@ func (kn *Kernels) QGemm(m, n, k int, a []float32, w *QMatrix, beta float32, c [
 	}
 	workers := min(kn.workers, max(1, n/16))
 	if workers <= 1 || m*n*k < 1<<15 {
-		kn.qgemmRows(r, acts, m, k, a, w, beta, c, n, 0, n)
+		kn.qgemmRows(r, acts, m, k, a, w, beta, c, ldc, 0, n)
 		return
 	}
 	var wg sync.WaitGroup
 	chunk := (n + workers - 1) / workers
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(n, lo+chunk)
-		wg.Go(func() { kn.qgemmRows(r, acts, m, k, a, w, beta, c, n, lo, hi) })
+		wg.Go(func() { kn.qgemmRows(r, acts, m, k, a, w, beta, c, ldc, lo, hi) })
 	}
 	wg.Wait()
 }

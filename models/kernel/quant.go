@@ -19,11 +19,14 @@ const (
 	// d·scale·q − dmin·min. Read only (no quantizer here), through the
 	// portable row kernels.
 	Q4_K QType = 12
+	// Q6_K is the 6-bit k-quant: 256 weights in 16 sub-blocks of 16, each
+	// with an int8 scale, under one f16 d; w = d·scale·(q − 32). Read only.
+	Q6_K QType = 14
 )
 
 // QBlock is the number of weights in one block of t.
 func (t QType) QBlock() int {
-	if t == Q4_K {
+	if t == Q4_K || t == Q6_K {
 		return 256
 	}
 	return 32
@@ -36,6 +39,8 @@ func (t QType) QBytes() int {
 		return 18
 	case Q4_K:
 		return 144
+	case Q6_K:
+		return 210
 	}
 	return 34
 }
@@ -48,6 +53,8 @@ func (t QType) String() string {
 		return "Q8_0"
 	case Q4_K:
 		return "Q4_K"
+	case Q6_K:
+		return "Q6_K"
 	}
 	return fmt.Sprintf("QType(%d)", uint32(t))
 }
@@ -58,6 +65,19 @@ type QMatrix struct {
 	Type       QType
 	Rows, Cols int
 	Data       []byte
+	// Next holds the rows after these, of another type: a fused
+	// projection whose pieces a file stores in different types (Q4_K_M
+	// files keep some attn_v in Q6_K next to Q4_K attn_q and attn_k).
+	Next *QMatrix
+}
+
+// AllRows is the number of rows of q and the parts after it.
+func (q *QMatrix) AllRows() int {
+	n := 0
+	for p := q; p != nil; p = p.Next {
+		n += p.Rows
+	}
+	return n
 }
 
 // RowBytes is the size of one row.
@@ -65,7 +85,7 @@ func (q *QMatrix) RowBytes() int { return q.Cols / q.Type.QBlock() * q.Type.QByt
 
 // NewQMatrix checks that data holds rows × cols weights of type t.
 func NewQMatrix(t QType, rows, cols int, data []byte) (*QMatrix, error) {
-	if t != Q4_0 && t != Q8_0 && t != Q4_K {
+	if t != Q4_0 && t != Q8_0 && t != Q4_K && t != Q6_K {
 		return nil, fmt.Errorf("kernel: unsupported quantized type %v", t)
 	}
 	if cols%t.QBlock() != 0 {
@@ -134,8 +154,12 @@ func Quantize(t QType, rows, cols int, w []float32) (*QMatrix, error) {
 	return q, nil
 }
 
-// DequantizeRow writes row r of q into dst (len Cols).
+// DequantizeRow writes row r of q (counting the parts after it) into dst
+// (len Cols).
 func (q *QMatrix) DequantizeRow(r int, dst []float32) {
+	for r >= q.Rows && q.Next != nil {
+		r, q = r-q.Rows, q.Next
+	}
 	row := q.Data[r*q.RowBytes() : (r+1)*q.RowBytes()]
 	bs, be := q.Type.QBytes(), q.Type.QBlock()
 	for b := range q.Cols / be {
@@ -144,8 +168,12 @@ func (q *QMatrix) DequantizeRow(r int, dst []float32) {
 }
 
 func dequantBlock(t QType, blk []byte, dst []float32) {
-	if t == Q4_K {
+	switch t {
+	case Q4_K:
 		dequantQ4K(blk, dst)
+		return
+	case Q6_K:
+		dequantQ6K(blk, dst)
 		return
 	}
 	d := F16ToF32(binary.LittleEndian.Uint16(blk))
@@ -183,6 +211,28 @@ func dequantQ4K(blk []byte, dst []float32) {
 		for l, v := range qs {
 			y[l] = d1*float32(v&0xf) - o1
 			y[32+l] = d2*float32(v>>4) - o2
+		}
+	}
+}
+
+// dequantQ6K writes one Q6_K block (210 bytes: 128 bytes of low nibbles,
+// 64 of high bit pairs, 16 int8 scales, f16 d) as 256 floats, as
+// llama.cpp's dequantize_row_q6_K does: each half of 128 weights takes 64
+// bytes of ql, 32 of qh and 8 scales.
+func dequantQ6K(blk []byte, dst []float32) {
+	d := F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
+	for h := range 2 {
+		ql, qh, sc, y := blk[64*h:64*h+64], blk[128+32*h:128+32*h+32], blk[192+8*h:192+8*h+8], dst[128*h:128*h+128]
+		for l := range 32 {
+			is := l / 16
+			q1 := int(ql[l]&0xf|(qh[l]>>0&3)<<4) - 32
+			q2 := int(ql[l+32]&0xf|(qh[l]>>2&3)<<4) - 32
+			q3 := int(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
+			q4 := int(ql[l+32]>>4|(qh[l]>>6&3)<<4) - 32
+			y[l] = d * float32(int8(sc[is])) * float32(q1)
+			y[l+32] = d * float32(int8(sc[is+2])) * float32(q2)
+			y[l+64] = d * float32(int8(sc[is+4])) * float32(q3)
+			y[l+96] = d * float32(int8(sc[is+6])) * float32(q4)
 		}
 	}
 }

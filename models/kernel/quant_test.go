@@ -261,3 +261,95 @@ func BenchmarkQGemmRows(b *testing.B) {
 		})
 	}
 }
+
+// q6KBlock encodes a Q6_K block from 16 scales and 256 6-bit values, as
+// llama.cpp lays it out (the inverse of its dequantize_row_q6_K).
+func q6KBlock(d float32, scales [16]int8, q [256]uint8) []byte {
+	b := make([]byte, 210)
+	for h := range 2 {
+		for l := range 32 {
+			v1, v2, v3, v4 := q[128*h+l], q[128*h+l+32], q[128*h+l+64], q[128*h+l+96]
+			b[64*h+l] = v1&0xf | (v3&0xf)<<4
+			b[64*h+l+32] = v2&0xf | (v4&0xf)<<4
+			b[128+32*h+l] = v1>>4 | (v2>>4)<<2 | (v3>>4)<<4 | (v4>>4)<<6
+		}
+	}
+	for i, s := range scales {
+		b[192+i] = byte(s)
+	}
+	binary.LittleEndian.PutUint16(b[208:], F32ToF16(d))
+	return b
+}
+
+func TestQ6K(t *testing.T) {
+	var scales [16]int8
+	var q [256]uint8
+	for i := range scales {
+		scales[i] = int8(i*9 - 60)
+	}
+	for i := range q {
+		q[i] = uint8((i*11 + i/64) % 64)
+	}
+	m, err := NewQMatrix(Q6_K, 1, 256, q6KBlock(0.5, scales, q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 256)
+	m.DequantizeRow(0, got)
+	for p, v := range got {
+		if want := 0.5 * float32(scales[p/16]) * float32(int(q[p])-32); v != want {
+			t.Fatalf("weight %d: %g, want %g", p, v, want)
+		}
+	}
+}
+
+// TestQGemmParts: a weight stored in parts of different types (Q8_0 rows,
+// then Q4_0, then Q6_K) multiplies as one matrix.
+func TestQGemmParts(t *testing.T) {
+	const k = 256
+	w := make([]float32, 7*k)
+	for i := range w {
+		w[i] = float32(i%13)/13 - 0.5
+	}
+	a8, _ := Quantize(Q8_0, 3, k, w[:3*k])
+	a4, _ := Quantize(Q4_0, 2, k, w[3*k:5*k])
+	var scales [16]int8
+	var q [256]uint8
+	for i := range scales {
+		scales[i] = int8(i + 1)
+	}
+	for i := range q {
+		q[i] = uint8(i % 64)
+	}
+	six := append(q6KBlock(0.01, scales, q), q6KBlock(-0.02, scales, q)...)
+	a6, _ := NewQMatrix(Q6_K, 2, k, six)
+	a8.Next, a4.Next = a4, a6
+	if a8.AllRows() != 7 {
+		t.Fatalf("AllRows %d", a8.AllRows())
+	}
+	deq := make([]float32, 7*k)
+	for r := range 7 {
+		a8.DequantizeRow(r, deq[r*k:(r+1)*k])
+	}
+	for _, m := range []int{1, 3} {
+		a := make([]float32, m*k)
+		for i := range a {
+			a[i] = float32(i%7) - 3
+		}
+		for _, run := range qgemmRuns(t) {
+			c := make([]float32, m*7)
+			run.k.QGemm(m, 7, k, a, a8, 0, c)
+			for i := range m {
+				for j := range 7 {
+					want := 0.0
+					for x := range k {
+						want += float64(a[i*k+x]) * float64(deq[j*k+x])
+					}
+					if d := math.Abs(float64(c[i*7+j]) - want); d > 1e-3*math.Sqrt(k)*(1+math.Abs(want)/10) {
+						t.Fatalf("%s m=%d: c[%d,%d] = %g, want %g", run.name, m, i, j, c[i*7+j], want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -242,7 +242,7 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	return c, nil
 }
 
-// LoadGGUF builds the model of a GGUF file. Q8_0, Q4_0 and Q4_K
+// LoadGGUF builds the model of a GGUF file. Q8_0, Q4_0, Q4_K and Q6_K
 // projections stay quantized (Layer.Quant, QLMHead) and are multiplied block by block by
 // kernel.QGemm; F32 and F16 tensors, norms and the embedding table (a
 // lookup) are float32. Errors name the tensor at fault.
@@ -271,7 +271,7 @@ func LoadGGUF(f *gguf.File) (*Model, error) {
 			perm = permuteRows(rows, heads(cfg))
 		}
 		switch t.Type {
-		case gguf.Q8_0, gguf.Q4_0, gguf.Q4_K:
+		case gguf.Q8_0, gguf.Q4_0, gguf.Q4_K, gguf.Q6_K:
 			if isMatmul(s.name) && cols%kernel.QType(t.Type).QBlock() == 0 {
 				total := s.rows
 				if total == 0 {
@@ -282,7 +282,7 @@ func LoadGGUF(f *gguf.File) (*Model, error) {
 			}
 		case gguf.F32, gguf.F16:
 		default:
-			return nil, fmt.Errorf("tensor %s: %v tensors are not supported yet (pitstop reads F32, F16, Q8_0, Q4_0, Q4_K)", name, t.Type)
+			return nil, fmt.Errorf("tensor %s: %v tensors are not supported yet (pitstop reads F32, F16, Q8_0, Q4_0, Q4_K, Q6_K)", name, t.Type)
 		}
 		s.alloc()
 		if err := decode(t, perm, rows, cols, s.target()); err != nil {
@@ -298,7 +298,7 @@ func LoadGGUF(f *gguf.File) (*Model, error) {
 	}
 	if cfg.TieEmbeddings {
 		t, _ := f.Tensor("token_embd.weight")
-		if (t.Type == gguf.Q8_0 || t.Type == gguf.Q4_0 || t.Type == gguf.Q4_K) && cfg.HiddenSize%kernel.QType(t.Type).QBlock() == 0 {
+		if (t.Type == gguf.Q8_0 || t.Type == gguf.Q4_0 || t.Type == gguf.Q4_K || t.Type == gguf.Q6_K) && cfg.HiddenSize%kernel.QType(t.Type).QBlock() == 0 {
 			m.QLMHead = &kernel.QMatrix{Type: kernel.QType(t.Type), Rows: cfg.VocabSize, Cols: cfg.HiddenSize, Data: t.Data}
 		}
 		m.LMHead = m.Embed
@@ -321,30 +321,45 @@ type piece struct {
 // (Q, K, V rows; gate, up rows), un-permuting rows where llama.cpp
 // permuted them.
 func fuseQuant(total int, pieces []piece) (*kernel.QMatrix, error) {
-	t0 := pieces[0].t
-	cols := int(t0.Dims[0])
-	qt := kernel.QType(t0.Type)
-	out := &kernel.QMatrix{Type: qt, Rows: total, Cols: cols}
-	rb := out.RowBytes()
-	out.Data = make([]byte, total*rb)
+	var head, tail *kernel.QMatrix
 	covered := 0
-	for _, p := range pieces {
-		if p.t.Type != t0.Type {
-			return nil, fmt.Errorf("tensor %s is %v and %s is %v: the projections fused with each other must share a type", p.t.Name, p.t.Type, t0.Name, t0.Type)
+	for i := 0; i < len(pieces); {
+		// One part per run of pieces of one type (Q4_K_M files store some
+		// attn_v in Q6_K next to Q4_K attn_q and attn_k).
+		j, rows := i, 0
+		for ; j < len(pieces) && pieces[j].t.Type == pieces[i].t.Type; j++ {
+			rows += pieces[j].rows
 		}
-		for r := range p.rows {
-			src := r
-			if p.perm != nil {
-				src = p.perm[r]
+		part := &kernel.QMatrix{Type: kernel.QType(pieces[i].t.Type), Rows: rows, Cols: int(pieces[i].t.Dims[0])}
+		rb := part.RowBytes()
+		part.Data = make([]byte, rows*rb)
+		at := 0
+		for _, p := range pieces[i:j] {
+			if p.off != covered {
+				return nil, fmt.Errorf("tensor %s: a fused projection is part quantized, part not", p.t.Name)
 			}
-			copy(out.Data[(p.off+r)*rb:(p.off+r+1)*rb], p.t.Data[src*rb:(src+1)*rb])
+			for r := range p.rows {
+				src := r
+				if p.perm != nil {
+					src = p.perm[r]
+				}
+				copy(part.Data[(at+r)*rb:(at+r+1)*rb], p.t.Data[src*rb:(src+1)*rb])
+			}
+			at += p.rows
+			covered += p.rows
 		}
-		covered += p.rows
+		if head == nil {
+			head = part
+		} else {
+			tail.Next = part
+		}
+		tail = part
+		i = j
 	}
 	if covered != total {
-		return nil, fmt.Errorf("tensor %s: a fused projection is part quantized, part not (%d of %d rows quantized)", t0.Name, covered, total)
+		return nil, fmt.Errorf("tensor %s: a fused projection is part quantized, part not (%d of %d rows quantized)", pieces[0].t.Name, covered, total)
 	}
-	return out, nil
+	return head, nil
 }
 
 // setQuant puts a quantized projection in place of the float32 slice dst.
@@ -392,7 +407,7 @@ func decode(t *gguf.Tensor, perm []int, rows, cols int, dst []float32) error {
 				dst[r*cols+j] = kernel.F16ToF32(binary.LittleEndian.Uint16(src[2*j:]))
 			}
 		}
-	case gguf.Q8_0, gguf.Q4_0, gguf.Q4_K:
+	case gguf.Q8_0, gguf.Q4_0, gguf.Q4_K, gguf.Q6_K:
 		q, err := kernel.NewQMatrix(kernel.QType(t.Type), rows, cols, t.Data)
 		if err != nil {
 			return err

@@ -236,8 +236,8 @@ func reflectLen(v any) int {
 }
 
 // TestGGUFUnsupportedType: a file with a tensor of a known type pitstop
-// does not multiply (Q6_K, as Q4_K_M files have) parses, and loading it
-// names the tensor and the type.
+// does not multiply (Q5_K) parses, and loading it names the tensor and the
+// type.
 func TestGGUFUnsupportedType(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.gguf")
 	if err := NewDummy(ggufConfig("llama"), 5).WriteGGUF(path, GGUFOptions{Quant: gguf.F32}); err != nil {
@@ -250,19 +250,19 @@ func TestGGUFUnsupportedType(t *testing.T) {
 	ts := slices.Clone(f.Tensors)
 	for i := range ts {
 		if ts[i].Name == "blk.1.attn_v.weight" {
-			n, _ := gguf.Q6_K.Size(ts[i].Elements())
-			ts[i].Type, ts[i].Data = gguf.Q6_K, make([]byte, n)
+			n, _ := gguf.Q5_K.Size(ts[i].Elements())
+			ts[i].Type, ts[i].Data = gguf.Q5_K, make([]byte, n)
 		}
 	}
-	mixed := filepath.Join(t.TempDir(), "q6k.gguf")
+	mixed := filepath.Join(t.TempDir(), "q5k.gguf")
 	if err := gguf.Write(mixed, f.Metadata, ts); err != nil {
 		t.Fatal(err)
 	}
 	g, err := gguf.Open(mixed)
 	if err != nil {
-		t.Fatalf("a file with a Q6_K tensor does not parse: %v", err)
+		t.Fatalf("a file with a Q5_K tensor does not parse: %v", err)
 	}
-	if _, err := LoadGGUF(g); err == nil || !strings.Contains(err.Error(), "blk.1.attn_v.weight: Q6_K tensors are not supported") {
+	if _, err := LoadGGUF(g); err == nil || !strings.Contains(err.Error(), "blk.1.attn_v.weight: Q5_K tensors are not supported") {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -56,7 +56,11 @@ func (m *Model) WeightBytes() int64 {
 	var n int64
 	qb := func(q *kernel.QMatrix, f []float32) int64 {
 		if q != nil {
-			return int64(len(q.Data))
+			n := int64(0)
+			for p := q; p != nil; p = p.Next {
+				n += int64(len(p.Data))
+			}
+			return n
 		}
 		return 4 * int64(len(f))
 	}
@@ -76,8 +80,8 @@ func (m *Model) Dequantized() *Model {
 		if q == nil {
 			return f
 		}
-		out := make([]float32, q.Rows*q.Cols)
-		for r := range q.Rows {
+		out := make([]float32, q.AllRows()*q.Cols)
+		for r := range q.AllRows() {
 			q.DequantizeRow(r, out[r*q.Cols:(r+1)*q.Cols])
 		}
 		return out
