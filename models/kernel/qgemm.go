@@ -59,7 +59,9 @@ var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
 	return &t
 })
 
-// qrowFor returns the row kernels of t for kn's instruction set.
+// qrowFor returns the row kernels of t for kn's instruction set: the
+// assembly ones where there are, else each block dequantized in Go and
+// dotted with kn's float kernel.
 func (kn *Kernels) qrowFor(t QType) qrow {
 	if r, ok := archQRow(kn.impl.isa, t); ok {
 		return r
@@ -77,9 +79,7 @@ func (kn *Kernels) qrowFor(t QType) qrow {
 					continue
 				}
 				dequantBlock(t, w[b*bs:(b+1)*bs], buf[:be])
-				for i, v := range buf[:be] {
-					s += v * x[b*be+i]
-				}
+				s += kn.Dot(buf[:be], x[b*be:(b+1)*be])
 			}
 			return s
 		},
