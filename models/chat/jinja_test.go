@@ -263,3 +263,29 @@ func TestJinjaToolResultsContinue(t *testing.T) {
 		}
 	}
 }
+
+// TestJinjaReasoningDropped: Qwen3's template drops the reasoning of an
+// earlier turn, and the reply's span is what follows "</think>"; in the
+// current turn it writes the reasoning back as it was, and the span is the
+// whole content.
+func TestJinjaReasoningDropped(t *testing.T) {
+	j := loadJinja(t, "qwen3.jinja", "", "<|im_end|>")
+	msgs := []Message{{Role: RoleUser, Content: "hi"}, {Role: RoleAssistant, Content: "<think>\nhmm <|im_end|>\n</think>\n\nHello"}, {Role: RoleUser, Content: "again"}}
+	r, err := j.RenderSpans(msgs, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Text, "hmm") || len(r.Spans) != 3 || r.Text[r.Spans[1].Start:r.Spans[1].End] != "Hello" {
+		t.Fatalf("%q %+v", r.Text, r.Spans)
+	}
+	content := "<think>\nhmm\n</think>\n\nLet me look."
+	inTurn := []Message{{Role: RoleUser, Content: "hi"}, {Role: RoleAssistant, Content: content,
+		ToolCalls: []ToolCall{{ID: "c", Name: "get_weather", Arguments: "{}"}}}, {Role: RoleTool, Name: "get_weather", Content: "18C"}}
+	r, err = j.RenderSpans(inTurn, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Spans[1]; s.Msg != 1 || r.Text[s.Start:s.End] != content {
+		t.Fatalf("in-turn reasoning: %q %+v", r.Text, r.Spans)
+	}
+}

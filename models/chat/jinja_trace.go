@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/ardanlabs/jinja"
 )
@@ -146,7 +147,9 @@ func (t *tracer) schema(v pyValue, tool int, propNames bool) jinja.Value {
 }
 
 // forms are the ways a template may write a piece of text: as it is,
-// trimmed, or inside a JSON string literal (tojson).
+// trimmed, or inside a JSON string literal (tojson); and, for a reply with
+// reasoning, what follows its last "</think>" (Qwen3's and DeepSeek-R1's
+// templates drop the reasoning of earlier turns).
 func forms(raw string) []string {
 	out := []string{raw}
 	add := func(s string) {
@@ -163,6 +166,9 @@ func forms(raw string) []string {
 	add(q[1 : len(q)-1])
 	q = pyQuote(st)
 	add(q[1 : len(q)-1])
+	if i := strings.LastIndex(raw, "</think>"); i >= 0 {
+		add(strings.TrimLeft(raw[i+len("</think>"):], "\n"))
+	}
 	return out
 }
 
