@@ -266,3 +266,50 @@ func TestGGUFUnsupportedType(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestGGUFRealTokenizers: Llama 3.1's tokenizer (fetched with the Hugging
+// Face references; the llama-bpe pre-tokenizer with ignore_merges), written
+// as GGUF metadata and rebuilt, encodes as the original. (The qwen2
+// pre-tokenizer is TestGGUFTokenizer's, on the built-in model.)
+func TestGGUFRealTokenizers(t *testing.T) {
+	texts := []string{"Hello, world! What's 12*7?", "<|im_start|>user\nnaïve café 東京 🚀<|im_end|>\n", "  x\n\n\ty_z 123456 <|begin_of_text|>"}
+	for _, model := range []string{"llama3.1"} {
+		dir := hfref.TokenizerDir(t, model)
+		raw, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig, err := tokenizer.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta, err := TokenizerMetadata(raw, "", -1, -1)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		if err := NewDummy(ggufConfig("qwen2"), 1).WriteGGUF(path, GGUFOptions{Quant: gguf.Q8_0, Metadata: meta}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tj, err := TokenizerJSON(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := tokenizer.Parse(tj)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		if back.VocabSize() != orig.VocabSize() {
+			t.Fatalf("%s: vocabulary %d, original %d", model, back.VocabSize(), orig.VocabSize())
+		}
+		for _, s := range texts {
+			if a, b := orig.Encode(s, true), back.Encode(s, true); !slices.Equal(a, b) {
+				t.Fatalf("%s: %q: %v, original %v", model, s, b, a)
+			}
+		}
+	}
+}
