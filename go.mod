@@ -3,6 +3,7 @@ module github.com/pitstop-llm/pitstop
 go 1.26.0
 
 require (
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510

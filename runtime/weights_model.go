@@ -26,9 +26,12 @@ type WeightsOptions struct {
 	LoadFormat string
 	// Seed of dummy weights.
 	Seed uint64
-	// Template names the chat template (chat.Names), overriding the one
-	// found in the model directory.
+	// Template names the chat template (chat.Names) or a .jinja file,
+	// overriding the one found in the model directory.
 	Template string
+	// ToolParser names the tool-call format of a Jinja template
+	// (chat.ToolFormatNames); "" detects it from the template.
+	ToolParser string
 }
 
 // WeightsModel is a model with real weights: a Hugging Face Llama-family
@@ -49,9 +52,11 @@ type WeightsModel struct {
 // LoadWeightsModel loads model: "builtin:NAME" (models/builtin) or a model
 // directory. Errors are one line naming the file and what is wrong with it.
 //
-// The chat template is, in order: opt.Template; config.json's
-// "pitstop_chat_template" (pitstop's own models); recognised from
-// tokenizer_config.json's "chat_template" (ChatML with <tool_call> →
+// The chat template is, in order: opt.Template (a name or a .jinja file);
+// config.json's "pitstop_chat_template" (pitstop's own models); the
+// model's own Jinja template, chat_template.jinja or tokenizer_config.json's
+// "chat_template", rendered as it is (chat.Jinja); when that does not
+// compile, the Go template it is recognised as (ChatML with <tool_call> →
 // qwen2.5 when it has Qwen's default system prompt, else hermes; Llama 3
 // headers → llama3.1); from model_type (qwen2 → qwen2.5; llama with a
 // <|eot_id|> token → llama3.1). A model matching none is an error that asks
@@ -63,6 +68,9 @@ func LoadWeightsModel(model string, opt WeightsOptions) (*WeightsModel, error) {
 	dir, err := builtin.Resolve(model)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", model, err)
+	}
+	if strings.HasSuffix(strings.ToLower(model), ".gguf") {
+		return loadGGUFModel(model, opt)
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -92,7 +100,7 @@ func LoadWeightsModel(model string, opt WeightsOptions) (*WeightsModel, error) {
 		return nil, fmt.Errorf("model %s: %w", model, err)
 	}
 	m := &WeightsModel{dir: dir, weights: w, tok: tok, maxContext: w.Config.MaxPositions}
-	m.tmpl, m.tmplSource, err = chooseTemplate(dir, &w.Config, tok, opt.Template)
+	m.tmpl, m.tmplSource, err = chooseTemplate(dir, &w.Config, tok, opt.Template, opt.ToolParser)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", model, err)
 	}
@@ -137,7 +145,15 @@ func stopTokens(t chat.Template, tok *tokenizer.Tokenizer, cfgEOS []int32) []int
 
 // chooseTemplate picks the chat template of a model directory (see
 // LoadWeightsModel) and says where the choice came from.
-func chooseTemplate(dir string, c *llama.Config, tok *tokenizer.Tokenizer, override string) (chat.Template, string, error) {
+func chooseTemplate(dir string, c *llama.Config, tok *tokenizer.Tokenizer, override, toolParser string) (chat.Template, string, error) {
+	if strings.HasSuffix(override, ".jinja") {
+		src, err := os.ReadFile(override)
+		if err != nil {
+			return nil, "", fmt.Errorf("chat template: %w", err)
+		}
+		t, err := modelJinja(dir, string(src), filepath.Base(override), toolParser)
+		return t, "read from " + override, err
+	}
 	if override != "" {
 		t, err := chat.Lookup(override)
 		return t, "chosen by name", err
@@ -154,16 +170,17 @@ func chooseTemplate(dir string, c *llama.Config, tok *tokenizer.Tokenizer, overr
 			return t, "config.json pitstop_chat_template", nil
 		}
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
-		var tc struct {
-			ChatTemplate json.RawMessage `json:"chat_template"`
+	src, file := ownTemplate(dir)
+	if src != "" {
+		t, err := modelJinja(dir, src, file, toolParser)
+		if err == nil {
+			return t, "the model's own " + file + " (Jinja)", nil
 		}
-		if json.Unmarshal(data, &tc) == nil {
-			if name := recognizeTemplate(templateText(tc.ChatTemplate)); name != "" {
-				t, err := chat.Lookup(name)
-				return t, "recognised from tokenizer_config.json chat_template", err
-			}
+		if name := recognizeTemplate(src); name != "" {
+			t, lerr := chat.Lookup(name)
+			return t, fmt.Sprintf("recognised from %s, whose Jinja does not compile (%v)", file, err), lerr
 		}
+		return nil, "", fmt.Errorf("%s: %w", file, err)
 	}
 	switch {
 	case c.ModelType == "qwen2":
@@ -177,6 +194,54 @@ func chooseTemplate(dir string, c *llama.Config, tok *tokenizer.Tokenizer, overr
 		return t, "ChatML tokens in the tokenizer", err
 	}
 	return nil, "", fmt.Errorf("no chat template recognised for model_type %q (pitstop knows %s); name one with --chat-template", c.ModelType, strings.Join(chat.Names(), ", "))
+}
+
+// ownTemplate is the model's Jinja chat template and the file it is in:
+// chat_template.jinja, else tokenizer_config.json's chat_template.
+func ownTemplate(dir string) (src, file string) {
+	if data, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja")); err == nil && len(data) > 0 {
+		return string(data), "chat_template.jinja"
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
+		var tc struct {
+			ChatTemplate json.RawMessage `json:"chat_template"`
+		}
+		if json.Unmarshal(data, &tc) == nil {
+			return templateText(tc.ChatTemplate), "tokenizer_config.json chat_template"
+		}
+	}
+	return "", ""
+}
+
+// modelJinja compiles a model's Jinja template with the bos_token and
+// eos_token of its tokenizer_config.json.
+func modelJinja(dir, src, file, toolParser string) (*chat.Jinja, error) {
+	var tc struct {
+		BOS json.RawMessage `json:"bos_token"`
+		EOS json.RawMessage `json:"eos_token"`
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
+		_ = json.Unmarshal(data, &tc) // a malformed file was reported by the tokenizer
+	}
+	name := "jinja"
+	if strings.HasSuffix(file, ".jinja") && file != "chat_template.jinja" {
+		name = file // a template given by path
+	}
+	return chat.NewJinja(src, chat.JinjaOptions{Name: name, BOS: tokenText(tc.BOS), EOS: tokenText(tc.EOS), ToolParser: toolParser})
+}
+
+// tokenText is a token of tokenizer_config.json: a string or an object
+// with its "content".
+func tokenText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Content string `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &o)
+	return o.Content
 }
 
 func hasToken(tok *tokenizer.Tokenizer, s string) bool {
@@ -246,6 +311,10 @@ func (m *WeightsModel) Dir() string { return m.dir }
 // Describe is a one-line description: architecture, size, weights, template.
 func (m *WeightsModel) Describe() string {
 	c := &m.weights.Config
+	tmpl := m.tmplSource
+	if j, ok := m.tmpl.(*chat.Jinja); ok {
+		tmpl += ", tool calls " + j.ToolFormat().Name
+	}
 	return fmt.Sprintf("%s (%s, %.2fM parameters, %d layers, d %d), weights %s, chat template %s (%s), %d stop tokens, max context %d",
-		m.name, c.Architecture, float64(c.Params())/1e6, c.NumLayers, c.HiddenSize, m.weights.Source, m.tmpl.Name(), m.tmplSource, len(m.stop), m.maxContext)
+		m.name, c.Architecture, float64(c.Params())/1e6, c.NumLayers, c.HiddenSize, m.weights.Source, m.tmpl.Name(), tmpl, len(m.stop), m.maxContext)
 }

@@ -90,9 +90,10 @@ func TestWeightsModelTemplateChoice(t *testing.T) {
 		want     string
 	}{
 		{"pitstop key", map[string]any{"pitstop_chat_template": "hermes"}, nil, "", "hermes"},
-		{"qwen jinja", nil, map[string]any{"chat_template": qwenJinja}, "", "qwen2.5"},
-		{"chatml jinja", nil, map[string]any{"chat_template": "<|im_start|>{{ m }}<|im_end|>"}, "", "hermes"},
-		{"jinja list", nil, map[string]any{"chat_template": []map[string]string{{"name": "tool_use", "template": "x"}, {"name": "default", "template": qwenJinja}}}, "", "qwen2.5"},
+		{"own jinja", nil, map[string]any{"chat_template": qwenJinja}, "", "jinja"},
+		{"broken qwen jinja", nil, map[string]any{"chat_template": "{% if %}" + qwenJinja}, "", "qwen2.5"},
+		{"broken chatml jinja", nil, map[string]any{"chat_template": "{% for %}<|im_start|>{{ m }}<|im_end|>"}, "", "hermes"},
+		{"jinja list", nil, map[string]any{"chat_template": []map[string]string{{"name": "tool_use", "template": "x"}, {"name": "default", "template": qwenJinja}}}, "", "jinja"},
 		{"model_type qwen2", map[string]any{"architectures": []string{"Qwen2ForCausalLM"}, "model_type": "qwen2"}, nil, "", "qwen2.5"},
 		{"ChatML tokens", nil, nil, "", "hermes"},
 		{"override", map[string]any{"pitstop_chat_template": "hermes"}, nil, "qwen2.5", "qwen2.5"},

@@ -21,20 +21,21 @@ const scriptedModelFlag = "scripted-test"
 // the CPU executor (the default, the built-in tiny tool-calling model), or
 // the scripted test model on the simulated executor.
 type serveModelFlags struct {
-	model, loadFormat, template, servedName string
-	seed                                    uint64
-	profile                                 string
-	pace                                    float64
-	kvTokens, hostKVTokens                  int
-	maxBatched, maxSeqs, swapBlocks         int
-	calibrate                               time.Duration
+	model, loadFormat, template, toolParser, servedName string
+	seed                                                uint64
+	profile                                             string
+	pace                                                float64
+	kvTokens, hostKVTokens                              int
+	maxBatched, maxSeqs, swapBlocks                     int
+	calibrate                                           time.Duration
 }
 
 func addServeModelFlags(fl *pflag.FlagSet, f *serveModelFlags) {
 	fl.StringVar(&f.model, "model", builtin.Prefix+builtin.TinyTools, "model served: builtin:NAME (built in: "+strings.Join(builtin.Names(), ", ")+"), a Hugging Face model directory (config.json + safetensors + tokenizer.json; Llama, Qwen2, Mistral), or "+scriptedModelFlag+" (the scripted test model on the simulated executor, for tests)")
 	fl.StringVar(&f.loadFormat, "load-format", "auto", "weights: auto (safetensors), safetensors, or dummy (random weights from config.json: for timing, the answers are noise)")
 	fl.Uint64Var(&f.seed, "model-seed", 1, "seed of --load-format dummy weights")
-	fl.StringVar(&f.template, "chat-template", "", "chat template, overriding the one found in the model directory: "+strings.Join(chat.Names(), ", "))
+	fl.StringVar(&f.template, "chat-template", "", "chat template, overriding the model's own: a FILE.jinja, or a built-in one: "+strings.Join(chat.Names(), ", "))
+	fl.StringVar(&f.toolParser, "tool-parser", "", "tool-call format of a Jinja chat template (vLLM's names): "+strings.Join(chat.ToolFormatNames(), ", ")+" (default: detected from the template)")
 	fl.StringVar(&f.servedName, "served-model-name", "", "model id clients ask for (default: the built-in model's name, or the directory's base name)")
 	fl.IntVar(&f.kvTokens, "kv-tokens", 0, "device KV capacity in tokens (0: 16384 for a real model, capped at its context × --max-seqs; the profile's for "+scriptedModelFlag+")")
 	fl.IntVar(&f.hostKVTokens, "host-kv-tokens", 0, "host-memory KV tier for swapped calls, in tokens (0: 4 × --kv-tokens for a real model, the profile's for "+scriptedModelFlag+"; negative: none)")
@@ -73,7 +74,7 @@ func (f *serveModelFlags) apply(cfg *runtime.Config, changed func(string) bool) 
 		return servedModel{}, usagef("--calibrate must not be negative")
 	}
 	if f.scripted() {
-		for _, name := range []string{"load-format", "model-seed", "chat-template", "served-model-name", "max-batched-tokens", "max-seqs", "swap-blocks-per-iter", "calibrate"} {
+		for _, name := range []string{"load-format", "model-seed", "chat-template", "tool-parser", "served-model-name", "max-batched-tokens", "max-seqs", "swap-blocks-per-iter", "calibrate"} {
 			if changed(name) {
 				return servedModel{}, usagef("--%s applies to a real model, not --model %s", name, scriptedModelFlag)
 			}
@@ -98,7 +99,7 @@ func (f *serveModelFlags) apply(cfg *runtime.Config, changed func(string) bool) 
 			return servedModel{}, usagef("--%s applies to --model %s only (a real model runs on the CPU executor)", name, scriptedModelFlag)
 		}
 	}
-	m, err := runtime.LoadWeightsModel(f.model, runtime.WeightsOptions{Name: f.servedName, LoadFormat: f.loadFormat, Seed: f.seed, Template: f.template})
+	m, err := runtime.LoadWeightsModel(f.model, runtime.WeightsOptions{Name: f.servedName, LoadFormat: f.loadFormat, Seed: f.seed, Template: f.template, ToolParser: f.toolParser})
 	if err != nil {
 		return servedModel{}, usageError{err.Error()}
 	}

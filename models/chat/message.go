@@ -1,7 +1,11 @@
-// Package chat renders chat conversations into model prompts (Qwen2.5,
-// Hermes-style ChatML, Llama 3.1) exactly as the models' official templates
-// do, in Go rather than a Jinja engine, and parses the tool calls a model
-// writes back, incrementally, as its tokens stream out. A call counts when
+// Package chat renders chat conversations into model prompts and parses the
+// tool calls a model writes back, incrementally, as its tokens stream out.
+// A model's own Jinja template (tokenizer_config.json, chat_template.jinja,
+// a GGUF file) renders with github.com/ardanlabs/jinja, an engine written
+// for chat templates, through Jinja (jinja*.go); three templates are also
+// written by hand in Go (Qwen2.5, Hermes-style ChatML, Llama 3.1), equal to
+// the official ones byte for byte, for the built-in tiny model, which has
+// no Jinja source to ship. A call counts when
 // the model wrote the template's markers as tokens of their own, not when
 // its text spells them (provenance.go, docs/tool-call-provenance.md).
 package chat

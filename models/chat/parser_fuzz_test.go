@@ -115,7 +115,7 @@ func isSubsequence(sub, s string) bool {
 //     are those of the whole output fed as one text (a marker token means
 //     what trusted text that spells it means).
 func FuzzToolCallParser(f *testing.F) {
-	for _, c := range append(append([]parserCase{}, hermesCases...), llamaCases...) {
+	for _, c := range append(append(append([]parserCase{}, hermesCases...), llamaCases...), mistralCases...) {
 		for _, mode := range []uint8{0, 3, 4, 7, 8} {
 			f.Add(c.in, []byte{0x83, 0x05, 0x9a}, mode)
 		}
@@ -146,6 +146,7 @@ func FuzzToolCallParser(f *testing.F) {
 		}{
 			{"hermes", func(p Provenance) ToolCallParser { return hermesWith(p)() }, NewHermes().ToolCallMarkup()},
 			{"llama", func(p Provenance) ToolCallParser { return llamaWith(p)() }, NewLlama31(Llama31Options{}).ToolCallMarkup()},
+			{"mistral", func(p Provenance) ToolCallParser { return NewMistralParser(WithIDs(seqIDs), WithProvenance(p)) }, toolFormats["mistral"].Markup},
 		} {
 			got := Coalesce(feedPieces(tc.newP(prov), pieces))
 			checkInvariants(t, got)

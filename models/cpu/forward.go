@@ -174,7 +174,7 @@ func (f *forward) run(x *Executor, items []item) error {
 		for t := range T {
 			rmsNorm(f.hb[t*H:(t+1)*H], f.x[t*H:(t+1)*H], l.AttnNorm, c.RMSNormEps)
 		}
-		f.matmulT(T, f.qkvW, H, f.hb, l.WQKV, 0, f.qkv)
+		f.matmulW(T, f.qkvW, H, f.hb, l.WQKV, l.Quant.WQKV, 0, f.qkv)
 		for t := range T {
 			row := f.qkv[t*f.qkvW : (t+1)*f.qkvW]
 			if l.BQKV != nil {
@@ -189,7 +189,7 @@ func (f *forward) run(x *Executor, items []item) error {
 			f.storeKV(x, items, li, t, row[Q:Q+KV], row[Q+KV:])
 		}
 		f.attention(x, items, li, T)
-		f.matmulT(T, H, Q, f.att, l.WO, 1, f.x) // x += attn·Woᵀ
+		f.matmulW(T, H, Q, f.att, l.WO, l.Quant.WO, 1, f.x) // x += attn·Woᵀ
 		if l.BO != nil {
 			for t := range T {
 				addTo(f.x[t*H:(t+1)*H], l.BO)
@@ -198,7 +198,7 @@ func (f *forward) run(x *Executor, items []item) error {
 		for t := range T {
 			rmsNorm(f.hb[t*H:(t+1)*H], f.x[t*H:(t+1)*H], l.MLPNorm, c.RMSNormEps)
 		}
-		f.matmulT(T, 2*I, H, f.hb, l.WGateUp, 0, f.gu)
+		f.matmulW(T, 2*I, H, f.hb, l.WGateUp, l.Quant.WGateUp, 0, f.gu)
 		for t := range T {
 			g, u, a := f.gu[t*2*I:t*2*I+I], f.gu[t*2*I+I:(t+1)*2*I], f.act[t*I:(t+1)*I]
 			for j := range a {
@@ -206,7 +206,7 @@ func (f *forward) run(x *Executor, items []item) error {
 				a[j] = float32(gj / (1 + math.Exp(-gj)) * float64(u[j]))
 			}
 		}
-		f.matmulT(T, H, I, f.act, l.WDown, 1, f.x) // x += act·Wdownᵀ
+		f.matmulW(T, H, I, f.act, l.WDown, l.Quant.WDown, 1, f.x) // x += act·Wdownᵀ
 	}
 
 	// Logits of the sampled rows only.
@@ -220,7 +220,7 @@ func (f *forward) run(x *Executor, items []item) error {
 	}
 	V := c.VocabSize
 	f.logits = grow(f.logits, S*V)
-	f.matmulT(S, V, H, f.fin, f.m.LMHead, 0, f.logits)
+	f.matmulW(S, V, H, f.fin, f.m.LMHead, f.m.QLMHead, 0, f.logits)
 	r := 0
 	for i := range items {
 		it := &items[i]
@@ -427,6 +427,16 @@ func (f *forward) attendUnit(x *Executor, items []item, layer, t, g int, scores 
 // row-major: activations times HF-layout weights.
 func (f *forward) matmulT(m, n, k int, a, w []float32, beta float32, c []float32) {
 	f.mm.Gemm(kernel.NoTrans, kernel.Trans, m, n, k, 1, a, k, w, k, beta, c, n)
+}
+
+// matmulW is matmulT with a weight that may be quantized (q non-nil, w
+// nil): a GGUF model's projections.
+func (f *forward) matmulW(m, n, k int, a, w []float32, q *kernel.QMatrix, beta float32, c []float32) {
+	if q != nil {
+		f.mm.QGemm(m, n, k, a, q, beta, c)
+		return
+	}
+	f.matmulT(m, n, k, a, w, beta, c)
 }
 
 // rmsNorm is dst = x / sqrt(mean(x²) + eps) · w, the sum in float64.

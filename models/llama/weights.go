@@ -26,6 +26,16 @@ type Layer struct {
 	MLPNorm  []float32 // [hidden]
 	WGateUp  []float32 // [2·intermediate × hidden]: gate_proj rows, then up_proj
 	WDown    []float32 // [hidden × intermediate]
+	// Quant holds the projections kept quantized (GGUF Q8_0, Q4_0): a
+	// non-nil matrix there replaces the float32 slice of the same name,
+	// which is then nil.
+	Quant QuantLayer
+}
+
+// QuantLayer are a layer's quantized projections, fused as the float32
+// ones are.
+type QuantLayer struct {
+	WQKV, WO, WGateUp, WDown *kernel.QMatrix
 }
 
 // Model is a loaded model.
@@ -35,7 +45,9 @@ type Model struct {
 	Layers []Layer
 	Norm   []float32 // [hidden]
 	LMHead []float32 // [vocab × hidden]; the same slice as Embed when tied
-	Source string    // where the weights came from: a directory, or "dummy"
+	// QLMHead replaces LMHead when the output projection is quantized.
+	QLMHead *kernel.QMatrix
+	Source  string // where the weights came from: a directory, or "dummy"
 }
 
 // Load formats.

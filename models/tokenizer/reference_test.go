@@ -1,0 +1,94 @@
+package tokenizer_test
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/models/chat/hfref"
+	"github.com/pitstop-llm/pitstop/models/tokenizer"
+)
+
+// referenceTexts are texts whose tokens are compared: prose in several
+// scripts, code, numbers, runs of spaces and newlines, emoji, contractions,
+// special tokens written in the text, prompts rendered with the model's
+// chat template, and random mixes of all of these.
+func referenceTexts(t *testing.T, template string) []string {
+	texts := []string{
+		"Hello, world! What's the weather in Paris today?",
+		"naïve café — Zürich, São Paulo, Kraków; 東京の天気は？ 北京今天天气怎么样？ Привет, мир! مرحبا بالعالم",
+		"func main() {\n\tfmt.Println(\"hi\")\n}\n\n\n    x := 12345678 + 3.14159e-10\n",
+		"I'm sure they'll say we've DONE it, you'd THINK it's fine, isn't it?",
+		"   leading and trailing   \n\n\n\t\ttabs\r\nwindows\r\n",
+		"emoji 👩‍💻🚀🇫🇷 and symbols ©®™ ∑∫√ ≤≥ ←→",
+		"<|im_start|>user\nhi<|im_end|>\n<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>",
+		"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+		"1 22 333 4444 55555 666666 1234567890 3,000,000.50 2026-11-26",
+	}
+	if template != "" {
+		src, err := os.ReadFile(filepath.Join("..", "chat", "testdata", "templates", template))
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := chat.NewJinja(string(src), chat.JinjaOptions{Vars: map[string]any{"date_string": "26 Nov 2026"}, EOS: "<|eot_id|>", BOS: "<|begin_of_text|>"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := []chat.Message{
+			{Role: chat.RoleSystem, Content: "You are a bot."},
+			{Role: chat.RoleUser, Content: "Weather in Paris?"},
+			{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city": "Paris"}`}}},
+			{Role: chat.RoleTool, ToolCallID: "c1", Name: "get_weather", Content: "18°C, clear"},
+		}
+		tools := []chat.Tool{{Name: "get_weather", Description: "Get the weather", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string","description":"City"}},"required":["city"]}`)}}
+		p, err := j.Render(msgs, tools, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, p)
+	}
+	pieces := []string{"a", "the", " ", "  ", "\n", "\n\n", "\t", "'s", "'LL", "123", "4567", "é", "ß", "中文", "🙂", "<|im_end|>", "<|eot_id|>", "x_y", "(", "))", ".", "...", "\u00a0", "\u3000", "Ω", "ǅ", "٣"}
+	r := rand.New(rand.NewPCG(17, 26))
+	for range 200 {
+		var b strings.Builder
+		for range 1 + r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		texts = append(texts, b.String())
+	}
+	return texts
+}
+
+// TestTokenizerMatchesHuggingFace encodes the same texts with pitstop's
+// tokenizer and @huggingface/tokenizers (the tokenizers of
+// @huggingface/transformers 4.x) on the real tokenizer.json files of Qwen3
+// and Llama 3.1: the ids must be identical.
+func TestTokenizerMatchesHuggingFace(t *testing.T) {
+	for _, c := range []struct{ model, template string }{{"qwen3", "qwen3.jinja"}, {"llama3.1", "llama3.1-json.jinja"}} {
+		dir := hfref.TokenizerDir(t, c.model)
+		tok, err := tokenizer.Load(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", c.model, err)
+		}
+		texts := referenceTexts(t, c.template)
+		var got []struct {
+			IDs [][]int32 `json:"ids"`
+		}
+		hfref.Run(t, []map[string]any{{"op": "encode", "tokenizer": filepath.Join(dir, "tokenizer.json"),
+			"config": filepath.Join(dir, "tokenizer_config.json"), "texts": texts}}, &got)
+		same := 0
+		for i, text := range texts {
+			ours := tok.Encode(text, true)
+			if !slices.Equal(ours, got[0].IDs[i]) {
+				t.Errorf("%s: %q:\npitstop %v\nhf      %v", c.model, text, ours, got[0].IDs[i])
+				continue
+			}
+			same++
+		}
+		t.Logf("%s: %d of %d texts tokenized identically (vocabulary %d)", c.model, same, len(texts), tok.VocabSize())
+	}
+}
