@@ -154,6 +154,7 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/v1/tools/:name/invoke", s.invokeTool)
 	e.GET("/v1/programs", s.listPrograms)
 	e.GET("/v1/programs/:id", s.getProgram)
+	s.mountBackends(e)
 	if err := s.mountMCP(e); err != nil {
 		return nil, err
 	}
@@ -333,10 +334,16 @@ func (s *Server) model() modelObject {
 }
 
 func (s *Server) listModels(c echo.Context) error {
+	if s.rt.Remote() != nil {
+		return s.listRemoteModels(c)
+	}
 	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": []modelObject{s.model()}})
 }
 
 func (s *Server) getModel(c echo.Context) error {
+	if s.rt.Remote() != nil {
+		return s.getRemoteModel(c)
+	}
 	if id := c.Param("id"); id != s.rt.Model().Name() {
 		return newError(http.StatusNotFound, typeInvalidRequest, "model", "model_not_found", "The model %q does not exist.", id)
 	}

@@ -1,0 +1,253 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/pitstop-llm/pitstop/runtime"
+	"github.com/pitstop-llm/pitstop/runtime/remote"
+	"github.com/pitstop-llm/pitstop/tools"
+)
+
+// lookupRuns counts the runs of the router's lookup tool in a test.
+type routerFixture struct {
+	backends []*testServer
+	router   *testServer
+	r        *remote.Router
+	runs     atomic.Int64
+}
+
+// lookupDecl is a tool only the router has: the backends return its calls,
+// the router runs them.
+func lookupDecl() openai.Tool {
+	return openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name: "lookup", Description: "Look a key up",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`),
+	}}
+}
+
+// newRouterFixture starts n scripted pitstop backends and a router in
+// front of them (balancer bal).
+func newRouterFixture(t *testing.T, n int, bal string, specOpts string) *routerFixture {
+	t.Helper()
+	f := &routerFixture{}
+	var specs []string
+	for range n {
+		b := newTestServer(t, serverOpts{})
+		f.backends = append(f.backends, b)
+		specs = append(specs, b.http.URL+",kind=pitstop"+specOpts)
+	}
+	parsed, err := remote.ParseSpecs(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.NewRegistry()
+	lookup, err := tools.New("lookup", "Look a key up", json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`),
+		func(_ context.Context, args json.RawMessage) (string, error) {
+			f.runs.Add(1)
+			var a struct{ Key string }
+			_ = json.Unmarshal(args, &a)
+			return "value-of-" + a.Key, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.MustRegister(lookup)
+	f.r, err = remote.New(remote.Config{Balancer: bal, HealthInterval: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.r.Close)
+	f.router = newTestServer(t, serverOpts{rt: runtime.Config{Remote: f.r, Tools: reg}})
+	return f
+}
+
+func TestRouterServerSideToolRound(t *testing.T) {
+	f := newRouterFixture(t, 3, "", "")
+	cl := f.router.client(map[string]string{HeaderProgram: "agent-1"})
+	ctx := context.Background()
+	req := openai.ChatCompletionRequest{Model: "pitstop-scripted-test", Tools: []openai.Tool{lookupDecl()},
+		Messages: []openai.ChatCompletionMessage{userMsg(`/call lookup {"key": "k1"}`)}}
+	resp, err := cl.CreateChatCompletion(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Choices[0].Message.Content; !strings.Contains(got, "value-of-k1") {
+		t.Errorf("answer %q does not quote the router's tool result", got)
+	}
+	if resp.Choices[0].FinishReason != openai.FinishReasonStop {
+		t.Errorf("finish %q", resp.Choices[0].FinishReason)
+	}
+	if f.runs.Load() != 1 {
+		t.Errorf("lookup ran %d times, want 1", f.runs.Load())
+	}
+	// The same call, streamed: the tool round is a pitstop chunk.
+	req.Stream = true
+	st, err := cl.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for {
+		ch, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ch.Choices) > 0 {
+			text.WriteString(ch.Choices[0].Delta.Content)
+		}
+	}
+	st.Close()
+	if !strings.Contains(text.String(), "value-of-k1") {
+		t.Errorf("streamed answer %q", text.String())
+	}
+	// The round is reported with its handling.
+	code, body := f.router.do("POST", "/v1/chat/completions",
+		`{"model":"pitstop-scripted-test","messages":[{"role":"user","content":"/call lookup {\"key\": \"k2\"}"}],"tools":[{"type":"function","function":{"name":"lookup"}}]}`, nil)
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, body)
+	}
+	ps := body["pitstop"].(map[string]any)
+	rounds := ps["tool_rounds"].([]any)
+	if len(rounds) != 1 || rounds[0].(map[string]any)["handling"] != "preserve" ||
+		!strings.Contains(rounds[0].(map[string]any)["handling_reason"].(string), "affinity") {
+		t.Errorf("tool rounds %v", rounds)
+	}
+}
+
+func TestRouterClientToolsAndAffinity(t *testing.T) {
+	f := newRouterFixture(t, 3, "", "")
+	ctx := context.Background()
+	for p := range 6 {
+		prog := "prog-" + string(rune('a'+p))
+		cl := f.router.client(map[string]string{HeaderProgram: prog})
+		msgs := []openai.ChatCompletionMessage{userMsg(`/call get_weather {"city": "Paris"}`)}
+		resp, err := cl.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "pitstop-scripted-test", Tools: []openai.Tool{weatherDecl()}, Messages: msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Choices[0].FinishReason != openai.FinishReasonToolCalls || len(resp.Choices[0].Message.ToolCalls) != 1 {
+			t.Fatalf("want a client tool call, got %+v", resp.Choices[0])
+		}
+		msgs = append(msgs, resp.Choices[0].Message, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool,
+			ToolCallID: resp.Choices[0].Message.ToolCalls[0].ID, Content: "sunny"})
+		resp2, err := cl.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "pitstop-scripted-test", Tools: []openai.Tool{weatherDecl()}, Messages: msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(resp2.Choices[0].Message.Content, "sunny") {
+			t.Errorf("follow-up answer %q", resp2.Choices[0].Message.Content)
+		}
+		if resp2.Usage.PromptTokensDetails == nil || resp2.Usage.PromptTokensDetails.CachedTokens == 0 {
+			t.Errorf("%s: the follow-up found no cached prefix: it did not land on the backend holding it (usage %+v)", prog, resp2.Usage)
+		}
+	}
+}
+
+func TestRouterModelsAndBackends(t *testing.T) {
+	f := newRouterFixture(t, 2, "round-robin", ",max-inflight=4")
+	code, body := f.router.do("GET", "/v1/models", "", nil)
+	if code != 200 {
+		t.Fatalf("models: %d %v", code, body)
+	}
+	data := body["data"].([]any)
+	if len(data) != 1 || data[0].(map[string]any)["id"] != "pitstop-scripted-test" {
+		t.Errorf("models %v", data)
+	}
+	code, body = f.router.do("GET", "/v1/backends", "", nil)
+	if code != 200 || len(body["data"].([]any)) != 2 || body["balancer"] != "round-robin" {
+		t.Fatalf("backends: %d %v", code, body)
+	}
+	name := body["data"].([]any)[0].(map[string]any)["name"].(string)
+	if code, body = f.router.do("POST", "/v1/backends/"+name+"/drain", "", nil); code != 200 {
+		t.Errorf("drain: %d %v", code, body)
+	}
+	if code, body = f.router.do("DELETE", "/v1/backends/nope:1", "", nil); code != 404 {
+		t.Errorf("delete unknown: %d %v", code, body)
+	}
+	code, body = f.router.do("POST", "/v1/backends", `{"url":"ftp://x"}`, nil)
+	wantError(t, code, body, 400, "url")
+	if code, body = f.router.do("DELETE", "/v1/backends/"+name, "", nil); code != 200 {
+		t.Errorf("delete: %d %v", code, body)
+	}
+	// Every call now goes to the remaining backend.
+	cl := f.router.client(nil)
+	for range 3 {
+		if _, err := cl.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "pitstop-scripted-test", Messages: []openai.ChatCompletionMessage{userMsg("hello")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bs := f.r.Backends()
+	if len(bs) != 1 || bs[0].Calls != 3 {
+		t.Errorf("backends after delete: %+v", bs)
+	}
+	code, body = f.router.do("POST", "/v1/chat/completions", `{"model":"gpt-9","messages":[{"role":"user","content":"hi"}]}`, nil)
+	wantError(t, code, body, 404, "model")
+}
+
+func TestRouterFailover(t *testing.T) {
+	f := newRouterFixture(t, 2, "round-robin", "")
+	// One backend goes away: every call still succeeds, on the other.
+	f.backends[0].http.CloseClientConnections()
+	f.backends[0].http.Close()
+	cl := f.router.client(nil)
+	for i := range 4 {
+		if _, err := cl.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "pitstop-scripted-test", Messages: []openai.ChatCompletionMessage{userMsg("hello")}}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	// All down: 503 with Retry-After and an OpenAI body.
+	f.backends[1].http.Close()
+	req, _ := http.NewRequest("POST", f.router.http.URL+"/v1/chat/completions", strings.NewReader(`{"model":"pitstop-scripted-test","messages":[{"role":"user","content":"hi"}]}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	wantError(t, resp.StatusCode, body, 503, "")
+	if resp.Header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+}
+
+func TestRouterMalformedReply(t *testing.T) {
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			_, _ = io.WriteString(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {not json\n\n")
+	}))
+	defer bad.Close()
+	specs, _ := remote.ParseSpecs([]string{bad.URL})
+	r, err := remote.New(remote.Config{Logger: slog.New(slog.DiscardHandler)}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ts := newTestServer(t, serverOpts{rt: runtime.Config{Remote: r}})
+	for range 2 { // the server keeps serving
+		code, body := ts.do("POST", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, nil)
+		wantError(t, code, body, 502, "")
+	}
+	if code, _ := ts.do("GET", "/v1/models", "", nil); code != 200 {
+		t.Errorf("models after a bad reply: %d", code)
+	}
+}
