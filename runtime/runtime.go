@@ -378,6 +378,12 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	rt.eng = eng
+	if cfg.Remote != nil {
+		if err := cfg.Remote.Register(rt.metrics.Registry); err != nil {
+			exec.Close()
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+	}
 	rt.metrics.kvBlocks.WithLabelValues("total").Set(float64(ecfg.NumBlocks))
 	rt.metrics.kvBlocks.WithLabelValues("free").Set(float64(ecfg.NumBlocks))
 	rt.metrics.hostBlocks.WithLabelValues("capacity").Set(float64(eng.Host().Capacity()))

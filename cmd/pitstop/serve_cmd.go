@@ -64,6 +64,7 @@ type serveFlags struct {
 	shutdownTimeout, saveInterval time.Duration
 	lengthPredictor               string
 	mcp                           mcpFlags
+	backend                       backendFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -157,6 +158,7 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.StringVar(&f.lengthPredictor, "predictor", runtime.LengthONNX, "output-length predictor of each call segment: onnx (the served model's own length.onnx when its directory has one, as builtin:tiny-tools does, else the default model in predictor/data; through ONNX Runtime: $PITSTOP_ORT_LIB or scripts/fetch_ort.sh's cache; without it, history, said in the log and /metrics), history (the program's mean so far), or the path of an ONNX length model")
 	addPredictorLearnFlags(fl, &f.learn)
 	addMCPFlags(fl, &f.mcp)
+	addBackendFlags(fl, &f.backend)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to let calls in flight finish on SIGINT/SIGTERM")
 	return cmd
 }
@@ -187,6 +189,10 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	}
 	if _, err := tools.ParseAllowList(strings.Join(f.webhookAllow, ",")); err != nil {
 		return usagef("--webhook-allow: %v", err)
+	}
+	backends, err := f.backend.specs(changed)
+	if err != nil {
+		return err
 	}
 	keys, err := api.LoadAPIKeys(f.apiKeys, f.adminKeys, f.apiKeysFile)
 	if err != nil {
@@ -234,8 +240,15 @@ func runServe(f serveFlags, changed func(string) bool) error {
 		StrictToolCalls: f.strictToolCalls,
 		Trace:           trace, Logger: log,
 	}
-	served, err := f.serveModelFlags.apply(&rcfg, changed)
-	if err != nil {
+	var served servedModel
+	if len(backends) > 0 {
+		router, err := f.backend.apply(backends, &rcfg, log)
+		if err != nil {
+			return err
+		}
+		defer router.Close()
+		served = servedModel{description: "no model: a router over " + backendNames(backends), executor: "remote"}
+	} else if served, err = f.serveModelFlags.apply(&rcfg, changed); err != nil {
 		return err
 	}
 	length, err := runtime.LoadLengthFor(f.lengthPredictor, served.dir)

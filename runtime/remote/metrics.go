@@ -29,11 +29,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		moved:        prometheus.NewCounter(prometheus.CounterOpts{Name: "pitstop_router_moved_total", Help: "Generations moved to another backend after theirs failed before any output."}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.inflight, m.queue, m.limit, m.up, m.calls, m.errors, m.latency, m.ttft, m.promptTokens, m.cachedTokens, m.moved} {
-			reg.MustRegister(c)
-		}
+		_ = m.register(reg)
 	}
 	return m
+}
+
+func (m *metrics) register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.inflight, m.queue, m.limit, m.up, m.calls, m.errors, m.latency, m.ttft, m.promptTokens, m.cachedTokens, m.moved} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // forget drops a removed backend's series.

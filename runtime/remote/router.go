@@ -35,7 +35,8 @@ type Config struct {
 	HealthInterval, HealthTimeout time.Duration
 	// Transport, when set, carries the requests to the backends.
 	Transport http.RoundTripper
-	// Registerer takes the per-backend metrics (nil: not registered).
+	// Registerer takes the per-backend metrics (nil: not registered until
+	// Register; a runtime with Config.Remote registers them with its own).
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
 }
@@ -103,6 +104,11 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	}
 	go r.healthLoop()
 	return r, nil
+}
+
+// Register adds the router's per-backend metrics to reg (once).
+func (r *Router) Register(reg prometheus.Registerer) error {
+	return r.m.register(reg)
 }
 
 // Close stops the health checks.
