@@ -1,0 +1,227 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/models/chat"
+)
+
+// fakeServer is a small OpenAI-compatible server: reply writes the body of
+// each chat completion; bodies records what the router sent.
+type fakeServer struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []map[string]any
+	calls  atomic.Int64
+}
+
+func newFake(t *testing.T, reply func(w http.ResponseWriter, n int64)) *fakeServer {
+	t.Helper()
+	f := &fakeServer{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m1"}]}`)
+			return
+		}
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		f.mu.Lock()
+		f.bodies = append(f.bodies, body)
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		reply(w, f.calls.Add(1))
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func sse(w http.ResponseWriter, events ...string) {
+	for _, e := range events {
+		fmt.Fprintf(w, "data: %s\n\n", e)
+		w.(http.Flusher).Flush()
+	}
+}
+
+// fragmentedToolCalls streams two parallel tool calls in fragments.
+func fragmentedToolCalls(w http.ResponseWriter, _ int64) {
+	sse(w,
+		`{"model":"m1","choices":[{"index":0,"delta":{"role":"assistant","content":"Let me "}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"look."}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"lookup","arguments":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"lookup","arguments":"{\"key\""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"key\": \"x\"}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":": \"y\"}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":12,"prompt_tokens_details":{"cached_tokens":32}}}`,
+		`[DONE]`)
+}
+
+func newTestRouter(t *testing.T, bal string, urls ...string) *Router {
+	t.Helper()
+	specs, err := ParseSpecs(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Balancer: bal, HealthInterval: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+func userReq(program string) *Request {
+	return &Request{Program: program, Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}, PromptTokens: 10}
+}
+
+func TestGenerateParsesStreamedToolCalls(t *testing.T) {
+	f := newFake(t, fragmentedToolCalls)
+	r := newTestRouter(t, "", f.URL+",kind=vllm")
+	var evs []Event
+	rep, err := r.Generate(context.Background(), userReq("p"), "", func(e Event) { evs = append(evs, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []chat.ToolCall{{ID: "a", Name: "lookup", Arguments: `{"key": "x"}`}, {ID: "b", Name: "lookup", Arguments: `{"key": "y"}`}}
+	if len(rep.ToolCalls) != 2 || rep.ToolCalls[0] != want[0] || rep.ToolCalls[1] != want[1] {
+		t.Errorf("tool calls %+v", rep.ToolCalls)
+	}
+	if rep.Content != "Let me look." || rep.FinishReason != "tool_calls" || rep.Usage.CachedTokens != 32 || rep.Usage.PromptTokens != 40 || rep.Model != "m1" {
+		t.Errorf("reply %+v", rep)
+	}
+	if evs[0].Kind != EventContent || evs[len(evs)-1].Kind != EventToolCallArgs {
+		t.Errorf("events %+v", evs)
+	}
+	// vLLM gets the rank as its priority, and the backend's model.
+	if b := f.bodies[0]; b["priority"] != float64(0) || b["model"] != "m1" || b["stream"] != true {
+		t.Errorf("body sent %v", b)
+	}
+	// The program's service so far is its rank now.
+	if got := r.Rank("p"); got != 40-32+12 {
+		t.Errorf("rank %v, want %d", got, 40-32+12)
+	}
+}
+
+func TestGenerateKindFields(t *testing.T) {
+	f := newFake(t, fragmentedToolCalls)
+	r := newTestRouter(t, "", f.URL+",kind=llamacpp")
+	if _, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	if b := f.bodies[0]; b["cache_prompt"] != true || b["priority"] != nil {
+		t.Errorf("llama.cpp body %v", b)
+	}
+}
+
+func TestGenerateMovesBeforeOutput(t *testing.T) {
+	failing := newFake(t, func(w http.ResponseWriter, _ int64) { w.WriteHeader(http.StatusInternalServerError) })
+	good := newFake(t, fragmentedToolCalls)
+	r := newTestRouter(t, "round-robin", failing.URL, good.URL)
+	for i := range 3 {
+		rep, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {})
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if rep.Backend != good.Listener.Addr().String() {
+			t.Errorf("call %d went to %s", i, rep.Backend)
+		}
+	}
+	if failing.calls.Load() != 1 {
+		t.Errorf("the failed backend got %d calls, want 1 (then marked down)", failing.calls.Load())
+	}
+}
+
+func TestGenerateFailsMidStream(t *testing.T) {
+	cut := newFake(t, func(w http.ResponseWriter, _ int64) {
+		sse(w, `{"choices":[{"index":0,"delta":{"content":"partial"}}]}`)
+		panic(http.ErrAbortHandler) // the connection drops mid-reply
+	})
+	good := newFake(t, fragmentedToolCalls)
+	r := newTestRouter(t, "round-robin", cut.URL, good.URL)
+	var got strings.Builder
+	_, err := r.Generate(context.Background(), userReq("p"), "", func(e Event) { got.WriteString(e.Text) })
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != ErrBackendFailed {
+		t.Fatalf("streamed call: err %v, want ErrBackendFailed", err)
+	}
+	// The same failure for a client that does not stream: the call moves.
+	req := userReq("q")
+	req.Buffered = true
+	rep, err := r.Generate(context.Background(), req, cut.Listener.Addr().String(), func(Event) {})
+	if err != nil || len(rep.ToolCalls) != 2 {
+		t.Fatalf("buffered call: %v %+v", err, rep)
+	}
+}
+
+func TestGenerateNoBackend(t *testing.T) {
+	f := newFake(t, fragmentedToolCalls)
+	addr := f.URL
+	f.Close()
+	r := newTestRouter(t, "", addr)
+	_, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {})
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != ErrNoBackend || re.RetryAfter <= 0 {
+		t.Fatalf("err %v, want ErrNoBackend with RetryAfter", err)
+	}
+}
+
+func TestGenerateMalformed(t *testing.T) {
+	for name, reply := range map[string]func(http.ResponseWriter, int64){
+		"not json":      func(w http.ResponseWriter, _ int64) { sse(w, "{oops") },
+		"no events":     func(w http.ResponseWriter, _ int64) { _, _ = io.WriteString(w, "hello\n") },
+		"nameless call": func(w http.ResponseWriter, _ int64) { sse(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`, "[DONE]") },
+	} {
+		f := newFake(t, reply)
+		r := newTestRouter(t, "", f.URL)
+		_, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {})
+		var re *Error
+		if !errors.As(err, &re) || re.Kind != ErrBadReply {
+			t.Errorf("%s: err %v, want ErrBadReply", name, err)
+		}
+	}
+}
+
+func TestAffinityPin(t *testing.T) {
+	a := newFake(t, fragmentedToolCalls)
+	b := newFake(t, fragmentedToolCalls)
+	r := newTestRouter(t, "round-robin", a.URL, b.URL)
+	pin := b.Listener.Addr().String()
+	for range 4 {
+		rep, err := r.Generate(context.Background(), userReq("p"), pin, func(Event) {})
+		if err != nil || rep.Backend != pin {
+			t.Fatalf("pinned call went to %s (%v)", rep.Backend, err)
+		}
+	}
+}
+
+func FuzzReadStream(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
+	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":3,\"function\":{\"name\":\"f\"}}]}}]}\n\n"))
+	f.Add([]byte(": comment\nevent: x\ndata: {\"error\":{\"message\":\"boom\"}}\n\n"))
+	b := &Backend{}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rep, err := b.readStream(strings.NewReader(string(data)), func(Event) {})
+		if err == nil {
+			for _, c := range rep.ToolCalls {
+				if c.Name == "" {
+					t.Fatalf("a tool call without a name: %+v", rep)
+				}
+			}
+			if rep.FinishReason == "" {
+				t.Fatal("a reply without a finish reason")
+			}
+		}
+	})
+}
