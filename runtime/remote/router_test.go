@@ -179,9 +179,11 @@ func TestGenerateNoBackend(t *testing.T) {
 
 func TestGenerateMalformed(t *testing.T) {
 	for name, reply := range map[string]func(http.ResponseWriter, int64){
-		"not json":      func(w http.ResponseWriter, _ int64) { sse(w, "{oops") },
-		"no events":     func(w http.ResponseWriter, _ int64) { _, _ = io.WriteString(w, "hello\n") },
-		"nameless call": func(w http.ResponseWriter, _ int64) { sse(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`, "[DONE]") },
+		"not json":  func(w http.ResponseWriter, _ int64) { sse(w, "{oops") },
+		"no events": func(w http.ResponseWriter, _ int64) { _, _ = io.WriteString(w, "hello\n") },
+		"nameless call": func(w http.ResponseWriter, _ int64) {
+			sse(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`, "[DONE]")
+		},
 	} {
 		f := newFake(t, reply)
 		r := newTestRouter(t, "", f.URL)
