@@ -19,11 +19,13 @@ type backendFlags struct {
 	balancer       string
 	healthInterval time.Duration
 	healthTimeout  time.Duration
+	order          string
 }
 
 func addBackendFlags(fl *pflag.FlagSet, f *backendFlags) {
 	fl.StringArrayVar(&f.backends, "backend", nil, "serve no model: route every call to these OpenAI-compatible servers (vLLM, SGLang, llama.cpp, pitstop). Repeatable, or a comma list; each URL may be followed by its options: URL[,kind=vllm|sglang|llamacpp|pitstop|openai][,weight=X][,max-inflight=N][,api-key-env=VAR]")
 	fl.StringVar(&f.balancer, "balancer", remote.DefaultBalancer, "with --backend: which backend takes a call: "+strings.Join(cluster.Names(), ", "))
+	fl.StringVar(&f.order, "router-order", remote.OrderPitstop, "with --backend: order of the calls waiting for a backend's free slot: pitstop (the program with the least service so far first; passed on as vLLM's and SGLang's priority) or fcfs (arrival order)")
 	fl.DurationVar(&f.healthInterval, "health-interval", remote.DefaultHealthInterval, "with --backend: how often each backend is health-checked (GET /v1/models)")
 	fl.DurationVar(&f.healthTimeout, "health-timeout", remote.DefaultHealthTimeout, "with --backend: how long one health check may take")
 }
@@ -35,7 +37,7 @@ var modelFlagNames = []string{"model", "load-format", "model-seed", "chat-templa
 // specs checks the flags (bad input: one line, exit 2).
 func (f *backendFlags) specs(changed func(string) bool) ([]remote.Spec, error) {
 	if len(f.backends) == 0 {
-		for _, n := range []string{"balancer", "health-interval", "health-timeout"} {
+		for _, n := range []string{"balancer", "health-interval", "health-timeout", "router-order"} {
 			if changed(n) {
 				return nil, usagef("--%s needs --backend", n)
 			}
@@ -52,6 +54,9 @@ func (f *backendFlags) specs(changed func(string) bool) ([]remote.Spec, error) {
 	if _, err := cluster.New(f.balancer, cluster.Options{}); err != nil {
 		return nil, usagef("--balancer: %v", err)
 	}
+	if f.order != remote.OrderPitstop && f.order != remote.OrderFCFS {
+		return nil, usagef("--router-order %q: valid: pitstop, fcfs", f.order)
+	}
 	if f.healthInterval <= 0 || f.healthTimeout <= 0 {
 		return nil, usagef("--health-interval and --health-timeout must be positive")
 	}
@@ -66,7 +71,7 @@ func (f *backendFlags) specs(changed func(string) bool) ([]remote.Spec, error) {
 // apply builds the router and sets the runtime to serve on it. An
 // unreachable backend is a warning: the health check keeps trying it.
 func (f *backendFlags) apply(specs []remote.Spec, cfg *runtime.Config, log *slog.Logger) (*remote.Router, error) {
-	r, err := remote.New(remote.Config{Balancer: f.balancer, HealthInterval: f.healthInterval, HealthTimeout: f.healthTimeout, Logger: log}, specs)
+	r, err := remote.New(remote.Config{Balancer: f.balancer, Order: f.order, HealthInterval: f.healthInterval, HealthTimeout: f.healthTimeout, Logger: log}, specs)
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}

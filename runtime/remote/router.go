@@ -33,6 +33,10 @@ type Config struct {
 	// HealthInterval is how often each backend is checked (GET /v1/models);
 	// HealthTimeout bounds one check.
 	HealthInterval, HealthTimeout time.Duration
+	// Order is the admission queues' order: "pitstop" (the default: the
+	// program's attained service, least first) or "fcfs" (arrival order,
+	// the baseline).
+	Order string
 	// Transport, when set, carries the requests to the backends.
 	Transport http.RoundTripper
 	// Registerer takes the per-backend metrics (nil: not registered until
@@ -77,6 +81,13 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	switch cfg.Order {
+	case "":
+		cfg.Order = OrderPitstop
+	case OrderPitstop, OrderFCFS:
+	default:
+		return nil, fmt.Errorf("unknown router order %q (valid: pitstop, fcfs)", cfg.Order)
 	}
 	bal, err := cluster.New(cfg.Balancer, cluster.Options{})
 	if err != nil {
@@ -347,9 +358,18 @@ func (r *Router) pick(req *Request, pin string) *Backend {
 	return cands[i]
 }
 
+// Admission orders.
+const (
+	OrderPitstop = "pitstop"
+	OrderFCFS    = "fcfs"
+)
+
 // Rank is a program's rank in the admission queues: the tokens of service
-// it has had (lower goes first).
+// it has had (lower goes first); 0 for every call under OrderFCFS.
 func (r *Router) Rank(program string) float64 {
+	if r.cfg.Order == OrderFCFS {
+		return 0
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.attained[program]
