@@ -72,7 +72,7 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 		rt.tenants.release(req.Tenant)
 		return nil, err
 	}
-	prompt := estimateTokens(req.Messages)
+	prompt := estimateTokens(req.Messages, offered)
 	rt.tenants.charge(req.Tenant, prompt, received)
 
 	id := rt.nextID.Add(1)
@@ -326,9 +326,13 @@ func (rt *Runtime) remoteKind(backend string) remote.Kind {
 }
 
 // estimateTokens is a conversation's length in tokens as the balancer
-// needs it: about 4 bytes a token, as with common BPE vocabularies.
-func estimateTokens(msgs []chat.Message) int {
+// needs it: about 4 bytes a token, as with common BPE vocabularies, and
+// the tools' definitions, which chat templates render into the prompt.
+func estimateTokens(msgs []chat.Message, offered []chat.Tool) int {
 	n := 0
+	for _, t := range offered {
+		n += 16 + (len(t.Name)+len(t.Description)+len(t.Parameters))/4
+	}
 	for _, m := range msgs {
 		n += 4 + len(m.Content)/4
 		for _, tc := range m.ToolCalls {

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -249,5 +251,83 @@ func TestRouterMalformedReply(t *testing.T) {
 	}
 	if code, _ := ts.do("GET", "/v1/models", "", nil); code != 200 {
 		t.Errorf("models after a bad reply: %d", code)
+	}
+}
+
+// TestRouterLoad runs many programs of server-side tool calls through the
+// router at once: no call fails, every tool runs exactly once per call,
+// every follow-up of a program finds its prefix cached on the backend that
+// ran the program before, and the backends leak nothing (their cleanup
+// checks it).
+func TestRouterLoad(t *testing.T) {
+	f := newRouterFixture(t, 3, "", "")
+	const clients, programs, calls = 16, 3, 3
+	var failed atomic.Int64
+	var mu sync.Mutex
+	var firstCached, followCached []int
+	done := make(chan struct{})
+	for ci := range clients {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for p := range programs {
+				prog := "load-" + string(rune('a'+ci)) + string(rune('a'+p))
+				cl := f.router.client(map[string]string{HeaderProgram: prog})
+				// A system message of the program's own: only the backend
+				// that ran the program has it cached.
+				msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: "You are agent " + prog + strings.Repeat(" "+prog, 40)}}
+				for k := range calls {
+					msgs = append(msgs, userMsg(`/call lookup {"key": "`+prog+string(rune('0'+k))+`"}`))
+					resp, err := cl.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "pitstop-scripted-test", Tools: []openai.Tool{lookupDecl()}, Messages: msgs})
+					if err != nil || !strings.Contains(resp.Choices[0].Message.Content, "value-of-"+prog) {
+						failed.Add(1)
+						t.Errorf("%s call %d: %v", prog, k, err)
+						return
+					}
+					cached := 0
+					if d := resp.Usage.PromptTokensDetails; d != nil {
+						cached = d.CachedTokens
+					}
+					mu.Lock()
+					if k == 0 {
+						firstCached = append(firstCached, cached)
+					} else {
+						followCached = append(followCached, cached)
+					}
+					mu.Unlock()
+					msgs = append(msgs, resp.Choices[0].Message)
+				}
+			}
+		}()
+	}
+	for range clients {
+		<-done
+	}
+	if failed.Load() != 0 {
+		t.Fatalf("%d calls failed", failed.Load())
+	}
+	if got, want := f.runs.Load(), int64(clients*programs*calls); got != want {
+		t.Errorf("the router's tool ran %d times, want %d (once per call)", got, want)
+	}
+	// The prefix all programs share is at most what a first call found
+	// cached; on its program's backend a follow-up finds more: the
+	// program's system message and its earlier turns.
+	shared := slices.Max(firstCached)
+	home := 0
+	for _, n := range followCached {
+		if n >= shared+32 {
+			home++
+		}
+	}
+	if float64(home) < 0.95*float64(len(followCached)) {
+		t.Errorf("%d of %d follow-ups found their program's prefix cached (beyond the %d shared tokens), want at least 95%%", home, len(followCached), shared)
+	}
+	used := 0
+	for _, b := range f.r.Backends() {
+		if b.Calls > 0 {
+			used++
+		}
+	}
+	if used < 2 {
+		t.Errorf("%d concurrent programs went to %d backend(s)", clients*programs, used)
 	}
 }

@@ -35,6 +35,10 @@ const (
 	initialLimit = 8
 	maxLimit     = 256
 	window       = 16 // calls per adaptation step
+	// noiseFloor is the slowdown in seconds below which a window is not
+	// taken for queueing inside the backend: on loopback a millisecond
+	// doubles by scheduling noise alone.
+	noiseFloor = 0.02
 )
 
 func newAdmission(limit int) *admission {
@@ -132,7 +136,7 @@ func (a *admission) evict() {
 }
 
 // observe adapts the limit to a call's time to first token: a window whose
-// mean is within twice the best seen, with calls waiting, raises it by
+// mean is within twice the best seen (plus noiseFloor), with calls waiting, raises it by
 // one; a slower window cuts it by a quarter (the backend is
 // queueing inside, where the router's order cannot reach).
 func (a *admission) observe(ttft time.Duration) {
@@ -153,7 +157,7 @@ func (a *admission) observe(ttft time.Duration) {
 	mean := a.winSum / float64(a.winN)
 	a.winSum, a.winN = 0, 0
 	switch {
-	case mean > 2*a.bestTTFT && a.limit > 1:
+	case mean > 2*a.bestTTFT+noiseFloor && a.limit > 1:
 		a.limit = max(1, a.limit*3/4)
 	case len(a.waiting) > 0 && a.inflight >= a.limit && a.limit < maxLimit:
 		a.limit++

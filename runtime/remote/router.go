@@ -334,6 +334,14 @@ func (r *Router) pick(req *Request, pin string) *Backend {
 	if len(cands) == 0 {
 		return nil
 	}
+	// A program's next call extends the context it left: its prompt is at
+	// least as long as the longest context a backend holds of it.
+	prompt := req.PromptTokens
+	for _, b := range cands {
+		if h, ok := r.holds[b.name].Holds(req.Program); ok {
+			prompt = max(prompt, h.Tokens)
+		}
+	}
 	s := cluster.State{Now: time.Since(r.start), Replicas: make([]cluster.Replica, len(cands))}
 	for i, b := range cands {
 		rep := *r.holds[b.name] // the program records, by reference
@@ -346,11 +354,11 @@ func (r *Router) pick(req *Request, pin string) *Backend {
 			DecodeSeqS: r.speed.DecodeSeqS / rep.Weight, DecodeCtxS: r.speed.DecodeCtxS / rep.Weight}
 		rep.CachedPrefix = 0
 		if h, ok := rep.Holds(req.Program); ok {
-			rep.CachedPrefix = min(h.Tokens, req.PromptTokens)
+			rep.CachedPrefix = min(h.Tokens, prompt)
 		}
 		s.Replicas[i] = rep
 	}
-	call := &cluster.Call{Program: req.Program, Thread: req.Thread, PromptTokens: req.PromptTokens, PredictedDecode: req.PredictedDecode}
+	call := &cluster.Call{Program: req.Program, Thread: req.Thread, PromptTokens: prompt, PredictedDecode: req.PredictedDecode}
 	i := r.bal.Pick(call, &s)
 	if i < 0 || i >= len(cands) {
 		i = 0
