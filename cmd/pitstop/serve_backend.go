@@ -20,12 +20,14 @@ type backendFlags struct {
 	healthInterval time.Duration
 	healthTimeout  time.Duration
 	order          string
+	affinitySlack  int
 }
 
 func addBackendFlags(fl *pflag.FlagSet, f *backendFlags) {
 	fl.StringArrayVar(&f.backends, "backend", nil, "serve no model: route every call to these OpenAI-compatible servers (vLLM, SGLang, llama.cpp, pitstop). Repeatable, or a comma list; each URL may be followed by its options: URL[,kind=vllm|sglang|llamacpp|pitstop|openai][,weight=X][,max-inflight=N][,api-key-env=VAR]")
 	fl.StringVar(&f.balancer, "balancer", remote.DefaultBalancer, "with --backend: which backend takes a call: "+strings.Join(cluster.Names(), ", "))
 	fl.StringVar(&f.order, "router-order", remote.OrderPitstop, "with --backend: order of the calls waiting for a backend's free slot: pitstop (the program with the least service so far first; passed on as vLLM's and SGLang's priority) or fcfs (arrival order)")
+	fl.IntVar(&f.affinitySlack, "affinity-slack", remote.DefaultAffinitySlack, "with --backend: a program's next call stays on the backend holding its context unless that backend's queue is longer than the shortest by more than this many calls (negative: no affinity, the balancer decides every call)")
 	fl.DurationVar(&f.healthInterval, "health-interval", remote.DefaultHealthInterval, "with --backend: how often each backend is health-checked (GET /v1/models)")
 	fl.DurationVar(&f.healthTimeout, "health-timeout", remote.DefaultHealthTimeout, "with --backend: how long one health check may take")
 }
@@ -37,7 +39,7 @@ var modelFlagNames = []string{"model", "load-format", "model-seed", "chat-templa
 // specs checks the flags (bad input: one line, exit 2).
 func (f *backendFlags) specs(changed func(string) bool) ([]remote.Spec, error) {
 	if len(f.backends) == 0 {
-		for _, n := range []string{"balancer", "health-interval", "health-timeout", "router-order"} {
+		for _, n := range []string{"balancer", "health-interval", "health-timeout", "router-order", "affinity-slack"} {
 			if changed(n) {
 				return nil, usagef("--%s needs --backend", n)
 			}
@@ -71,7 +73,7 @@ func (f *backendFlags) specs(changed func(string) bool) ([]remote.Spec, error) {
 // apply builds the router and sets the runtime to serve on it. An
 // unreachable backend is a warning: the health check keeps trying it.
 func (f *backendFlags) apply(specs []remote.Spec, cfg *runtime.Config, log *slog.Logger) (*remote.Router, error) {
-	r, err := remote.New(remote.Config{Balancer: f.balancer, Order: f.order, HealthInterval: f.healthInterval, HealthTimeout: f.healthTimeout, Logger: log}, specs)
+	r, err := remote.New(remote.Config{Balancer: f.balancer, Order: f.order, AffinitySlack: f.affinitySlack, HealthInterval: f.healthInterval, HealthTimeout: f.healthTimeout, Logger: log}, specs)
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}

@@ -56,6 +56,10 @@ type result struct {
 	Leaked                                       []string
 	P50, P99, Wall                               time.Duration
 	Errors                                       []string
+	// StartUnixMs is when the load started; FailedAtMs when each failed
+	// call ended, in ms after it (the first 100).
+	StartUnixMs int64
+	FailedAtMs  []int64
 }
 
 func main() {
@@ -144,6 +148,7 @@ func run(ctx context.Context, c config) (*result, error) {
 	var done atomic.Int64
 	total := int64(c.clients * c.programs * c.calls)
 	start := time.Now()
+	res.StartUnixMs = start.UnixMilli()
 	var wg sync.WaitGroup
 	stopDuring := make(chan struct{})
 	if c.during != nil {
@@ -193,6 +198,9 @@ func run(ctx context.Context, c config) (*result, error) {
 							res.StreamFailed++
 						} else {
 							res.NonStreamFailed++
+						}
+						if len(res.FailedAtMs) < 100 {
+							res.FailedAtMs = append(res.FailedAtMs, time.Since(start).Milliseconds())
 						}
 						if len(res.Errors) < 10 {
 							res.Errors = append(res.Errors, fmt.Sprintf("%s call %d (stream %v): %v", prog, k, stream, err))

@@ -21,6 +21,9 @@ const (
 	DefaultBalancer       = "pitstop"
 	DefaultHealthInterval = 2 * time.Second
 	DefaultHealthTimeout  = 2 * time.Second
+	// DefaultAffinitySlack is SGLang's router's threshold for the same
+	// decision (balance_abs_threshold): 32 calls.
+	DefaultAffinitySlack = 32
 	// DefaultProfile is the cost model the balancer assumes of a backend
 	// whose speed it does not know (cluster.Speed).
 	DefaultProfile = "a100-80g-llama3-8b"
@@ -33,6 +36,11 @@ type Config struct {
 	// HealthInterval is how often each backend is checked (GET /v1/models);
 	// HealthTimeout bounds one check.
 	HealthInterval, HealthTimeout time.Duration
+	// AffinitySlack keeps a program's next call on the backend that holds
+	// its context unless that backend's queue is longer than the shortest
+	// by more than this many calls (0: DefaultAffinitySlack; negative: no
+	// affinity, the balancer alone decides every call).
+	AffinitySlack int
 	// Order is the admission queues' order: "pitstop" (the default: the
 	// program's attained service, least first) or "fcfs" (arrival order,
 	// the baseline).
@@ -78,6 +86,9 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	}
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = DefaultHealthTimeout
+	}
+	if cfg.AffinitySlack == 0 {
+		cfg.AffinitySlack = DefaultAffinitySlack
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -313,9 +324,11 @@ func (b *Backend) checkedOnce() bool {
 }
 
 // pick chooses the backend of a generation: the pinned one (a call's
-// earlier round ran there) when it is up, else the balancer's choice among
-// the available backends, with each backend's record of the program's
-// context as its cached prefix.
+// earlier round ran there) when it is up; else the program's home (the
+// backend holding its context) unless its queue is much longer than the
+// others' (AffinitySlack); else the balancer's choice among the available
+// backends, with each backend's record of the program's context as its
+// cached prefix.
 func (r *Router) pick(req *Request, pin string) *Backend {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -335,12 +348,24 @@ func (r *Router) pick(req *Request, pin string) *Backend {
 		return nil
 	}
 	// A program's next call extends the context it left: its prompt is at
-	// least as long as the longest context a backend holds of it.
+	// least as long as the longest context a backend holds of it, and that
+	// backend is its home.
 	prompt := req.PromptTokens
+	var home *Backend
+	shortest := -1
 	for _, b := range cands {
-		if h, ok := r.holds[b.name].Holds(req.Program); ok {
-			prompt = max(prompt, h.Tokens)
+		if h, ok := r.holds[b.name].Holds(req.Program); ok && h.Tokens >= prompt {
+			prompt, home = h.Tokens, b
 		}
+		if q := b.adm.queued(); shortest < 0 || q < shortest {
+			shortest = q
+		}
+	}
+	// Affinity: the home keeps the program unless its queue is much longer
+	// than the shortest (the balancer then weighs the cache against the
+	// queues).
+	if home != nil && r.cfg.AffinitySlack > 0 && home.adm.queued()-shortest <= r.cfg.AffinitySlack {
+		return home
 	}
 	s := cluster.State{Now: time.Since(r.start), Replicas: make([]cluster.Replica, len(cands))}
 	for i, b := range cands {
