@@ -65,7 +65,8 @@ func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
 	}
 	switch b.spec.Kind {
 	case KindVLLM, KindSGLang:
-		// Lower is earlier in both, as the router's rank (docs/router.md).
+		// Lower is earlier in both, as the router's queue key
+		// (docs/router.md).
 		m["priority"] = priority
 	case KindLlamaCpp:
 		m["cache_prompt"] = true

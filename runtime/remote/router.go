@@ -21,6 +21,9 @@ const (
 	DefaultBalancer       = "pitstop"
 	DefaultHealthInterval = 2 * time.Second
 	DefaultHealthTimeout  = 2 * time.Second
+	// DefaultAging credits a waiting call 1,000 tokens of service per
+	// second it waits.
+	DefaultAging = 1000.0
 	// DefaultAffinitySlack is SGLang's router's threshold for the same
 	// decision (balance_abs_threshold): 32 calls.
 	DefaultAffinitySlack = 32
@@ -41,6 +44,10 @@ type Config struct {
 	// by more than this many calls (0: DefaultAffinitySlack; negative: no
 	// affinity, the balancer alone decides every call).
 	AffinitySlack int
+	// Aging is the tokens of service a waiting call is credited per second
+	// of the router's clock, so that a program with much service does not
+	// wait forever behind newer ones (0: DefaultAging; negative: none).
+	Aging float64
 	// Order is the admission queues' order: "pitstop" (the default: the
 	// program's attained service, least first) or "fcfs" (arrival order,
 	// the baseline).
@@ -86,6 +93,9 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	}
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = DefaultHealthTimeout
+	}
+	if cfg.Aging == 0 {
+		cfg.Aging = DefaultAging
 	}
 	if cfg.AffinitySlack == 0 {
 		cfg.AffinitySlack = DefaultAffinitySlack
@@ -397,8 +407,8 @@ const (
 	OrderFCFS    = "fcfs"
 )
 
-// Rank is a program's rank in the admission queues: the tokens of service
-// it has had (lower goes first); 0 for every call under OrderFCFS.
+// Rank is a program's rank: the tokens of service it has had (lower goes
+// first); 0 for every call under OrderFCFS.
 func (r *Router) Rank(program string) float64 {
 	if r.cfg.Order == OrderFCFS {
 		return 0
@@ -406,6 +416,20 @@ func (r *Router) Rank(program string) float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.attained[program]
+}
+
+// key is a call's place in an admission queue, lowest first: its
+// program's rank less the aging credit of its wait. Every waiting call is
+// credited at the same rate, so the credit's difference between two calls
+// is fixed by when they arrived: rank + Aging·arrival orders them as
+// rank − Aging·waited does at any later time. Under OrderFCFS it is the
+// arrival time alone.
+func (r *Router) key(program string) float64 {
+	now := time.Since(r.start).Seconds()
+	if r.cfg.Order == OrderFCFS {
+		return now
+	}
+	return r.Rank(program) + max(r.cfg.Aging, 0)*now
 }
 
 // Generate runs one generation on a backend chosen for it (pin: the
@@ -461,7 +485,7 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 
 // attempt runs a generation on one backend.
 func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit func(Event)) (Reply, bool, error) {
-	rank := r.Rank(req.Program)
+	rank := r.key(req.Program)
 	est := req.PromptTokens + req.PredictedDecode
 	r.mu.Lock()
 	r.work[b] += est

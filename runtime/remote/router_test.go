@@ -104,13 +104,34 @@ func TestGenerateParsesStreamedToolCalls(t *testing.T) {
 	if evs[0].Kind != EventContent || evs[len(evs)-1].Kind != EventToolCallArgs {
 		t.Errorf("events %+v", evs)
 	}
-	// vLLM gets the rank as its priority, and the backend's model.
-	if b := f.bodies[0]; b["priority"] != float64(0) || b["model"] != "m1" || b["stream"] != true {
+	// vLLM gets the queue key as its priority (a new program: the aging
+	// credit of the router's first second, at most), and the backend's model.
+	if b := f.bodies[0]; b["priority"] == nil || b["priority"].(float64) < 0 || b["priority"].(float64) > DefaultAging || b["model"] != "m1" || b["stream"] != true {
 		t.Errorf("body sent %v", b)
 	}
 	// The program's service so far is its rank now.
 	if got := r.Rank("p"); got != 40-32+12 {
 		t.Errorf("rank %v, want %d", got, 40-32+12)
+	}
+}
+
+func TestQueueKey(t *testing.T) {
+	r := newTestRouter(t, "")
+	r.attained["busy"] = 5000
+	if k := r.key("new"); k < 0 || k > r.key("busy") {
+		t.Errorf("a new program's key %v is not below a busy one's %v", k, r.key("busy"))
+	}
+	// Waiting earns credit: a busy program that arrived 6 s ago goes before
+	// a new program arriving now (6 s × 1000 tokens/s > 5000 tokens).
+	r.start = r.start.Add(-6 * time.Second)
+	busyThen := r.Rank("busy") + 0
+	newNow := r.key("new")
+	if busyThen >= newNow {
+		t.Errorf("busy program's key at its arrival %v, a new program's now %v: no aging", busyThen, newNow)
+	}
+	r.cfg.Order = OrderFCFS
+	if a, b := r.key("busy"), r.key("new"); a > b {
+		t.Errorf("fcfs keys %v > %v out of arrival order", a, b)
 	}
 }
 
