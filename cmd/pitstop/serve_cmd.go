@@ -190,7 +190,7 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	if _, err := tools.ParseAllowList(strings.Join(f.webhookAllow, ",")); err != nil {
 		return usagef("--webhook-allow: %v", err)
 	}
-	backends, err := f.backend.specs(changed)
+	backends, backendDNS, err := f.backend.specs(changed)
 	if err != nil {
 		return err
 	}
@@ -241,13 +241,13 @@ func runServe(f serveFlags, changed func(string) bool) error {
 		Trace:           trace, Logger: log,
 	}
 	var served servedModel
-	if len(backends) > 0 {
-		router, err := f.backend.apply(backends, &rcfg, log)
+	if f.backend.routing() {
+		stopRouter, err := f.backend.apply(backends, backendDNS, &rcfg, log)
 		if err != nil {
 			return err
 		}
-		defer router.Close()
-		served = servedModel{description: "no model: a router over " + backendNames(backends), executor: "remote"}
+		defer stopRouter()
+		served = servedModel{description: "no model: a router over " + backendNames(append(backends, backendDNS...)), executor: "remote"}
 	} else if served, err = f.serveModelFlags.apply(&rcfg, changed); err != nil {
 		return err
 	}

@@ -11,6 +11,11 @@
 //
 //	routerload -router http://127.0.0.1:8080 -backends http://127.0.0.1:8081,http://127.0.0.1:8082 -clients 200 -programs 20
 //
+// With -overhead-backend ADDR it serves instead a fake backend that answers
+// at once on ADDR, sends -rate calls per second through the router (which
+// must route to ADDR) for -seconds, open loop, and reports the router's own
+// time per call: the client's time less the backend's.
+//
 // It exits 0 when every check holds, 1 otherwise.
 package main
 
@@ -71,7 +76,26 @@ func main() {
 	flag.IntVar(&c.programs, "programs", 20, "programs each client runs, one after the other")
 	flag.IntVar(&c.calls, "calls", 3, "calls per program, each with a server-side tool round")
 	flag.StringVar(&c.model, "model", "pitstop-scripted-test", "model to ask for")
+	fake := flag.String("overhead-backend", "", "overhead mode: serve a fake backend that answers at once on this address (the router must route to it) and measure the router's own time per call")
+	rate := flag.Float64("rate", 1000, "overhead mode: calls per second, open loop")
+	seconds := flag.Float64("seconds", 10, "overhead mode: how long")
 	flag.Parse()
+	if *fake != "" {
+		f, stop, err := serveFake(*fake)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "routerload:", err)
+			os.Exit(1)
+		}
+		defer stop()
+		waitUp(c.router)
+		res, _ := overhead(c.router, f, *rate, *seconds)
+		out, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Println(string(out))
+		if res.Failed > 0 {
+			os.Exit(1)
+		}
+		return
+	}
 	if backends != "" {
 		c.backends = strings.Split(backends, ",")
 	}
@@ -84,6 +108,22 @@ func main() {
 	fmt.Println(string(out))
 	if !res.ok() {
 		os.Exit(1)
+	}
+}
+
+// waitUp waits until the router lists a model (its backend is up).
+func waitUp(router string) {
+	for range 100 {
+		resp, err := http.Get(router + "/v1/models")
+		if err == nil {
+			var l struct{ Data []any }
+			_ = json.NewDecoder(resp.Body).Decode(&l)
+			resp.Body.Close()
+			if len(l.Data) > 0 {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

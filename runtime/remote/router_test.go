@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -247,4 +248,46 @@ func FuzzReadStream(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestWatchDNS(t *testing.T) {
+	a := newFake(t, fragmentedToolCalls)
+	_, portA, _ := strings.Cut(a.Listener.Addr().String(), ":")
+	// Each address the name resolves to is a backend on the spec's port;
+	// two loopback addresses stand for two pods.
+	var mu sync.Mutex
+	addrs := []string{"127.0.0.1"}
+	lookup := func(context.Context, string) ([]string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(addrs), nil
+	}
+	r := newTestRouter(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	spec := Spec{URL: "http://vllm-headless.default.svc:" + portA, Kind: KindVLLM, Weight: 1}
+	go r.WatchDNS(ctx, spec, 20*time.Millisecond, lookup)
+	waitFor(t, func() bool { return len(r.Backends()) == 1 })
+	if bs := r.Backends(); bs[0].Name != "127.0.0.1:"+portA || bs[0].Kind != KindVLLM || !bs[0].Up {
+		t.Fatalf("backends %+v", bs)
+	}
+	mu.Lock()
+	addrs = []string{"127.0.0.1", "127.0.0.2"}
+	mu.Unlock()
+	waitFor(t, func() bool { return len(r.Backends()) == 2 })
+	mu.Lock()
+	addrs = []string{"127.0.0.2"}
+	mu.Unlock()
+	waitFor(t, func() bool { bs := r.Backends(); return len(bs) == 1 && bs[0].Name == "127.0.0.2:"+portA })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
