@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
