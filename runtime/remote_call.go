@@ -93,7 +93,12 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 		ToolChoice: choice, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed, Stop: req.Stop,
 		ResponseFormat: responseFormatJSON(req.ResponseFormat), PromptTokens: prompt, Buffered: !req.Stream}
 	if !anonymous {
+		// The backend sees one client, the router: another tenant's program
+		// of the same id must not share its program there.
 		rc.req.ProgramID = req.Program
+		if c.tenant != "" {
+			rc.req.ProgramID = clip(c.tenant+"/"+req.Program, 256)
+		}
 	}
 	if len(offered) > 0 {
 		p := req.ParallelToolCalls

@@ -331,3 +331,63 @@ func TestRouterLoad(t *testing.T) {
 		t.Errorf("%d concurrent programs went to %d backend(s)", clients*programs, used)
 	}
 }
+
+// TestRouterMidStreamFailure: a backend that dies after part of a streamed
+// reply went to the client ends the stream with an OpenAI error event and
+// [DONE]; the same failure for a client that does not stream moves the
+// call to another backend, and the client sees no error.
+func TestRouterMidStreamFailure(t *testing.T) {
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			_, _ = io.WriteString(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"partial \"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	defer flaky.Close()
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			_, _ = io.WriteString(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"whole answer\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer good.Close()
+	specs, _ := remote.ParseSpecs([]string{flaky.URL, good.URL})
+	r, err := remote.New(remote.Config{Balancer: "round-robin", HealthInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ts := newTestServer(t, serverOpts{rt: runtime.Config{Remote: r}})
+	resp, err := http.Post(ts.http.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "partial") || !strings.Contains(string(body), `"code":"backend_failed"`) ||
+		!strings.HasSuffix(strings.TrimSpace(string(body)), "data: [DONE]") {
+		t.Errorf("streamed call: status %d, body %s", resp.StatusCode, body)
+	}
+	// The flaky backend is down now; add both again (the flaky one first):
+	// a non-stream call whose backend fails midway moves, its partial
+	// reply discarded.
+	for _, b := range r.Backends() {
+		r.Remove(b.Name)
+	}
+	_ = r.Add(specs[0])
+	_ = r.Add(specs[1])
+	code, out := ts.do("POST", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, nil)
+	if code != 200 {
+		t.Fatalf("non-stream call: %d %v", code, out)
+	}
+	if msg := out["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"]; msg != "whole answer" {
+		t.Errorf("non-stream answer %v: the partial reply leaked", msg)
+	}
+}
