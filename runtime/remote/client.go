@@ -143,7 +143,7 @@ func errorMessage(resp *http.Response) string {
 // readStream reads a server-sent-events reply.
 func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxEventBytes)
+	sc.Buffer(make([]byte, 0, 4<<10), maxEventBytes)
 	var rep Reply
 	var content strings.Builder
 	var calls toolCalls
