@@ -31,6 +31,7 @@ type Backend struct {
 	prompt    int64
 	cached    int64
 	latencyMs float64 // moving average of a generation's time
+	strikes   int     // calls failed in a row (downStrikes marks it down)
 	seen      bool    // the first health check was recorded
 }
 
@@ -119,6 +120,21 @@ func (b *Backend) setUp(up bool, why string) bool {
 	return changed
 }
 
+// downStrikes is how many calls in a row must fail on a backend before
+// it is marked down: one failed connection under load should not turn a
+// lone backend away for a whole health interval (the failed call itself
+// moves at once). A failed health check marks it down at the first.
+const downStrikes = 3
+
+// struck records a call that failed on the backend; it reports whether the
+// backend is to be marked down.
+func (b *Backend) struck() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.strikes++
+	return b.strikes >= downStrikes
+}
+
 // check asks the backend for its models: the health check.
 func (b *Backend) check(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -165,6 +181,7 @@ func (b *Backend) booked(d time.Duration, u Usage, failed bool) {
 		b.failures++
 		return
 	}
+	b.strikes = 0
 	ms := float64(d) / float64(time.Millisecond)
 	if b.latencyMs == 0 {
 		b.latencyMs = ms

@@ -542,7 +542,7 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 				kind = "rejected"
 			case f.down:
 				kind = "down"
-				if ctx.Err() == nil && b.setUp(false, f.msg) {
+				if ctx.Err() == nil && b.struck() && b.setUp(false, f.msg) {
 					r.log.Warn("backend down", "backend", b.name, "err", f.msg)
 					r.m.up.WithLabelValues(b.name).Set(0)
 				}

@@ -160,8 +160,8 @@ func TestGenerateMovesBeforeOutput(t *testing.T) {
 			t.Errorf("call %d went to %s", i, rep.Backend)
 		}
 	}
-	if failing.calls.Load() != 1 {
-		t.Errorf("the failed backend got %d calls, want 1 (then marked down)", failing.calls.Load())
+	if n := failing.calls.Load(); n < 1 || n > 3 {
+		t.Errorf("the failing backend got %d calls, want 1 to 3 (each moved at once)", n)
 	}
 }
 
