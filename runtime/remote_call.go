@@ -134,7 +134,7 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 func (rc *remoteCall) run() {
 	rt, c := rc.rt, rc.c
 	res := &rc.res
-	for {
+	for turn := 0; ; turn++ {
 		rc.turnText.Reset()
 		rc.clientIndex, rc.heldIndex, rc.heldDeltas = map[int]int{}, map[int]bool{}, nil
 		rep, err := rt.cfg.Remote.Generate(c.toolCtx, &rc.req, rc.pin, rc.event)
@@ -151,7 +151,7 @@ func (rc *remoteCall) run() {
 		if rep.Model != "" {
 			res.Model = rep.Model
 		}
-		if len(res.Rounds) == 0 {
+		if turn == 0 {
 			res.Usage.PromptTokens = rep.Usage.PromptTokens
 			res.Usage.CachedTokens = max(rep.Usage.CachedTokens, 0)
 		}
@@ -267,6 +267,18 @@ func (rc *remoteCall) event(e remote.Event) {
 			return
 		}
 		c.push(d)
+	case remote.EventBackendToolRound:
+		// A pitstop backend ran its own tools inside this turn: the round
+		// is the call's, with the backend's handling of its KV.
+		var r Round
+		if json.Unmarshal([]byte(e.Text), &r) != nil {
+			return
+		}
+		r.Index = len(rc.res.Rounds)
+		r.HandlingReason = "on backend " + e.Backend + ": " + r.HandlingReason
+		rc.res.Rounds = append(rc.res.Rounds, r)
+		rc.res.Timing.Tools += r.Duration
+		c.push(Delta{Kind: DeltaToolRound, Round: &rc.res.Rounds[len(rc.res.Rounds)-1]})
 	case remote.EventToolCallArgs:
 		d := Delta{Kind: DeltaToolCallArgs, Index: rc.clientIndex[e.Index], Text: e.Text}
 		if rc.heldIndex[e.Index] {

@@ -18,7 +18,7 @@ trap stop EXIT INT TERM
 wait_ready() { # pid log
 	for _ in $(seq 1 300); do
 		kill -0 "$1" 2>/dev/null || { echo "exited before it was ready; its log:" >&2; cat "$2" >&2; exit 1; }
-		grep -q 'pitstop serving' "$2" && return 0
+		grep -qs 'pitstop serving' "$2" && return 0
 		sleep 0.1
 	done
 	echo "not ready after 30 s; its log:" >&2; cat "$2" >&2; exit 1
@@ -37,7 +37,8 @@ pids+=($!)
 wait_ready "$!" "$LOGS/router.log"
 echo "router: pitstop serve --backend ... on 127.0.0.1:$BASE (log $LOGS/router.log)"
 echo
-"$AGENT" -base-url "http://127.0.0.1:$BASE/v1" -wait 30s
+# The scripted model calls the calculator on an arithmetic expression.
+"$AGENT" -base-url "http://127.0.0.1:$BASE/v1" -wait 30s -questions 'What is 17*23?|What is (17+25)*3?|And 2+2*10?'
 echo
 echo "the router's backends (GET /v1/backends):"
 curl -fsS "http://127.0.0.1:$BASE/v1/backends" | python3 -c 'import json,sys

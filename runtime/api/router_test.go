@@ -391,3 +391,29 @@ func TestRouterMidStreamFailure(t *testing.T) {
 		t.Errorf("non-stream answer %v: the partial reply leaked", msg)
 	}
 }
+
+// TestRouterBackendToolRound: a tool registered on a pitstop backend runs
+// there; its round, with the backend's KV handling, reaches the client
+// through the router.
+func TestRouterBackendToolRound(t *testing.T) {
+	f := newRouterFixture(t, 1, "", "")
+	code, body := f.router.do("POST", "/v1/chat/completions",
+		`{"model":"pitstop-scripted-test","messages":[{"role":"user","content":"What is (17+25)*3?"}],"tools":[{"type":"function","function":{"name":"calculator"}}]}`, nil)
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, body)
+	}
+	rounds, _ := body["pitstop"].(map[string]any)["tool_rounds"].([]any)
+	if len(rounds) != 1 {
+		t.Fatalf("tool rounds %v", body["pitstop"])
+	}
+	r := rounds[0].(map[string]any)
+	if !strings.HasPrefix(r["handling_reason"].(string), "on backend 127.0.0.1:") || r["calls"].([]any)[0].(map[string]any)["content"] != "126" {
+		t.Errorf("round %v", r)
+	}
+	if f.runs.Load() != 0 {
+		t.Error("the router ran a tool the backend runs")
+	}
+	if u := body["usage"].(map[string]any); u["prompt_tokens"].(float64) == 0 {
+		t.Errorf("usage %v", u)
+	}
+}

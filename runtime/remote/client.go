@@ -172,6 +172,9 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
 			return rep, &failure{down: true, msg: "error in the stream: " + ch.Error.Message}
 		}
 		sawChunk = true
+		if ch.Pitstop != nil && len(ch.Pitstop.ToolRound) > 0 && string(ch.Pitstop.ToolRound) != "null" {
+			emit(Event{Kind: EventBackendToolRound, Text: string(ch.Pitstop.ToolRound)})
+		}
 		if ch.Model != "" {
 			rep.Model = ch.Model
 		}

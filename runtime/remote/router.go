@@ -510,6 +510,7 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 	emitted := false
 	var held []Event
 	rep, err := b.send(ctx, req, int(rank), -1, func(e Event) {
+		e.Backend = b.name
 		if first.IsZero() {
 			first = time.Now()
 		}

@@ -13,6 +13,9 @@ const (
 	// EventToolCallArgs is a fragment (Text) of tool call Index's
 	// arguments, always after its start.
 	EventToolCallArgs
+	// EventBackendToolRound is a tool round a pitstop backend ran itself
+	// (Text: its JSON, runtime.Round's form).
+	EventBackendToolRound
 )
 
 // Event is one piece of a backend's streamed reply, in order.
@@ -22,6 +25,8 @@ type Event struct {
 	ID    string
 	Name  string
 	Text  string
+	// Backend is the backend the event came from.
+	Backend string
 }
 
 // toolCalls reassembles streamed tool calls from their fragments: a

@@ -58,6 +58,11 @@ type wireChunk struct {
 	} `json:"choices"`
 	Usage *wireUsage `json:"usage"`
 	Error *wireError `json:"error"`
+	// Pitstop is a pitstop backend's extension chunk: a tool round it ran
+	// itself (its own registered tools), with its KV handling.
+	Pitstop *struct {
+		ToolRound json.RawMessage `json:"tool_round"`
+	} `json:"pitstop"`
 }
 
 type wireError struct {
