@@ -43,6 +43,11 @@ func (rt *Runtime) Remote() *remote.Router { return rt.cfg.Remote }
 
 // chatRemote starts a chat call on a remote backend.
 func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received time.Time) (*Call, error) {
+	if down, retry := rt.cfg.Remote.Unavailable(); down {
+		e := errorf(ErrUnavailable, "", "no_backend_available", "no backend is up; the health checks keep trying them")
+		e.RetryAfter = retry
+		return nil, e
+	}
 	if req.Model != "" && !rt.remoteServes(req.Model) {
 		return nil, errorf(ErrNotFound, "model", "model_not_found", "The model %q does not exist; the backends serve %s.", req.Model, rt.remoteModelList())
 	}

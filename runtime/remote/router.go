@@ -254,6 +254,19 @@ func (r *Router) Models() []Model {
 	return out
 }
 
+// Unavailable reports whether no backend can take a call now (none is up
+// and not draining), and when to try again (the next health check).
+func (r *Router) Unavailable() (bool, time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.backends {
+		if b.available() {
+			return false, 0
+		}
+	}
+	return true, r.cfg.HealthInterval
+}
+
 // Model is a model some backends serve.
 type Model struct {
 	ID       string
