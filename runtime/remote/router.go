@@ -24,6 +24,8 @@ const (
 	// DefaultAging credits a waiting call 1,000 tokens of service per
 	// second it waits.
 	DefaultAging = 1000.0
+	// DefaultProgramTTL is the runtime's program TTL.
+	DefaultProgramTTL = 15 * time.Minute
 	// DefaultAffinitySlack is SGLang's router's threshold for the same
 	// decision (balance_abs_threshold): 32 calls.
 	DefaultAffinitySlack = 32
@@ -48,6 +50,9 @@ type Config struct {
 	// of the router's clock, so that a program with much service does not
 	// wait forever behind newer ones (0: DefaultAging; negative: none).
 	Aging float64
+	// ProgramTTL is how long the router remembers an idle program's rank
+	// and home (0: DefaultProgramTTL).
+	ProgramTTL time.Duration
 	// Order is the admission queues' order: "pitstop" (the default: the
 	// program's attained service, least first) or "fcfs" (arrival order,
 	// the baseline).
@@ -74,6 +79,7 @@ type Router struct {
 	bal      cluster.Balancer
 	holds    map[string]*cluster.Replica // backend → its record of programs' contexts
 	attained map[string]float64          // program → tokens of service so far: its rank
+	lastUsed map[string]time.Time        // program → its last generation's end
 	work     map[*Backend]int            // tokens of the calls in flight or queued
 	start    time.Time
 
@@ -93,6 +99,9 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	}
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = DefaultHealthTimeout
+	}
+	if cfg.ProgramTTL <= 0 {
+		cfg.ProgramTTL = DefaultProgramTTL
 	}
 	if cfg.Aging == 0 {
 		cfg.Aging = DefaultAging
@@ -127,7 +136,7 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	}
 	r := &Router{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registerer), client: &http.Client{Transport: tr}, bal: bal,
 		speed: cluster.Speed{BaseS: p.Iter.Base, PrefillTokenS: p.Iter.PrefillToken, DecodeSeqS: p.Iter.DecodeSeq, DecodeCtxS: p.Iter.DecodeCtx},
-		holds: map[string]*cluster.Replica{}, attained: map[string]float64{}, work: map[*Backend]int{}, start: time.Now(),
+		holds: map[string]*cluster.Replica{}, attained: map[string]float64{}, lastUsed: map[string]time.Time{}, work: map[*Backend]int{}, start: time.Now(),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	for _, s := range specs {
 		if err := r.Add(s); err != nil {
@@ -277,7 +286,23 @@ type Model struct {
 func (r *Router) ProgramDone(program string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.forgetLocked(program)
+}
+
+// expirePrograms forgets the programs idle for longer than ProgramTTL.
+func (r *Router) expirePrograms(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for p, t := range r.lastUsed {
+		if now.Sub(t) > r.cfg.ProgramTTL {
+			r.forgetLocked(p)
+		}
+	}
+}
+
+func (r *Router) forgetLocked(program string) {
 	delete(r.attained, program)
+	delete(r.lastUsed, program)
 	for _, h := range r.holds {
 		h.Forget(program)
 	}
@@ -294,7 +319,8 @@ func (r *Router) healthLoop() {
 		select {
 		case <-r.stop:
 			return
-		case <-t.C:
+		case now := <-t.C:
+			r.expirePrograms(now)
 			r.mu.Lock()
 			bs := slices.Clone(r.backends)
 			r.mu.Unlock()
@@ -583,6 +609,7 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 		miss = req.PromptTokens
 	}
 	r.attained[req.Program] += float64(miss + rep.Usage.CompletionTokens)
+	r.lastUsed[req.Program] = time.Now()
 	if h := r.holds[b.name]; h != nil {
 		h.Hold(req.Program, max(rep.Usage.PromptTokens, req.PromptTokens)+rep.Usage.CompletionTokens, time.Since(r.start))
 	}

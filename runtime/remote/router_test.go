@@ -291,3 +291,27 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestProgramsExpire(t *testing.T) {
+	f := newFake(t, fragmentedToolCalls)
+	r := newTestRouter(t, "", f.URL)
+	if _, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	if r.Rank("p") == 0 {
+		t.Fatal("no rank recorded")
+	}
+	r.expirePrograms(time.Now())
+	if r.Rank("p") == 0 {
+		t.Fatal("a program in use was forgotten")
+	}
+	r.expirePrograms(time.Now().Add(DefaultProgramTTL + time.Second))
+	if r.Rank("p") != 0 || len(r.lastUsed) != 0 {
+		t.Error("an idle program was not forgotten")
+	}
+	for _, h := range r.holds {
+		if _, ok := h.Holds("p"); ok {
+			t.Error("a backend still holds an expired program")
+		}
+	}
+}
