@@ -31,6 +31,7 @@ type remoteCall struct {
 	pin    string // the backend of the call's last turn
 
 	// the current turn (reset per attempt)
+	turnStart   int // len(res.Content) when the turn began
 	turnText    strings.Builder
 	clientIndex map[int]int
 	heldIndex   map[int]bool
@@ -140,8 +141,7 @@ func (rc *remoteCall) run() {
 	rt, c := rc.rt, rc.c
 	res := &rc.res
 	for turn := 0; ; turn++ {
-		rc.turnText.Reset()
-		rc.clientIndex, rc.heldIndex, rc.heldDeltas = map[int]int{}, map[int]bool{}, nil
+		rc.startTurn()
 		rep, err := rt.cfg.Remote.Generate(c.toolCtx, &rc.req, rc.pin, rc.event)
 		if err != nil {
 			res.Err = remoteError(err)
@@ -202,6 +202,20 @@ func (rc *remoteCall) run() {
 	c.complete(*res)
 }
 
+// startTurn starts a turn.
+func (rc *remoteCall) startTurn() {
+	rc.turnStart = len(rc.res.Content)
+	rc.resetTurn()
+}
+
+// resetTurn voids what the current turn produced so far (its backend
+// failed before any of it reached the client).
+func (rc *remoteCall) resetTurn() {
+	rc.res.Content = rc.res.Content[:rc.turnStart]
+	rc.turnText.Reset()
+	rc.clientIndex, rc.heldIndex, rc.heldDeltas = map[int]int{}, map[int]bool{}, nil
+}
+
 // toolRound runs a turn's server-side tool calls, as runRound does for a
 // local model, and appends the turn and the results to the conversation.
 // It returns false when the call was cancelled meanwhile.
@@ -250,10 +264,14 @@ func (rc *remoteCall) toolRound(rep remote.Reply, text string, calls []chat.Tool
 
 // event streams a backend's event to the client: content, and client
 // tool calls; server-side calls (and those after one, to keep indexes in
-// order) are held until the turn ends.
-func (rc *remoteCall) event(e remote.Event) {
+// order) are held until the turn ends. It reports whether the event went
+// to the client (a streamed call's content or client tool call, or a
+// backend's tool round), which fixes the turn to its backend.
+func (rc *remoteCall) event(e remote.Event) bool {
 	c := rc.c
 	switch e.Kind {
+	case remote.EventRestart:
+		rc.resetTurn()
 	case remote.EventContent:
 		t := e.Text
 		if rc.turnText.Len() == 0 && rc.res.Content != "" {
@@ -262,6 +280,20 @@ func (rc *remoteCall) event(e remote.Event) {
 		rc.turnText.WriteString(t)
 		rc.res.Content += t
 		c.push(Delta{Kind: DeltaContent, Text: t})
+		return c.stream
+	case remote.EventBackendToolRound:
+		// A pitstop backend ran its own tools inside this turn: the round
+		// is the call's, with the backend's handling of its KV.
+		var r Round
+		if json.Unmarshal([]byte(e.Text), &r) != nil {
+			return true
+		}
+		r.Index = len(rc.res.Rounds)
+		r.HandlingReason = "on backend " + e.Backend + ": " + r.HandlingReason
+		rc.res.Rounds = append(rc.res.Rounds, r)
+		rc.res.Timing.Tools += r.Duration
+		c.push(Delta{Kind: DeltaToolRound, Round: &rc.res.Rounds[len(rc.res.Rounds)-1]})
+		return true
 	case remote.EventToolCallStart:
 		idx := len(rc.clientIndex)
 		rc.clientIndex[e.Index] = idx
@@ -269,29 +301,20 @@ func (rc *remoteCall) event(e remote.Event) {
 		if rc.server[e.Name] || len(rc.heldIndex) > 0 {
 			rc.heldIndex[e.Index] = true
 			rc.heldDeltas = append(rc.heldDeltas, d)
-			return
+			return false
 		}
 		c.push(d)
-	case remote.EventBackendToolRound:
-		// A pitstop backend ran its own tools inside this turn: the round
-		// is the call's, with the backend's handling of its KV.
-		var r Round
-		if json.Unmarshal([]byte(e.Text), &r) != nil {
-			return
-		}
-		r.Index = len(rc.res.Rounds)
-		r.HandlingReason = "on backend " + e.Backend + ": " + r.HandlingReason
-		rc.res.Rounds = append(rc.res.Rounds, r)
-		rc.res.Timing.Tools += r.Duration
-		c.push(Delta{Kind: DeltaToolRound, Round: &rc.res.Rounds[len(rc.res.Rounds)-1]})
+		return c.stream
 	case remote.EventToolCallArgs:
 		d := Delta{Kind: DeltaToolCallArgs, Index: rc.clientIndex[e.Index], Text: e.Text}
 		if rc.heldIndex[e.Index] {
 			rc.heldDeltas = append(rc.heldDeltas, d)
-			return
+			return false
 		}
 		c.push(d)
+		return c.stream
 	}
+	return false
 }
 
 // remoteError maps a router error to the runtime's.

@@ -474,11 +474,14 @@ func (r *Router) key(program string) float64 {
 // Generate runs one generation on a backend chosen for it (pin: the
 // backend of the call's earlier round, kept when it is up), waiting in
 // that backend's admission queue; emit sees the reply's events as they
-// arrive. A backend that fails before any event moves the generation to
-// another backend (the whole conversation is re-sent); one that fails
-// after is an *Error of kind ErrBackendFailed. Errors are *Error values
-// or ctx's error.
-func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit func(Event)) (Reply, error) {
+// arrive and reports whether the event reached the client (content does;
+// a server-side tool call it holds does not). A backend that fails before
+// any event reached the client moves the generation to another backend
+// (the whole conversation is re-sent; emit first sees EventRestart when
+// it had seen events of the failed attempt); one that fails after is an
+// *Error of kind ErrBackendFailed, as is one that had run tools of its own
+// (moving would run them twice). Errors are *Error values or ctx's error.
+func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit func(Event) bool) (Reply, error) {
 	tried := map[string]bool{}
 	for k := range req.Exclude {
 		tried[k] = true
@@ -495,7 +498,7 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 			}
 			return Reply{}, &Error{Kind: ErrNoBackend, Msg: msg, RetryAfter: r.cfg.HealthInterval}
 		}
-		rep, emitted, err := r.attempt(ctx, b, &sub, emit)
+		rep, out, err := r.attempt(ctx, b, &sub, emit)
 		if err == nil {
 			return rep, nil
 		}
@@ -512,8 +515,11 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 			return Reply{}, &Error{Kind: ErrRejected, Backend: b.name, Msg: f.msg}
 		case !f.down:
 			return Reply{}, &Error{Kind: ErrBadReply, Backend: b.name, Msg: f.msg}
-		case emitted:
+		case out.forwarded:
 			return Reply{}, &Error{Kind: ErrBackendFailed, Backend: b.name, Msg: f.msg}
+		}
+		if out.seen {
+			emit(Event{Kind: EventRestart})
 		}
 		lastErr = b.name + ": " + f.msg
 		tried[b.name] = true
@@ -522,8 +528,13 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 	}
 }
 
+// delivery is what an attempt's events did: seen (emit saw some) and
+// forwarded (one reached the client, or the backend ran tools: the
+// generation cannot move).
+type delivery struct{ seen, forwarded bool }
+
 // attempt runs a generation on one backend.
-func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit func(Event)) (Reply, bool, error) {
+func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit func(Event) bool) (Reply, delivery, error) {
 	rank := r.key(req.Program)
 	est := req.PromptTokens + req.PredictedDecode
 	r.mu.Lock()
@@ -541,24 +552,29 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 	err := b.adm.acquire(ctx, rank)
 	r.m.queue.WithLabelValues(b.name).Dec()
 	if err != nil {
-		return Reply{}, false, err
+		return Reply{}, delivery{}, err
 	}
 	r.m.inflight.WithLabelValues(b.name).Inc()
 	start := time.Now()
 	var first time.Time
-	emitted := false
+	var out delivery
 	var held []Event
 	rep, err := b.send(ctx, req, int(rank), -1, func(e Event) {
 		e.Backend = b.name
 		if first.IsZero() {
 			first = time.Now()
 		}
+		if e.Kind == EventBackendToolRound {
+			out.forwarded = true // its tools ran: never run them again elsewhere
+		}
 		if req.Buffered {
 			held = append(held, e)
 			return
 		}
-		emitted = true
-		emit(e)
+		out.seen = true
+		if emit(e) {
+			out.forwarded = true
+		}
 	})
 	if err == nil {
 		for _, e := range held {
@@ -594,7 +610,7 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 			r.m.errors.WithLabelValues(b.name, kind).Inc()
 		}
 		r.m.calls.WithLabelValues(b.name, "error").Inc()
-		return rep, emitted, err
+		return rep, out, err
 	}
 	rep.Backend = b.name
 	r.m.calls.WithLabelValues(b.name, "ok").Inc()
@@ -614,5 +630,5 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 		h.Hold(req.Program, max(rep.Usage.PromptTokens, req.PromptTokens)+rep.Usage.CompletionTokens, time.Since(r.start))
 	}
 	r.mu.Unlock()
-	return rep, emitted, nil
+	return rep, out, nil
 }

@@ -45,7 +45,7 @@ func BenchmarkGenerate(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := r.Generate(ctx, req, "", func(Event) {}); err != nil {
+			if _, err := r.Generate(ctx, req, "", func(Event) bool { return false }); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -91,7 +91,7 @@ func TestGenerateParsesStreamedToolCalls(t *testing.T) {
 	f := newFake(t, fragmentedToolCalls)
 	r := newTestRouter(t, "", f.URL+",kind=vllm")
 	var evs []Event
-	rep, err := r.Generate(context.Background(), userReq("p"), "", func(e Event) { evs = append(evs, e) })
+	rep, err := r.Generate(context.Background(), userReq("p"), "", func(e Event) bool { evs = append(evs, e); return true })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestQueueKey(t *testing.T) {
 func TestGenerateKindFields(t *testing.T) {
 	f := newFake(t, fragmentedToolCalls)
 	r := newTestRouter(t, "", f.URL+",kind=llamacpp")
-	if _, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {}); err != nil {
+	if _, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if b := f.bodies[0]; b["cache_prompt"] != true || b["priority"] != nil {
@@ -152,7 +152,7 @@ func TestGenerateMovesBeforeOutput(t *testing.T) {
 	good := newFake(t, fragmentedToolCalls)
 	r := newTestRouter(t, "round-robin", failing.URL, good.URL)
 	for i := range 3 {
-		rep, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {})
+		rep, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return false })
 		if err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
@@ -173,7 +173,7 @@ func TestGenerateFailsMidStream(t *testing.T) {
 	good := newFake(t, fragmentedToolCalls)
 	r := newTestRouter(t, "round-robin", cut.URL, good.URL)
 	var got strings.Builder
-	_, err := r.Generate(context.Background(), userReq("p"), "", func(e Event) { got.WriteString(e.Text) })
+	_, err := r.Generate(context.Background(), userReq("p"), "", func(e Event) bool { got.WriteString(e.Text); return true })
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != ErrBackendFailed {
 		t.Fatalf("streamed call: err %v, want ErrBackendFailed", err)
@@ -181,7 +181,7 @@ func TestGenerateFailsMidStream(t *testing.T) {
 	// The same failure for a client that does not stream: the call moves.
 	req := userReq("q")
 	req.Buffered = true
-	rep, err := r.Generate(context.Background(), req, cut.Listener.Addr().String(), func(Event) {})
+	rep, err := r.Generate(context.Background(), req, cut.Listener.Addr().String(), func(Event) bool { return false })
 	if err != nil || len(rep.ToolCalls) != 2 {
 		t.Fatalf("buffered call: %v %+v", err, rep)
 	}
@@ -192,7 +192,7 @@ func TestGenerateNoBackend(t *testing.T) {
 	addr := f.URL
 	f.Close()
 	r := newTestRouter(t, "", addr)
-	_, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {})
+	_, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return false })
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != ErrNoBackend || re.RetryAfter <= 0 {
 		t.Fatalf("err %v, want ErrNoBackend with RetryAfter", err)
@@ -209,7 +209,7 @@ func TestGenerateMalformed(t *testing.T) {
 	} {
 		f := newFake(t, reply)
 		r := newTestRouter(t, "", f.URL)
-		_, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {})
+		_, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return false })
 		var re *Error
 		if !errors.As(err, &re) || re.Kind != ErrBadReply {
 			t.Errorf("%s: err %v, want ErrBadReply", name, err)
@@ -223,7 +223,7 @@ func TestAffinityPin(t *testing.T) {
 	r := newTestRouter(t, "round-robin", a.URL, b.URL)
 	pin := b.Listener.Addr().String()
 	for range 4 {
-		rep, err := r.Generate(context.Background(), userReq("p"), pin, func(Event) {})
+		rep, err := r.Generate(context.Background(), userReq("p"), pin, func(Event) bool { return false })
 		if err != nil || rep.Backend != pin {
 			t.Fatalf("pinned call went to %s (%v)", rep.Backend, err)
 		}
@@ -295,7 +295,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestProgramsExpire(t *testing.T) {
 	f := newFake(t, fragmentedToolCalls)
 	r := newTestRouter(t, "", f.URL)
-	if _, err := r.Generate(context.Background(), userReq("p"), "", func(Event) {}); err != nil {
+	if _, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if r.Rank("p") == 0 {
@@ -313,5 +313,32 @@ func TestProgramsExpire(t *testing.T) {
 		if _, ok := h.Holds("p"); ok {
 			t.Error("a backend still holds an expired program")
 		}
+	}
+}
+
+func TestGenerateMovesAfterHeldEvents(t *testing.T) {
+	// The backend dies after streaming part of a tool call the runtime
+	// holds (nothing reached the client): the call moves, and the events
+	// seen are voided by EventRestart first.
+	cut := newFake(t, func(w http.ResponseWriter, _ int64) {
+		sse(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"lookup","arguments":"{\"ke"}}]}}]}`)
+		panic(http.ErrAbortHandler)
+	})
+	good := newFake(t, fragmentedToolCalls)
+	r := newTestRouter(t, "round-robin", cut.URL, good.URL)
+	var kinds []EventKind
+	rep, err := r.Generate(context.Background(), userReq("p"), cut.Listener.Addr().String(), func(e Event) bool {
+		kinds = append(kinds, e.Kind)
+		return e.Kind == EventContent // content reaches the client; tool calls are held
+	})
+	if err != nil {
+		t.Fatalf("the call did not move: %v", err)
+	}
+	if rep.Backend != good.Listener.Addr().String() || len(rep.ToolCalls) != 2 {
+		t.Errorf("reply %+v", rep)
+	}
+	restart := slices.Index(kinds, EventRestart)
+	if restart < 1 || kinds[0] != EventToolCallStart {
+		t.Errorf("events %v: want the failed attempt's, then EventRestart, then the new backend's", kinds)
 	}
 }

@@ -16,6 +16,10 @@ const (
 	// EventBackendToolRound is a tool round a pitstop backend ran itself
 	// (Text: its JSON, runtime.Round's form).
 	EventBackendToolRound
+	// EventRestart says the events seen so far of this generation are void:
+	// its backend failed before any reached the client, and it starts
+	// again on another.
+	EventRestart
 )
 
 // Event is one piece of a backend's streamed reply, in order.
