@@ -61,7 +61,7 @@ vet:
 # Parsers of untrusted input, fuzzed for a short, bounded time on every test run
 # (package:target); their seed corpora also run in the plain go test above.
 FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./models/chat:FuzzToolCallParser \
-	./runtime/api:FuzzDecodeResponsesRequest ./models/grammar:FuzzCompile
+	./runtime/api:FuzzDecodeResponsesRequest ./models/grammar:FuzzCompile ./runtime/remote:FuzzReadStream
 FUZZTIME ?= 10s
 
 test: ort vet
