@@ -227,6 +227,9 @@ func (rc *remoteCall) toolRound(rep remote.Reply, text string, calls []chat.Tool
 	}
 	round := Round{Index: len(rc.res.Rounds), Predicted: time.Duration(expected * float64(time.Second)), Handling: "preserve",
 		HandlingReason: fmt.Sprintf("remote backend %s (%s): the router does not own its KV; the call's next turn goes back to the same backend, whose prefix cache holds the context (preserve by affinity)", rep.Backend, rt.remoteKind(rep.Backend))}
+	if h, why := rt.cfg.Remote.ToolWait(c.toolCtx, c.key, rep.Backend, round.Predicted); h != "" {
+		round.Handling, round.HandlingReason = h, "remote backend "+rep.Backend+": "+why
+	}
 	c.push(Delta{Kind: DeltaToolRoundStart, Round: roundStarted(round, calls)})
 	tcalls := make([]tools.Call, len(calls))
 	for i, tc := range calls {

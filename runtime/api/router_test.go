@@ -17,6 +17,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/pitstop-llm/pitstop/predictor"
 	"github.com/pitstop-llm/pitstop/runtime"
 	"github.com/pitstop-llm/pitstop/runtime/remote"
 	"github.com/pitstop-llm/pitstop/tools"
@@ -415,5 +416,68 @@ func TestRouterBackendToolRound(t *testing.T) {
 	}
 	if u := body["usage"].(map[string]any); u["prompt_tokens"].(float64) == 0 {
 		t.Errorf("usage %v", u)
+	}
+}
+
+// TestRouterLlamaSlotSwap: a router tool predicted to take long, on a
+// llama.cpp backend with slots and --slot-save-path: the program's slot is
+// saved while the tool runs and restored for the next turn; the round says
+// swap and why.
+func TestRouterLlamaSlotSwap(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	llama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.URL.Path == "/v1/models":
+			_, _ = io.WriteString(w, `{"data":[{"id":"llama"}]}`)
+		case strings.HasPrefix(r.URL.Path, "/slots/"):
+			log = append(log, r.URL.Query().Get("action"))
+			_, _ = io.WriteString(w, `{}`)
+		default:
+			var body struct {
+				Messages []struct{ Role string } `json:"messages"`
+				Slot     *int                   `json:"id_slot"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&body)
+			if body.Slot == nil {
+				t.Error("a llama.cpp request without id_slot")
+			}
+			log = append(log, "chat")
+			w.Header().Set("Content-Type", "text/event-stream")
+			if body.Messages[len(body.Messages)-1].Role == "tool" {
+				_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"found it\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+				return
+			}
+			_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"lookup\",\"arguments\":\"{\\\"key\\\":\\\"a\\\"}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n")
+		}
+	}))
+	defer llama.Close()
+	specs, _ := remote.ParseSpecs([]string{llama.URL + ",kind=llamacpp,slots=2,slot-save=true"})
+	r, err := remote.New(remote.Config{Logger: slog.New(slog.DiscardHandler)}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	reg := tools.NewRegistry()
+	lookup, _ := tools.New("lookup", "Look a key up", json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}}}`),
+		func(context.Context, json.RawMessage) (string, error) { return "value", nil })
+	reg.MustRegister(lookup)
+	durations := predictor.NewDurationEstimator(predictor.DurationOptions{})
+	durations.SetPrior("lookup", 5) // a slow tool, as its statistics say
+	ts := newTestServer(t, serverOpts{rt: runtime.Config{Remote: r, Tools: reg, Durations: durations}})
+	code, body := ts.do("POST", "/v1/chat/completions", `{"model":"llama","messages":[{"role":"user","content":"find a"}],"tools":[{"type":"function","function":{"name":"lookup"}}]}`, map[string]string{HeaderProgram: "agent"})
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, body)
+	}
+	round := body["pitstop"].(map[string]any)["tool_rounds"].([]any)[0].(map[string]any)
+	if round["handling"] != "swap" || !strings.Contains(round["handling_reason"].(string), "saved to pitstop-") {
+		t.Errorf("round %v", round)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(log, ","); got != "chat,save,restore,chat" {
+		t.Errorf("the backend saw %s, want chat,save,restore,chat", got)
 	}
 }

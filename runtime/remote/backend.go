@@ -19,6 +19,7 @@ type Backend struct {
 	client *http.Client
 	apiKey string
 	adm    *admission
+	slots  *slotTable // llama.cpp with slots=N; nil otherwise
 
 	mu        sync.Mutex
 	models    []string
@@ -37,6 +38,9 @@ type Backend struct {
 
 func newBackend(s Spec, client *http.Client) (*Backend, error) {
 	b := &Backend{spec: s, name: s.Name(), client: client, adm: newAdmission(s.MaxInflight), up: true}
+	if s.Kind == KindLlamaCpp && s.Slots > 0 {
+		b.slots = newSlotTable(s.Slots)
+	}
 	if s.APIKeyEnv != "" {
 		b.apiKey = os.Getenv(s.APIKeyEnv)
 		if b.apiKey == "" {

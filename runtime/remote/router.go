@@ -50,6 +50,10 @@ type Config struct {
 	// of the router's clock, so that a program with much service does not
 	// wait forever behind newer ones (0: DefaultAging; negative: none).
 	Aging float64
+	// SwapAfter is the predicted tool time from which a program's
+	// llama.cpp slot is saved or erased while it waits (0:
+	// DefaultSwapAfter).
+	SwapAfter time.Duration
 	// ProgramTTL is how long the router remembers an idle program's rank
 	// and home (0: DefaultProgramTTL).
 	ProgramTTL time.Duration
@@ -99,6 +103,9 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	}
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = DefaultHealthTimeout
+	}
+	if cfg.SwapAfter <= 0 {
+		cfg.SwapAfter = DefaultSwapAfter
 	}
 	if cfg.ProgramTTL <= 0 {
 		cfg.ProgramTTL = DefaultProgramTTL
@@ -559,7 +566,17 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 	var first time.Time
 	var out delivery
 	var held []Event
-	rep, err := b.send(ctx, req, int(rank), -1, func(e Event) {
+	slot := -1
+	if b.slots != nil {
+		var restore string
+		slot, restore = b.slots.assign(req.Program)
+		if restore != "" {
+			if err := b.slotAction(ctx, slot, "restore", restore); err != nil {
+				r.log.Warn("llama.cpp slot restore failed: the turn recomputes its context", "backend", b.name, "slot", slot, "err", err)
+			}
+		}
+	}
+	rep, err := b.send(ctx, req, int(rank), slot, func(e Event) {
 		e.Backend = b.name
 		if first.IsZero() {
 			first = time.Now()

@@ -36,6 +36,13 @@ type Spec struct {
 	// APIKeyEnv names the environment variable holding the backend's
 	// bearer token ("" : none).
 	APIKeyEnv string
+	// Slots, for a llama.cpp server, is its number of slots (-np): the
+	// router gives each program a slot of its own (id_slot). SlotSave says
+	// the server was started with --slot-save-path: a program waiting on a
+	// long tool has its slot saved to a file and restored for its next
+	// turn (swap); without it, the slot is erased (discard).
+	Slots    int
+	SlotSave bool
 }
 
 // Name is how the backend is named in metrics, logs and /v1/backends: its
@@ -75,6 +82,14 @@ func ParseSpecs(values []string) ([]Spec, error) {
 				return nil, err
 			}
 			out = append(out, s)
+		}
+	}
+	for _, s := range out {
+		if (s.Slots > 0 || s.SlotSave) && s.Kind != KindLlamaCpp {
+			return nil, fmt.Errorf("--backend %s: slots= and slot-save= are options of kind=llamacpp", s.URL)
+		}
+		if s.SlotSave && s.Slots == 0 {
+			return nil, fmt.Errorf("--backend %s: slot-save=true needs slots=N (the server's -np)", s.URL)
 		}
 	}
 	seen := map[string]bool{}
@@ -124,13 +139,25 @@ func setOption(s *Spec, key, val string) error {
 			return fmt.Errorf("--backend %s: max-inflight=%q must be a whole number >= 0 (0: found from the latency)", s.URL, val)
 		}
 		s.MaxInflight = n
+	case "slots":
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 1 || n > 4096 {
+			return fmt.Errorf("--backend %s: slots=%q must be the server's number of slots (-np), 1 to 4096", s.URL, val)
+		}
+		s.Slots = n
+	case "slot-save":
+		b, err := strconv.ParseBool(val)
+		if err != nil {
+			return fmt.Errorf("--backend %s: slot-save=%q must be true or false", s.URL, val)
+		}
+		s.SlotSave = b
 	case "api-key-env":
 		if val == "" {
 			return fmt.Errorf("--backend %s: api-key-env needs a variable name", s.URL)
 		}
 		s.APIKeyEnv = val
 	default:
-		return fmt.Errorf("--backend %s: unknown option %q (valid: kind=, weight=, max-inflight=, api-key-env=)", s.URL, key)
+		return fmt.Errorf("--backend %s: unknown option %q (valid: kind=, weight=, max-inflight=, api-key-env=, slots=, slot-save=)", s.URL, key)
 	}
 	return nil
 }
