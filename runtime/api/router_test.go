@@ -438,7 +438,7 @@ func TestRouterLlamaSlotSwap(t *testing.T) {
 		default:
 			var body struct {
 				Messages []struct{ Role string } `json:"messages"`
-				Slot     *int                   `json:"id_slot"`
+				Slot     *int                    `json:"id_slot"`
 			}
 			_ = json.NewDecoder(r.Body).Decode(&body)
 			if body.Slot == nil {
