@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -105,6 +106,26 @@ func (s *Server) removeBackend(c echo.Context) error {
 		return backendNotFound(c.Param("name"))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"name": c.Param("name"), "deleted": true})
+}
+
+// routerHealth is /healthz of a router: 200 while it serves (a Kubernetes
+// readiness probe keeps it in its Service, so that with every backend down
+// clients get 503 with Retry-After rather than a refused connection), the
+// status saying how many backends are up.
+func (s *Server) routerHealth(c echo.Context) error {
+	bs := s.rt.Remote().Backends()
+	up := 0
+	for _, b := range bs {
+		if b.Up && !b.Draining {
+			up++
+		}
+	}
+	status := "ok"
+	if up == 0 {
+		status = "no_backend_up"
+	}
+	return c.JSON(http.StatusOK, map[string]any{"status": status, "backends_up": up, "backends": bs,
+		"balancer": s.rt.Remote().Balancer(), "uptime_s": time.Since(s.rt.Started()).Seconds()})
 }
 
 func backendNotFound(name string) *APIError {

@@ -171,6 +171,10 @@ func TestRouterModelsAndBackends(t *testing.T) {
 	if len(data) != 1 || data[0].(map[string]any)["id"] != "pitstop-scripted-test" {
 		t.Errorf("models %v", data)
 	}
+	code, body = f.router.do("GET", "/healthz", "", nil)
+	if code != 200 || body["status"] != "ok" || body["backends_up"] != float64(2) {
+		t.Errorf("healthz: %d %v", code, body)
+	}
 	code, body = f.router.do("GET", "/v1/backends", "", nil)
 	if code != 200 || len(body["data"].([]any)) != 2 || body["balancer"] != "round-robin" {
 		t.Fatalf("backends: %d %v", code, body)

@@ -303,6 +303,9 @@ func (s *Server) healthz(c echo.Context) error {
 	if st.CheckErr != "" || st.Leaked != 0 {
 		status, code = "broken", http.StatusInternalServerError
 	}
+	if s.rt.Remote() != nil {
+		return s.routerHealth(c)
+	}
 	return c.JSON(code, map[string]any{"status": status, "model": s.rt.Model().Name(), "engine": st,
 		"uptime_s": time.Since(s.rt.Started()).Seconds()})
 }
