@@ -485,3 +485,49 @@ func TestRouterLlamaSlotSwap(t *testing.T) {
 		t.Errorf("the backend saw %s, want chat,save,restore,chat", got)
 	}
 }
+
+// TestRouterAdminAndMetrics: with keys configured only an admin key changes
+// the backends; /metrics has the per-backend series.
+func TestRouterAdminAndMetrics(t *testing.T) {
+	b := newTestServer(t, serverOpts{})
+	specs, _ := remote.ParseSpecs([]string{b.http.URL + ",kind=pitstop"})
+	r, err := remote.New(remote.Config{Logger: slog.New(slog.DiscardHandler)}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ring, err := NewKeyring([]Key{{Secret: "user-key", Tenant: "u"}, {Secret: "admin-key", Tenant: "ops", Admin: true}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, serverOpts{rt: runtime.Config{Remote: r}, api: Config{Keys: ring}})
+	user := map[string]string{"Authorization": "Bearer user-key"}
+	admin := map[string]string{"Authorization": "Bearer admin-key"}
+	name := specs[0].Name()
+	if code, body := ts.do("POST", "/v1/backends/"+name+"/drain", "", user); code != 403 {
+		t.Errorf("a user key drained a backend: %d %v", code, body)
+	}
+	if code, body := ts.do("GET", "/v1/backends", "", user); code != 200 {
+		t.Errorf("a user key cannot list the backends: %d %v", code, body)
+	}
+	if code, _ := ts.do("POST", "/v1/chat/completions", `{"model":"pitstop-scripted-test","messages":[{"role":"user","content":"hi"}]}`, user); code != 200 {
+		t.Errorf("chat: %d", code)
+	}
+	req, _ := http.NewRequest("GET", ts.http.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer admin-key")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`pitstop_backend_calls_total{backend="` + name + `",outcome="ok"} 1`, `pitstop_backend_up{backend="` + name + `"} 1`,
+		"pitstop_backend_inflight_limit", "pitstop_backend_cached_tokens_total", "pitstop_backend_latency_seconds_count"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if code, body := ts.do("DELETE", "/v1/backends/"+name, "", admin); code != 200 {
+		t.Errorf("an admin key cannot remove a backend: %d %v", code, body)
+	}
+}
