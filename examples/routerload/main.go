@@ -342,7 +342,8 @@ func ask(ctx context.Context, cl *openai.Client, model string, msgs []openai.Cha
 
 // minOwnPrefix is how many tokens beyond the shared prefix a follow-up
 // must find cached to count as landing on its program's backend: its
-// system message alone is longer (about 60 tokens).
+// system message alone is much longer (some 350 tokens with the scripted
+// model's tokenizer).
 const minOwnPrefix = 32
 
 // systemPrompt is a program's own system message.
