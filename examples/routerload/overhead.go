@@ -21,6 +21,8 @@ type overheadResult struct {
 	Calls, Failed          int
 	P50Ms, P99Ms, MeanMs   float64
 	ClientP50Ms, ClientP99 float64
+	// Errors are the first failures, as the client saw them.
+	Errors []string
 }
 
 // fakeBackend is an OpenAI-compatible server that answers at once (a
@@ -78,6 +80,15 @@ func overhead(router string, f *fakeBackend, rate, seconds float64) (*overheadRe
 	n := int(rate * seconds)
 	client := make([]time.Duration, n)
 	failed := make([]bool, n)
+	var errMu sync.Mutex
+	var errs []string
+	note := func(msg string) {
+		errMu.Lock()
+		if len(errs) < 5 {
+			errs = append(errs, msg)
+		}
+		errMu.Unlock()
+	}
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
@@ -91,17 +102,21 @@ func overhead(router string, f *fakeBackend, rate, seconds float64) (*overheadRe
 			t0 := time.Now()
 			resp, err := cl.Post(router+"/v1/chat/completions", "application/json", bytes.NewReader([]byte(body)))
 			if err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
+				data, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				failed[i] = resp.StatusCode != http.StatusOK
+				if failed[i] {
+					note(fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, data))
+				}
 			} else {
 				failed[i] = true
+				note(err.Error())
 			}
 			client[i] = time.Since(t0)
 		}()
 	}
 	wg.Wait()
-	res := &overheadResult{Rate: rate, Seconds: seconds, Calls: n}
+	res := &overheadResult{Rate: rate, Seconds: seconds, Calls: n, Errors: errs}
 	var over, cl2 []float64
 	f.mu.Lock()
 	for i := range n {
