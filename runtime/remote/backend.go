@@ -31,9 +31,10 @@ type Backend struct {
 	failures  int64
 	prompt    int64
 	cached    int64
-	latencyMs float64 // moving average of a generation's time
-	strikes   int     // calls failed in a row (downStrikes marks it down)
-	seen      bool    // the first health check was recorded
+	latencyMs float64   // moving average of a generation's time
+	strikes   int       // calls failed in a row (downStrikes marks it down)
+	lastOK    time.Time // when a call last succeeded
+	seen      bool      // the first health check was recorded
 }
 
 func newBackend(s Spec, client *http.Client) (*Backend, error) {
@@ -139,6 +140,13 @@ func (b *Backend) struck() bool {
 	return b.strikes >= downStrikes
 }
 
+// servedSince reports whether a call succeeded on the backend after t.
+func (b *Backend) servedSince(t time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lastOK.After(t)
+}
+
 // check asks the backend for its models: the health check.
 func (b *Backend) check(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -186,6 +194,7 @@ func (b *Backend) booked(d time.Duration, u Usage, failed bool) {
 		return
 	}
 	b.strikes = 0
+	b.lastOK = time.Now()
 	ms := float64(d) / float64(time.Millisecond)
 	if b.latencyMs == 0 {
 		b.latencyMs = ms

@@ -65,7 +65,14 @@ func (r *Router) healthLoop() {
 
 // checkOne health-checks a backend and logs a change of its state.
 func (r *Router) checkOne(ctx context.Context, b *Backend) {
+	started := time.Now()
 	err := b.check(ctx, r.cfg.HealthTimeout)
+	if err != nil && b.servedSince(started.Add(-r.cfg.HealthInterval)) {
+		// A check that failed while calls succeed (a slow answer under
+		// load): the calls are the better evidence.
+		r.log.Debug("health check failed while calls succeed: the backend stays up", "backend", b.name, "err", err)
+		return
+	}
 	up := err == nil
 	why := ""
 	if err != nil {
