@@ -3,7 +3,7 @@
 # Three scripted pitstop backends (paced like a simulated A100: --pace 1), each limited by the
 # router to 2 calls in flight, and the mixed workload (short and long programs) replayed with
 # bench --target; once with the router's pitstop order, once with FCFS, fresh backends each time.
-#   scripts/router_order.sh BIN/pitstop [BASEPORT] [OUTDIR]
+#   [RATE=2] scripts/router_order.sh BIN/pitstop [BASEPORT] [OUTDIR]
 set -euo pipefail
 P=$1 BASE=${2:-18300} OUT=${3:-out/router-order}
 mkdir -p "$OUT"
@@ -20,7 +20,7 @@ for order in pitstop fcfs; do
 	pids+=($!)
 	sleep 2
 	"$P" bench --target http://127.0.0.1:$BASE --target-label router-$order --workload mixed --scale-tokens 0.1 \
-		--scale-time 0.1 --rates 2 --duration 15 --seed 1 --json "$OUT/$order.json" || true
+		--scale-time 0.1 --rates "${RATE:-2}" --duration 15 --seed 1 --json "$OUT/$order.json" || true
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 done
