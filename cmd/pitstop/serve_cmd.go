@@ -117,6 +117,11 @@ without dropping calls. With API keys or a listen address beyond loopback, webho
 not reach loopback, private, link-local or metadata addresses unless --webhook-allow names
 them (checked when each connection is dialled). See docs/security.md.
 
+ROUTER. With --backend URL (or --backend-dns) serve runs no model: every call goes to one of
+those OpenAI-compatible servers (vLLM, SGLang, llama.cpp, other pitstops), picked by --balancer;
+tools, programs, tenants and the API stay pitstop's; GET/POST/DELETE /v1/backends manage them at
+run time. See docs/router.md.
+
 Policies: ` + strings.Join(policy.Names(), ", ") + ` (the prefix cache is always on)
 Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", "),
 		Args: cobra.NoArgs,
