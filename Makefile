@@ -3,6 +3,7 @@
 #                CPU, the example agent against it (tool calls, KV handling and why, results)
 #   make test  — every test (installs the ONNX Runtime library on first use)
 #   make bench-policies — each policy's highest sustained rate on infercept-multi and mixed (simulated A100)
+#   make cluster-demo — three scripted pitstop backends and a router on loopback, the example agent through it
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/pitstop
@@ -10,6 +11,8 @@ AGENT := bin/agent
 OUT ?= out
 # make run's local port.
 PORT ?= 18080
+# make cluster-demo's ports: the router's, and the next three for the backends.
+CLUSTER_PORT ?= 18090
 # The ONNX Runtime library the predictor loads; fetched once from npm into a cache.
 ORT_LIB = $(shell scripts/fetch_ort.sh)
 # The npm MCP packages the MCP tests run (reference server, Inspector); empty when npm is
@@ -24,7 +27,7 @@ HFJS = $(shell scripts/fetch_hfjs.sh 2>/dev/null)
 # Packages whose goroutines meet run under the race detector.
 RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/... ./models/kernel/...
 
-.PHONY: run bench-policies test build agent vet bench-go clean ort check-openai-node
+.PHONY: run bench-policies test build agent vet bench-go clean ort check-openai-node cluster-demo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/pitstop
@@ -39,6 +42,10 @@ agent:
 # its length predictor) and refuses a busy port at once.
 run: build agent ort
 	@PITSTOP_ORT_LIB=$(ORT_LIB) scripts/run_demo.sh $(BIN) $(AGENT) $(PORT) $(OUT)/serve.log
+
+# docs/router.md: pitstop as a router in front of engines it does not run.
+cluster-demo: build agent
+	@scripts/cluster_demo.sh $(BIN) $(AGENT) $(CLUSTER_PORT) $(OUT)/cluster-demo
 
 # The p99 targets are 3x the best policy's p99 call e2e at light load (rate 1 and 0.1;
 # docs/results-policies.md, "Sustained rate").
@@ -60,7 +67,8 @@ vet:
 # Parsers of untrusted input, fuzzed for a short, bounded time on every test run
 # (package:target); their seed corpora also run in the plain go test above.
 FUZZ := ./runtime/api:FuzzDecodeChatRequest ./runtime/api:FuzzParseKeysFile ./models/chat:FuzzToolCallParser \
-	./runtime/api:FuzzDecodeResponsesRequest ./models/grammar:FuzzCompile ./models/gguf:FuzzParse
+	./runtime/api:FuzzDecodeResponsesRequest ./models/grammar:FuzzCompile ./models/gguf:FuzzParse \
+	./runtime/remote:FuzzReadStream
 FUZZTIME ?= 10s
 
 test: ort vet

@@ -35,6 +35,7 @@ type layer struct {
 func layers() []layer {
 	return []layer{
 		{"cmd", 100, "the CLI: wires everything"},
+		{"deploy", 96, "Kubernetes manifests and their schema check: no code"},
 		{"examples", 95, "programs a user copies: clients and tool servers"},
 		{"runtime/api", 90, "the HTTP server (OpenAI routes, /metrics): the only HTTP layer"},
 		{"runtime", 85, "engine + tools + predictor + models, the program table, the interception loop"},

@@ -25,6 +25,7 @@ type Call struct {
 	key     string // the program's key in the program table and the engine (programKey)
 	stream  bool
 	created time.Time
+	model   string // the model asked for ("": the runtime's)
 
 	toolCtx    context.Context // cancelled when the caller gives up
 	toolCancel context.CancelFunc
@@ -44,6 +45,15 @@ type Call struct {
 
 // ID is the call's id ("chatcmpl-...").
 func (c *Call) ID() string { return c.id }
+
+// Model is the model id the call's chunks name: the one asked for, else
+// the runtime's model.
+func (c *Call) Model() string {
+	if c.model != "" {
+		return c.model
+	}
+	return c.rt.model.Name()
+}
 
 // Program is the program the call belongs to.
 func (c *Call) Program() string { return c.program }
@@ -148,14 +158,14 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	if received.IsZero() {
 		received = time.Now()
 	}
+	if rt.cfg.Remote != nil {
+		return rt.chatRemote(ctx, req, received)
+	}
 	if req.Model != "" && req.Model != rt.model.Name() {
 		return nil, errorf(ErrNotFound, "model", "model_not_found", "The model %q does not exist; this server serves %q.", req.Model, rt.model.Name())
 	}
-	if len(req.Messages) == 0 {
-		return nil, errorf(ErrInvalid, "messages", "invalid_value", "messages must contain at least one message")
-	}
-	if req.MaxTokens < 0 {
-		return nil, errorf(ErrInvalid, "max_tokens", "invalid_value", "max_tokens must not be negative, got %d", req.MaxTokens)
+	if err := validateRequest(req); err != nil {
+		return nil, err
 	}
 	if err := rt.promptTooLong(req); err != nil {
 		return nil, err
@@ -172,19 +182,8 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 			rt.tenants.release(req.Tenant)
 		}
 	}()
-	if t := req.Temperature; t != nil && (*t < 0 || *t > 2 || *t != *t) {
-		return nil, errorf(ErrInvalid, "temperature", "invalid_value", "temperature must be between 0 and 2, got %g", *t)
-	}
-	if p := req.TopP; p != nil && (*p < 0 || *p > 1 || *p != *p) {
-		return nil, errorf(ErrInvalid, "top_p", "invalid_value", "top_p must be between 0 and 1, got %g", *p)
-	}
-	if len(req.Stop) > MaxStop {
-		return nil, errorf(ErrInvalid, "stop", "invalid_value", "stop has %d sequences, at most %d are allowed", len(req.Stop), MaxStop)
-	}
-	for i, s := range req.Stop {
-		if s == "" {
-			return nil, errorf(ErrInvalid, fmt.Sprintf("stop[%d]", i), "invalid_value", "a stop sequence must not be empty")
-		}
+	if err := validateSampling(req); err != nil {
+		return nil, err
 	}
 	offered, server, err := rt.resolveTools(req.Tenant, req.Tools)
 	if err != nil {
@@ -334,6 +333,36 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		}
 	})
 	return c, nil
+}
+
+// validateRequest checks what every call needs, local or remote.
+func validateRequest(req ChatRequest) *Error {
+	if len(req.Messages) == 0 {
+		return errorf(ErrInvalid, "messages", "invalid_value", "messages must contain at least one message")
+	}
+	if req.MaxTokens < 0 {
+		return errorf(ErrInvalid, "max_tokens", "invalid_value", "max_tokens must not be negative, got %d", req.MaxTokens)
+	}
+	return nil
+}
+
+// validateSampling checks the sampling fields and stop sequences.
+func validateSampling(req ChatRequest) *Error {
+	if t := req.Temperature; t != nil && (*t < 0 || *t > 2 || *t != *t) {
+		return errorf(ErrInvalid, "temperature", "invalid_value", "temperature must be between 0 and 2, got %g", *t)
+	}
+	if p := req.TopP; p != nil && (*p < 0 || *p > 1 || *p != *p) {
+		return errorf(ErrInvalid, "top_p", "invalid_value", "top_p must be between 0 and 1, got %g", *p)
+	}
+	if len(req.Stop) > MaxStop {
+		return errorf(ErrInvalid, "stop", "invalid_value", "stop has %d sequences, at most %d are allowed", len(req.Stop), MaxStop)
+	}
+	for i, s := range req.Stop {
+		if s == "" {
+			return errorf(ErrInvalid, fmt.Sprintf("stop[%d]", i), "invalid_value", "a stop sequence must not be empty")
+		}
+	}
+	return nil
 }
 
 // samplingOf is a request's sampling: greedy without a temperature; the

@@ -38,6 +38,7 @@ import (
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/models/tokenizer"
 	"github.com/pitstop-llm/pitstop/predictor"
+	"github.com/pitstop-llm/pitstop/runtime/remote"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
@@ -149,6 +150,11 @@ type Config struct {
 	// DisableTenantShare turns off the sharing of the engine between
 	// tenants (tenantShare): an ablation, for measuring what it does.
 	DisableTenantShare bool
+	// Remote, when set, serves every chat call on the router's backends
+	// (engines the runtime does not run) instead of the engine: the tools,
+	// programs, tenants and streaming stay the runtime's (remote_call.go).
+	// Model is then not served: calls name the backends' models.
+	Remote *remote.Router
 	// Trace, when set, receives one JSONL predictor.TraceRecord per segment
 	// of each finished call, written when the call finishes.
 	Trace io.Writer
@@ -372,6 +378,12 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	rt.eng = eng
+	if cfg.Remote != nil {
+		if err := cfg.Remote.Register(rt.metrics.Registry); err != nil {
+			exec.Close()
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+	}
 	rt.metrics.kvBlocks.WithLabelValues("total").Set(float64(ecfg.NumBlocks))
 	rt.metrics.kvBlocks.WithLabelValues("free").Set(float64(ecfg.NumBlocks))
 	rt.metrics.hostBlocks.WithLabelValues("capacity").Set(float64(eng.Host().Capacity()))

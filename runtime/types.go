@@ -200,6 +200,7 @@ const (
 	ErrInternal                       // 500
 	ErrConflict                       // 409: e.g. a tool name already registered
 	ErrRateLimited                    // 429: a tenant limit; Error.RetryAfter says when to retry
+	ErrBadGateway                     // 502: a remote backend's reply was malformed or cut (Config.Remote)
 )
 
 // Error is an error of the runtime that the API turns into OpenAI's error
@@ -209,7 +210,8 @@ type Error struct {
 	Param string // the request field at fault, if any
 	Code  string // OpenAI-style code, e.g. "context_length_exceeded"
 	Msg   string
-	// RetryAfter, for ErrRateLimited, is when a retry may succeed.
+	// RetryAfter, for ErrRateLimited (and ErrUnavailable when no remote
+	// backend is up), is when a retry may succeed.
 	RetryAfter time.Duration
 }
 

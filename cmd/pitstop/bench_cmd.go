@@ -50,6 +50,7 @@ type benchFlags struct {
 	replicas                           int      // bench --replicas (bench_cluster.go)
 	balancers                          []string
 	copts                              cluster.Options
+	target                             targetFlags // bench --target (bench_target.go)
 	// changed reports whether a flag was given on the command line (nil:
 	// none was).
 	changed func(name string) bool
@@ -107,6 +108,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	addFamilyFlags(fl, &f.families)
 	addPolicyFlags(fl, &f.popts)
 	addClusterFlags(fl, &f)
+	addTargetFlags(fl, &f.target)
 	f.cpuNames = addCPUFlags(fl, &f.cpu)
 	return cmd
 }
@@ -156,6 +158,9 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	changed := f.changed
 	if changed == nil {
 		changed = func(string) bool { return false }
+	}
+	if err := f.target.check(changed); err != nil {
+		return nil, err
 	}
 	switch f.executor {
 	case "sim":
@@ -278,6 +283,9 @@ func runBench(ctx context.Context, f benchFlags) error {
 	}
 	if f.sustained.on {
 		return runSustained(ctx, f, plan)
+	}
+	if f.target.url != "" {
+		return runBenchTarget(ctx, f, plan.w)
 	}
 	st := workload.Stats(plan.w)
 	fmt.Printf("workload %s: %d programs, %d calls, %d tool calls; mean prompt %.0f, decode %.0f tokens per call, tool %.2f s\n",

@@ -64,6 +64,7 @@ type serveFlags struct {
 	shutdownTimeout, saveInterval time.Duration
 	lengthPredictor               string
 	mcp                           mcpFlags
+	backend                       backendFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -116,6 +117,11 @@ without dropping calls. With API keys or a listen address beyond loopback, webho
 not reach loopback, private, link-local or metadata addresses unless --webhook-allow names
 them (checked when each connection is dialled). See docs/security.md.
 
+ROUTER. With --backend URL (or --backend-dns) serve runs no model: every call goes to one of
+those OpenAI-compatible servers (vLLM, SGLang, llama.cpp, other pitstops), picked by --balancer;
+tools, programs, tenants and the API stay pitstop's; GET/POST/DELETE /v1/backends manage them at
+run time. See docs/router.md.
+
 Policies: ` + strings.Join(policy.Names(), ", ") + ` (the prefix cache is always on)
 Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", "),
 		Args: cobra.NoArgs,
@@ -157,6 +163,7 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.StringVar(&f.lengthPredictor, "predictor", runtime.LengthONNX, "output-length predictor of each call segment: onnx (the served model's own length.onnx when its directory has one, as builtin:tiny-tools does, else the default model in predictor/data; through ONNX Runtime: $PITSTOP_ORT_LIB or scripts/fetch_ort.sh's cache; without it, history, said in the log and /metrics), history (the program's mean so far), or the path of an ONNX length model")
 	addPredictorLearnFlags(fl, &f.learn)
 	addMCPFlags(fl, &f.mcp)
+	addBackendFlags(fl, &f.backend)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to let calls in flight finish on SIGINT/SIGTERM")
 	return cmd
 }
@@ -187,6 +194,10 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	}
 	if _, err := tools.ParseAllowList(strings.Join(f.webhookAllow, ",")); err != nil {
 		return usagef("--webhook-allow: %v", err)
+	}
+	backends, backendDNS, err := f.backend.specs(changed)
+	if err != nil {
+		return err
 	}
 	keys, err := api.LoadAPIKeys(f.apiKeys, f.adminKeys, f.apiKeysFile)
 	if err != nil {
@@ -234,8 +245,15 @@ func runServe(f serveFlags, changed func(string) bool) error {
 		StrictToolCalls: f.strictToolCalls,
 		Trace:           trace, Logger: log,
 	}
-	served, err := f.serveModelFlags.apply(&rcfg, changed)
-	if err != nil {
+	var served servedModel
+	if f.backend.routing() {
+		stopRouter, err := f.backend.apply(backends, backendDNS, &rcfg, log)
+		if err != nil {
+			return err
+		}
+		defer stopRouter()
+		served = servedModel{description: "no model: a router over " + backendNames(append(backends, backendDNS...)), executor: "remote"}
+	} else if served, err = f.serveModelFlags.apply(&rcfg, changed); err != nil {
 		return err
 	}
 	length, err := runtime.LoadLengthFor(f.lengthPredictor, served.dir)

@@ -319,7 +319,7 @@ func (w *sseWriter) deltas(ds []runtime.Delta) {
 
 func (s *Server) stream(c echo.Context, call *runtime.Call, includeUsage bool, received time.Time) error {
 	ctx := c.Request().Context()
-	w := &sseWriter{c: c, call: call, model: s.rt.Model().Name(), created: call.Created().Unix(), progress: streamProgress(c)}
+	w := &sseWriter{c: c, call: call, model: call.Model(), created: call.Created().Unix(), progress: streamProgress(c)}
 	res := relay(ctx, call, func(ds []runtime.Delta) bool { w.deltas(ds); return !w.failed })
 	if res == nil {
 		return nil

@@ -79,6 +79,8 @@ func fromRuntime(err error) *APIError {
 		status, typ = http.StatusConflict, typeConflict
 	case runtime.ErrRateLimited:
 		status, typ = http.StatusTooManyRequests, typeRateLimit
+	case runtime.ErrBadGateway:
+		status, typ = http.StatusBadGateway, typeServer
 	}
 	return &APIError{Status: status, Message: e.Msg, Type: typ, Param: strp(e.Param), Code: strp(e.Code), RetryAfter: e.RetryAfter}
 }

@@ -156,6 +156,7 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/v1/tools/:name/invoke", s.invokeTool)
 	e.GET("/v1/programs", s.listPrograms)
 	e.GET("/v1/programs/:id", s.getProgram)
+	s.mountBackends(e)
 	if err := s.mountMCP(e); err != nil {
 		return nil, err
 	}
@@ -304,6 +305,9 @@ func (s *Server) healthz(c echo.Context) error {
 	if st.CheckErr != "" || st.Leaked != 0 {
 		status, code = "broken", http.StatusInternalServerError
 	}
+	if s.rt.Remote() != nil {
+		return s.routerHealth(c)
+	}
 	return c.JSON(code, map[string]any{"status": status, "model": s.rt.Model().Name(), "engine": st,
 		"uptime_s": time.Since(s.rt.Started()).Seconds()})
 }
@@ -335,10 +339,16 @@ func (s *Server) model() modelObject {
 }
 
 func (s *Server) listModels(c echo.Context) error {
+	if s.rt.Remote() != nil {
+		return s.listRemoteModels(c)
+	}
 	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": []modelObject{s.model()}})
 }
 
 func (s *Server) getModel(c echo.Context) error {
+	if s.rt.Remote() != nil {
+		return s.getRemoteModel(c)
+	}
 	if id := c.Param("id"); id != s.rt.Model().Name() {
 		return newError(http.StatusNotFound, typeInvalidRequest, "model", "model_not_found", "The model %q does not exist.", id)
 	}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/runtime"
+	"github.com/pitstop-llm/pitstop/runtime/api"
+	"github.com/pitstop-llm/pitstop/runtime/remote"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// serve starts a pitstop server on a loopback port.
+func serve(t *testing.T, cfg runtime.Config) string {
+	t.Helper()
+	cfg.Logger = quiet()
+	rt, err := runtime.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(api.Config{Runtime: rt, AllowToolRegistration: true, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { hs.Close(); rt.Close() })
+	return hs.URL
+}
+
+func newRouter(t *testing.T, urls ...string) string {
+	t.Helper()
+	specs, err := remote.ParseSpecs(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := remote.New(remote.Config{HealthInterval: 200 * time.Millisecond, Logger: quiet()}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return serve(t, runtime.Config{Remote: r})
+}
+
+// TestRunChecks: a small load through a router over two scripted
+// backends passes every check, and the checks see what happened.
+func TestRunChecks(t *testing.T) {
+	b1, b2 := serve(t, runtime.Config{}), serve(t, runtime.Config{})
+	router := newRouter(t, b1+",kind=pitstop", b2+",kind=pitstop")
+	res, err := run(context.Background(), config{router: router, backends: []string{b1, b2}, clients: 4, programs: 2, calls: 3, model: "pitstop-scripted-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.ok() || res.Calls != 24 || res.ToolRuns != 24 || res.FollowUps != 16 {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// TestOverhead: the overhead mode measures every call through a router
+// in front of its fake backend.
+func TestOverhead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	f, stop, err := serveFake(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	router := newRouter(t, "http://"+addr)
+	waitUp(router)
+	res, err := overhead(router, f, 200, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Calls != 50 || res.Failed != 0 || res.P50Ms <= 0 || res.P99Ms < res.P50Ms {
+		t.Errorf("result %+v", res)
+	}
+}

@@ -1,0 +1,275 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Headers pitstop passes to a pitstop backend (runtime/api's).
+const (
+	headerProgram = "X-Pitstop-Program"
+	headerThread  = "X-Pitstop-Thread"
+)
+
+// maxEventBytes bounds one server-sent event line of a backend.
+const maxEventBytes = 4 << 20
+
+// body is the JSON the router sends: the request, with the backend kind's
+// own fields.
+func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
+	m := map[string]any{
+		"messages":       toWireMessages(req.Messages),
+		"stream":         true,
+		"stream_options": map[string]any{"include_usage": true},
+	}
+	model := req.Model
+	if model == "" || !b.serves(model) {
+		model = b.firstModel()
+	}
+	if model != "" {
+		m["model"] = model
+	}
+	if len(req.Tools) > 0 {
+		m["tools"] = toWireTools(req.Tools)
+		if req.ToolChoice != nil {
+			m["tool_choice"] = req.ToolChoice
+		}
+		if req.ParallelToolCalls != nil {
+			m["parallel_tool_calls"] = *req.ParallelToolCalls
+		}
+	}
+	if req.MaxTokens > 0 {
+		m["max_tokens"] = req.MaxTokens
+	}
+	if req.Temperature != nil {
+		m["temperature"] = *req.Temperature
+	}
+	if req.TopP != nil {
+		m["top_p"] = *req.TopP
+	}
+	if req.Seed != nil {
+		m["seed"] = *req.Seed
+	}
+	if len(req.Stop) > 0 {
+		m["stop"] = req.Stop
+	}
+	if req.ResponseFormat != nil {
+		m["response_format"] = req.ResponseFormat
+	}
+	switch b.spec.Kind {
+	case KindVLLM, KindSGLang:
+		// Lower is earlier in both, as the router's queue key
+		// (docs/router.md).
+		m["priority"] = priority
+	case KindLlamaCpp:
+		m["cache_prompt"] = true
+		if slot >= 0 {
+			m["id_slot"] = slot
+		}
+	}
+	return json.Marshal(m)
+}
+
+// send runs one generation on the backend, streaming: emit sees every
+// event as it arrives. A *failure says what went wrong.
+func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, emit func(Event)) (Reply, error) {
+	data, err := b.body(req, priority, slot)
+	if err != nil {
+		return Reply{}, &failure{rejected: true, msg: fmt.Sprintf("encoding the request: %v", err)}
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, b.spec.URL+"/v1/chat/completions", bytes.NewReader(data))
+	if err != nil {
+		return Reply{}, &failure{rejected: true, msg: err.Error()}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	if b.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+b.apiKey)
+	}
+	if b.spec.Kind == KindPitstop && req.ProgramID != "" {
+		hreq.Header.Set(headerProgram, req.ProgramID)
+		if req.Thread != "" {
+			hreq.Header.Set(headerThread, req.Thread)
+		}
+	}
+	resp, err := b.client.Do(hreq)
+	if err != nil {
+		return Reply{}, &failure{down: true, msg: err.Error()}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg := errorMessage(resp)
+		switch {
+		case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+			return Reply{}, &failure{down: resp.StatusCode != http.StatusTooManyRequests, status: resp.StatusCode, msg: msg}
+		default:
+			return Reply{}, &failure{rejected: true, status: resp.StatusCode, msg: msg}
+		}
+	}
+	ct := resp.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, "application/json") {
+		return b.readJSON(resp.Body, emit)
+	}
+	return b.readStream(resp.Body, emit)
+}
+
+// errorMessage reads an error answer's message (OpenAI's error JSON, or
+// the start of whatever it is).
+func errorMessage(resp *http.Response) string {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &e) == nil && len(e.Error) > 0 {
+		var we wireError
+		if json.Unmarshal(e.Error, &we) == nil && we.Message != "" {
+			return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, we.Message)
+		}
+		var s string
+		if json.Unmarshal(e.Error, &s) == nil {
+			return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, s)
+		}
+	}
+	return fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, strings.TrimSpace(string(data)))
+}
+
+// readStream reads a server-sent-events reply.
+func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4<<10), maxEventBytes)
+	var rep Reply
+	var content strings.Builder
+	var calls toolCalls
+	rep.Usage.CachedTokens = -1
+	sawDone, sawChunk := false, false
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] == ':' {
+			continue
+		}
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue // event:, id:, retry: lines
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			sawDone = true
+			break
+		}
+		var ch wireChunk
+		if err := json.Unmarshal(data, &ch); err != nil {
+			return rep, &failure{msg: fmt.Sprintf("malformed stream event: %v: %.120s", err, data)}
+		}
+		if ch.Error != nil {
+			// A pitstop backend (or vLLM) failing mid-stream.
+			return rep, &failure{down: true, msg: "error in the stream: " + ch.Error.Message}
+		}
+		sawChunk = true
+		if ch.Pitstop != nil && len(ch.Pitstop.ToolRound) > 0 && string(ch.Pitstop.ToolRound) != "null" {
+			emit(Event{Kind: EventBackendToolRound, Text: string(ch.Pitstop.ToolRound)})
+		}
+		if ch.Model != "" {
+			rep.Model = ch.Model
+		}
+		if ch.Usage != nil {
+			applyUsage(&rep.Usage, ch.Usage)
+		}
+		for _, c := range ch.Choices {
+			if c.Index != 0 {
+				continue
+			}
+			if c.Delta.Content != nil && *c.Delta.Content != "" {
+				content.WriteString(*c.Delta.Content)
+				emit(Event{Kind: EventContent, Text: *c.Delta.Content})
+			}
+			for _, tc := range c.Delta.ToolCalls {
+				calls.add(tc, emit)
+			}
+			if c.FinishReason != nil && *c.FinishReason != "" {
+				rep.FinishReason = *c.FinishReason
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return rep, &failure{msg: "a stream event longer than 4 MiB"}
+		}
+		return rep, &failure{down: true, msg: "reading the stream: " + err.Error()}
+	}
+	if !sawChunk {
+		return rep, &failure{msg: "the reply is not an OpenAI chat-completion stream (no data events)"}
+	}
+	if !sawDone && rep.FinishReason == "" {
+		return rep, &failure{down: true, msg: "the stream ended before the reply did (no finish_reason, no [DONE])"}
+	}
+	return finishReply(rep, content.String(), &calls)
+}
+
+// readJSON reads a non-stream reply (a server that ignores "stream").
+func (b *Backend) readJSON(r io.Reader, emit func(Event)) (Reply, error) {
+	var out struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct {
+				Content   *string        `json:"content"`
+				ToolCalls []wireToolCall `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *wireUsage `json:"usage"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r, 64<<20))
+	if err := dec.Decode(&out); err != nil || len(out.Choices) == 0 {
+		return Reply{}, &failure{msg: "the reply is not an OpenAI chat completion"}
+	}
+	rep := Reply{Model: out.Model, FinishReason: out.Choices[0].FinishReason}
+	rep.Usage.CachedTokens = -1
+	if out.Usage != nil {
+		applyUsage(&rep.Usage, out.Usage)
+	}
+	msg := out.Choices[0].Message
+	content := ""
+	if msg.Content != nil {
+		content = *msg.Content
+		if content != "" {
+			emit(Event{Kind: EventContent, Text: content})
+		}
+	}
+	var calls toolCalls
+	for i, tc := range msg.ToolCalls {
+		idx := i
+		tc.Index = &idx
+		calls.add(tc, emit)
+	}
+	return finishReply(rep, content, &calls)
+}
+
+func applyUsage(u *Usage, w *wireUsage) {
+	u.PromptTokens, u.CompletionTokens = w.PromptTokens, w.CompletionTokens
+	if w.PromptTokensDetails != nil {
+		u.CachedTokens = w.PromptTokensDetails.CachedTokens
+	}
+}
+
+func finishReply(rep Reply, content string, calls *toolCalls) (Reply, error) {
+	rep.Content = content
+	tcs, ok := calls.done()
+	if !ok {
+		return rep, &failure{msg: "a streamed tool call never got a name"}
+	}
+	rep.ToolCalls = tcs
+	if len(tcs) > 0 && (rep.FinishReason == "" || rep.FinishReason == "stop") {
+		rep.FinishReason = "tool_calls"
+	}
+	if rep.FinishReason == "" {
+		rep.FinishReason = "stop"
+	}
+	return rep, nil
+}

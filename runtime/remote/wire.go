@@ -1,0 +1,99 @@
+package remote
+
+import (
+	"encoding/json"
+
+	"github.com/pitstop-llm/pitstop/models/chat"
+)
+
+// The OpenAI chat-completions wire format, as much of it as the router sends
+// and reads.
+
+type wireToolCall struct {
+	Index    *int         `json:"index,omitempty"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type wireMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Name       string         `json:"name,omitempty"`
+}
+
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+type wireChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   *string        `json:"content"`
+			ToolCalls []wireToolCall `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *wireUsage `json:"usage"`
+	Error *wireError `json:"error"`
+	// Pitstop is a pitstop backend's extension chunk: a tool round it ran
+	// itself (its own registered tools), with its KV handling.
+	Pitstop *struct {
+		ToolRound json.RawMessage `json:"tool_round"`
+	} `json:"pitstop"`
+}
+
+type wireError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+}
+
+func toWireMessages(msgs []chat.Message) []wireMessage {
+	out := make([]wireMessage, len(msgs))
+	for i, m := range msgs {
+		content := m.Content
+		w := wireMessage{Role: m.Role, Content: &content, ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.Role == chat.RoleAssistant && content == "" && len(m.ToolCalls) > 0 {
+			w.Content = nil
+		}
+		if m.Role != chat.RoleTool {
+			w.Name = ""
+		}
+		for _, tc := range m.ToolCalls {
+			w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: tc.ID, Type: "function", Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})
+		}
+		out[i] = w
+	}
+	return out
+}
+
+func toWireTools(tools []chat.Tool) []wireTool {
+	out := make([]wireTool, len(tools))
+	for i, t := range tools {
+		out[i].Type = "function"
+		out[i].Function.Name, out[i].Function.Description, out[i].Function.Parameters = t.Name, t.Description, t.Parameters
+	}
+	return out
+}
