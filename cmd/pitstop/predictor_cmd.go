@@ -277,7 +277,11 @@ training split held out (split and seed are in its metadata).
 (predictor.OnlineLength, starting from --model): each record is predicted, then learnt
 from (prequential evaluation). The "model, online" line scores those predictions, the
 "model, not learning" line the same model without learning. --curve writes the running
-MAE (online, not learning, history) every 50 records as CSV.`,
+MAE (online, not learning, history) every 50 records as CSV.
+
+The "+ blend" lines are what serve predicts: the model's predictions combined, per
+program, with the program's mean output so far, weighted by how well each did on the
+program's earlier segments (predictor.ProgramBlend).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if model == "" || len(traces) == 0 {
@@ -332,6 +336,10 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 			}
 			fmt.Fprintf(stdout, "model %s (feature version %d, overflow bin = %d tokens), %d records%s\n",
 				model, info.FeatureVersion, info.OverflowTokens, len(recs), map[bool]string{true: " held out", false: ""}[heldout])
+			coldBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, recs), recs)
+			if err != nil {
+				return err
+			}
 			if online {
 				cold := rep
 				if pred, err = prequential(p, info, recs, curve, curvePNG); err != nil {
@@ -340,11 +348,17 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 				if rep, err = predictor.Evaluate(pred, recs); err != nil {
 					return err
 				}
+				onlineBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, recs), recs)
+				if err != nil {
+					return err
+				}
 				rep.WriteSummary(stdout, "model, online")
+				onlineBlend.WriteSummary(stdout, "model, online + blend")
 				cold.WriteSummary(stdout, "model, not learning")
 			} else {
 				rep.WriteSummary(stdout, "model")
 			}
+			coldBlend.WriteSummary(stdout, "model + program blend")
 			med := predictor.MedianTokens(train)
 			for _, b := range []struct {
 				name string
