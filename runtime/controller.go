@@ -94,8 +94,10 @@ type seqCtl struct {
 	lastMessage  string
 	systemPrompt string
 	history      predictor.History
-	predTokens   int                  // the length predictor's output length of the current segment
-	predDist     *engine.Distribution // its distribution, when the predictor has one
+	blend        predictor.ProgramBlend // the program's own evidence on the length predictor
+	predModel    int                    // the length predictor's output length of the current segment
+	predTokens   int                    // the same blended with the program's mean (what policies see)
+	predDist     *engine.Distribution   // its distribution, when the predictor has one
 	segments     []predictor.TraceRecord
 }
 
@@ -454,7 +456,7 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 // endSegment books a trace record for the segment that just ended.
 func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
 	out := s.generated - s.segGenStart
-	idx := s.rt.programs.segment(s.call.key, out, tool)
+	idx := s.rt.programs.segment(s.call.key, out, tool, s.predModel)
 	s.segments = append(s.segments, predictor.TraceRecord{
 		Source:              "runtime",
 		Program:             s.call.program,
@@ -467,6 +469,7 @@ func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int)
 	})
 	s.rt.length.observe(s.predTokens, s.segments[len(s.segments)-1])
 	s.history = s.history.Observe(out, tool)
+	s.blend = s.blend.Observe(s.predModel, out)
 }
 
 // result is the call's result as it stands.

@@ -336,19 +336,24 @@ program's earlier segments (predictor.ProgramBlend).`,
 			}
 			fmt.Fprintf(stdout, "model %s (feature version %d, overflow bin = %d tokens), %d records%s\n",
 				model, info.FeatureVersion, info.OverflowTokens, len(recs), map[bool]string{true: " held out", false: ""}[heldout])
-			coldBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, recs), recs)
+			coldProbs := make([][]float32, len(recs))
+			for i := range recs {
+				_, coldProbs[i] = p.PredictLength(recs[i].Input)
+			}
+			coldBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs), recs)
 			if err != nil {
 				return err
 			}
 			if online {
 				cold := rep
-				if pred, err = prequential(p, info, recs, curve, curvePNG); err != nil {
+				var probs [][]float32
+				if pred, probs, err = prequential(p, info, recs, curve, curvePNG); err != nil {
 					return err
 				}
 				if rep, err = predictor.Evaluate(pred, recs); err != nil {
 					return err
 				}
-				onlineBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, recs), recs)
+				onlineBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs), recs)
 				if err != nil {
 					return err
 				}

@@ -17,14 +17,14 @@ const curveEvery = 50
 // from base (the model info describes): each record is predicted, then
 // learnt from. It returns the predictions and, when curvePath is set, writes
 // the running MAE of the learner, of base without learning and of the
-// history baseline.
-func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs []predictor.TraceRecord, curvePath, pngPath string) ([]int, error) {
+// history baseline. It also returns each prediction's distribution.
+func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs []predictor.TraceRecord, curvePath, pngPath string) ([]int, [][]float32, error) {
 	if info.MLP == nil {
-		return nil, errors.New("predictor eval --online: the model's graph is not the plain MLP the learner updates")
+		return nil, nil, errors.New("predictor eval --online: the model's graph is not the plain MLP the learner updates")
 	}
 	o, err := predictor.NewOnlineLength(base, info.MLP, info.OverflowTokens, predictor.OnlineOptions{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	curves := []predictor.Curve{
 		{Name: "online", Colour: color.RGBA{200, 30, 30, 255}},
@@ -35,7 +35,7 @@ func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs
 	if curvePath != "" {
 		f, err := os.Create(curvePath)
 		if err != nil {
-			return nil, fmt.Errorf("curve: %w", err)
+			return nil, nil, fmt.Errorf("curve: %w", err)
 		}
 		defer f.Close()
 		w = bufio.NewWriter(f)
@@ -43,9 +43,10 @@ func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs
 	}
 	hist := predictor.HistoryPredictor{Default: predictor.MedianTokens(recs)}
 	pred := make([]int, len(recs))
+	probs := make([][]float32, len(recs))
 	var sumOnline, sumCold, sumHist float64
 	for i, r := range recs {
-		pred[i], _ = o.PredictLength(r.Input)
+		pred[i], probs[i] = o.PredictLength(r.Input)
 		if w != nil || pngPath != "" {
 			cold, _ := base.PredictLength(r.Input)
 			h, _ := hist.PredictLength(r.Input)
@@ -67,16 +68,16 @@ func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs
 	}
 	if w != nil {
 		if err := w.Flush(); err != nil {
-			return nil, fmt.Errorf("curve: %w", err)
+			return nil, nil, fmt.Errorf("curve: %w", err)
 		}
 	}
 	if pngPath != "" {
 		title := fmt.Sprintf("prequential running MAE, %d records", len(recs))
 		if err := predictor.WriteCurvesPNG(pngPath, title, curves); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return pred, nil
+	return pred, probs, nil
 }
 
 func absf(d int) float64 {
