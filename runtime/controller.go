@@ -137,7 +137,7 @@ func (s *seqCtl) startTurn() {
 		all := len(res.ToolCalls) > 0
 		for _, c := range res.ToolCalls {
 			all = all && s.server[c.Name]
-			s.scriptTool = max(s.scriptTool, s.rt.durations.PredictDuration(s.rt.toolStatsKey(s.call.tenant, c.Name)))
+			s.scriptTool = max(s.scriptTool, s.rt.classDurations.Predict(s.rt.toolStatsKey(s.call.tenant, c.Name), c.Arguments))
 		}
 		if !all {
 			s.scriptTool = -1
@@ -310,7 +310,7 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 	}
 	var expected float64
 	for _, c := range calls {
-		expected = max(expected, s.rt.durations.PredictDuration(s.rt.toolStatsKey(s.call.tenant, c.Name)))
+		expected = max(expected, s.rt.classDurations.Predict(s.rt.toolStatsKey(s.call.tenant, c.Name), c.Arguments))
 	}
 	s.pending = &pendingRound{calls: calls, text: strings.TrimSpace(s.turnText.String()),
 		predicted: time.Duration(expected * float64(time.Second))}
