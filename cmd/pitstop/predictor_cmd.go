@@ -25,6 +25,10 @@ const (
 	metaTraces  = "pitstop.train.traces"
 	metaEpochs  = "pitstop.train.epochs"
 	metaRecords = "pitstop.train.records"
+	// metaMedian is the median output length of the training records: the
+	// first-segment guess of a history baseline that knows only what the
+	// model knew (eval on sources the model never saw).
+	metaMedian = "pitstop.train.median_tokens"
 )
 
 func newPredictorCmd() *cobra.Command {
@@ -212,6 +216,7 @@ exports it to ONNX and prints its held-out metrics. --split 1 trains on everythi
 				metaTraces:  strings.Join(traces, ","),
 				metaEpochs:  strconv.Itoa(epochs),
 				metaRecords: strconv.Itoa(len(train)),
+				metaMedian:  strconv.Itoa(predictor.MedianTokens(train)),
 			}
 			data, err := predictor.MarshalONNX(mlp, overflow, meta)
 			if err != nil {
@@ -378,6 +383,17 @@ program's earlier segments (predictor.ProgramBlend).`,
 					return err
 				}
 				brep.WriteSummary(stdout, b.name)
+			}
+			if m, err := strconv.Atoi(info.Metadata[metaMedian]); err == nil && !heldout {
+				// The history baseline above starts each program at the
+				// median of the records evaluated, which a deployment does
+				// not know; this one starts at the model's training median.
+				bpred, _ := predictor.PredictAll(predictor.HistoryPredictor{Default: m}, recs)
+				brep, err := predictor.Evaluate(bpred, recs)
+				if err != nil {
+					return err
+				}
+				brep.WriteSummary(stdout, "baseline: history, training median start")
 			}
 			bySource := map[string][]int{}
 			for i, r := range recs {
