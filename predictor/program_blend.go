@@ -92,31 +92,51 @@ func (b ProgramBlend) Observe(model, actual int) ProgramBlend {
 
 func sq(x float64) float64 { return x * x }
 
+// ProgramBlends keeps a ProgramBlend per program of a replayed trace.
+// Programs are told apart by source and program id; a record with segment 0
+// starts its program afresh and a record without a program id is its own
+// program.
+type ProgramBlends map[string]ProgramBlend
+
+func blendKey(r TraceRecord) string { return r.Source + "\x00" + r.Program }
+
+// Predict blends the model's prediction for r (pred, with its distribution
+// probs, which may be nil) with what r's program showed so far.
+func (m ProgramBlends) Predict(r TraceRecord, pred int, probs []float32, overflowTokens int) int {
+	if r.Program == "" || r.Segment == 0 {
+		return pred
+	}
+	n, _ := m[blendKey(r)].Predict(pred, probs, overflowTokens)
+	return n
+}
+
+// Observe books r's actual length, for which the model predicted pred.
+func (m ProgramBlends) Observe(r TraceRecord, pred int) {
+	if r.Program == "" {
+		return
+	}
+	b := m[blendKey(r)]
+	if r.Segment == 0 {
+		b = ProgramBlend{}
+	}
+	m[blendKey(r)] = b.Observe(pred, r.PreToolOutputTokens)
+}
+
 // BlendByProgram applies ProgramBlend to model predictions pred (with
 // their distributions probs, which may be nil or hold nil rows) of recs
-// replayed in order: each record's prediction is blended with what its
-// program's earlier records showed, then the record is observed. Programs
-// are told apart by source and program id; a record with segment 0 starts
-// its program afresh and a record without a program id is its own program.
+// replayed in order (ProgramBlends): each record's prediction is blended
+// with what its program's earlier records showed, then the record is
+// observed.
 func BlendByProgram(pred []int, probs [][]float32, overflowTokens int, recs []TraceRecord) []int {
 	out := make([]int, len(pred))
-	progs := map[string]ProgramBlend{}
+	m := ProgramBlends{}
 	for i, r := range recs {
 		var p []float32
 		if i < len(probs) {
 			p = probs[i]
 		}
-		if r.Program == "" {
-			out[i] = pred[i]
-			continue
-		}
-		key := r.Source + "\x00" + r.Program
-		b := progs[key]
-		if r.Segment == 0 {
-			b = ProgramBlend{}
-		}
-		out[i], _ = b.Predict(pred[i], p, overflowTokens)
-		progs[key] = b.Observe(pred[i], r.PreToolOutputTokens)
+		out[i] = m.Predict(r, pred[i], p, overflowTokens)
+		m.Observe(r, pred[i])
 	}
 	return out
 }
