@@ -32,7 +32,7 @@ func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs
 		{Name: "online", Colour: color.RGBA{200, 30, 30, 255}},
 		{Name: "not learning", Colour: color.RGBA{30, 60, 200, 255}},
 		{Name: "history", Colour: color.RGBA{120, 120, 120, 255}},
-		{Name: "online + program blend", Colour: color.RGBA{230, 140, 0, 255}},
+		{Name: "online + blend", Colour: color.RGBA{230, 140, 0, 255}},
 	}
 	var w *bufio.Writer
 	if curvePath != "" {
