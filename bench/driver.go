@@ -83,8 +83,9 @@ type programRun struct {
 	waiting  map[string]int     // unfinished parents per call id
 	left     int
 	tokens   int
-	children map[string][]int  // call id → indices of calls that list it as a parent
-	history  predictor.History // finished segments, for the length predictor
+	children map[string][]int       // call id → indices of calls that list it as a parent
+	history  predictor.History      // finished segments, for the length predictor
+	blend    predictor.ProgramBlend // the length predictor's errors on them (as serve keeps)
 }
 
 // Run replays the workload and returns the run's summary. It fails if the

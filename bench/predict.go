@@ -41,6 +41,8 @@ func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Pr
 	var dist *engine.Distribution
 	if p.Length != nil {
 		n, probs := p.Length.PredictLength(segmentInput(c, s.NumTokens()))
+		// As serve: blended with the program's own segments so far.
+		n, probs = c.prog.blend.Predict(n, probs, overflowTokens(p.Length))
 		pred.Decode = max(1, n-c.decoded)
 		if len(probs) == predictor.NumClasses {
 			dist = &engine.Distribution{LengthProbs: probs, LengthBinWidth: predictor.BinWidth,
@@ -95,20 +97,24 @@ type onlineLearner interface {
 	Learn(predictor.TraceRecord)
 }
 
-// learnSegment teaches an online length predictor c's segment that just
-// finished (s has generated it); the driver calls it before the program's
-// history takes the segment in.
+// learnSegment teaches the program's blend (predictor.ProgramBlend) and an
+// online length predictor c's segment that just finished (s has generated
+// it); the driver calls it before the program's history takes the segment
+// in.
 func (p *Predictors) learnSegment(c *scriptCall, s *engine.Sequence) {
-	if p == nil {
+	if p == nil || p.Length == nil {
 		return
 	}
+	in := segmentInput(c, s.NumTokens()-c.decoded)
+	model, _ := p.Length.PredictLength(in)
+	c.prog.blend = c.prog.blend.Observe(model, c.decoded)
 	l, ok := p.Length.(onlineLearner)
 	if !ok {
 		return
 	}
 	seg := c.call.Segments[c.seg]
 	l.Learn(predictor.TraceRecord{Source: "bench", Program: c.prog.id, Segment: c.prog.history.Calls,
-		Input: segmentInput(c, s.NumTokens()-c.decoded), PreToolOutputTokens: c.decoded, Tool: seg.Tool})
+		Input: in, PreToolOutputTokens: c.decoded, Tool: seg.Tool})
 }
 
 // learnTool teaches the duration statistics a finished tool call.

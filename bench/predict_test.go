@@ -166,3 +166,33 @@ func TestPredictorsExposeDistributions(t *testing.T) {
 		t.Fatalf("tool time quantiles %v at %v, want the median 2 s", d.ToolTimeQuantiles, d.ToolTimeLevels)
 	}
 }
+
+// constLength predicts n tokens for every segment.
+type constLength int
+
+func (c constLength) PredictLength(predictor.Input) (int, []float32) { return int(c), nil }
+
+// As in serve, a length predictor that misses a program's segments by far
+// gives way to the program's own mean for its later calls
+// (predictor.ProgramBlend).
+func TestPredictorsBlendWithTheProgram(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	base, _ := policy.New("fcfs", policy.Options{})
+	spy := &spyPolicy{Policy: base}
+	_, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: spy, Name: "spy", Rate: 1, Duration: 3, Seed: 1,
+		Predictors: &Predictors{Length: constLength(500)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spy.seen) < 2 || spy.seen[0].Predicted.Decode != 500 {
+		t.Fatalf("forecasts %+v: want the predictor's 500 for the program's first call", spy.seen)
+	}
+	low := 500
+	for _, f := range spy.seen {
+		low = min(low, f.Predicted.Decode)
+	}
+	if low > 100 {
+		t.Fatalf("lowest forecast %d tokens: later calls of a program of ~10-token segments still predicted near 500", low)
+	}
+}

@@ -54,3 +54,19 @@ func BenchmarkGoForward(b *testing.B) {
 		g.PredictLength(in)
 	}
 }
+
+// A shipped-model prediction blended with the program's evidence, as serve
+// predicts a program's later segments (ProgramBlend on top of the model).
+func BenchmarkPredictLengthBlended(b *testing.B) {
+	m := benchModel(b)
+	in := sampleInput()
+	var pb ProgramBlend
+	for i := range 5 {
+		pb = pb.Observe(40, 30+10*i)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		n, probs := m.PredictLength(in)
+		pb.Predict(n, probs, m.OverflowTokens())
+	}
+}

@@ -15,11 +15,17 @@
 // HistoryPredictor is the fallback with no model. Features read nothing of the
 // segment itself (FeatureVersion 2, TestFeaturesDoNotLeak).
 //
+// Per program: ProgramBlend mixes a prediction's distribution with one
+// around the program's mean output so far, weighted by how well each
+// predicted the program's earlier segments; serve applies it to every
+// prediction, and eval prints it (BlendByProgram). The model is unchanged.
+//
 // Online learning: OnlineLength updates a copy of the shipped MLP by SGD on
-// each finished segment and predicts with whichever of the shipped model,
-// the learnt copy and the program's mean has the lowest recent error; it
-// persists as an ONNX model (Save, Restore). ClassDurations learns tool
-// durations per argument class with the per-tool median as its floor.
+// each finished segment and predicts with the shipped model unless the
+// learnt copy or the program's mean beats it on recent segments with 95%
+// confidence; it persists as an ONNX model (Save, Restore). ClassDurations
+// learns tool durations per argument class with the per-tool median as its
+// floor; serve predicts server-side tools with it.
 //
 // ONNX Runtime is a shared library that scripts/fetch_ort.sh puts in a cache
 // (ORTLibraryPath); without it, loading a model fails with an error wrapping

@@ -81,16 +81,27 @@ func (s *classScore) better() bool {
 
 // NewClassDurations returns an empty estimator.
 func NewClassDurations(o DurationOptions) *ClassDurations {
-	return &ClassDurations{d: NewDurationEstimator(o), scores: map[string]*classScore{}}
+	return NewClassDurationsOver(NewDurationEstimator(o))
+}
+
+// NewClassDurationsOver keeps its statistics in d, next to d's per-tool
+// ones (a class's key is its tool's, a NUL and the class), so that they are
+// saved and loaded with d. d's per-tool statistics may be learnt elsewhere:
+// ObserveClass learns only the class.
+func NewClassDurationsOver(d *DurationEstimator) *ClassDurations {
+	return &ClassDurations{d: d, scores: map[string]*classScore{}}
 }
 
 func classKey(tool, class string) string { return tool + "\x00" + class }
 
-// toolMedian is the per-tool running median, or PredictDuration before it
-// has samples.
+// toolMedian is the per-tool running median once the tool has
+// classMinSamples calls, PredictDuration (which weighs in the tool's prior)
+// before.
 func (c *ClassDurations) toolMedian(tool string) float64 {
-	if v, ok := c.d.Quantile(tool, 0.5); ok {
-		return v
+	if s, ok := c.d.Stats(tool); ok && s.Count >= classMinSamples {
+		if v, ok := c.d.Quantile(tool, 0.5); ok {
+			return v
+		}
 	}
 	return c.d.PredictDuration(tool)
 }
@@ -126,6 +137,20 @@ func (c *ClassDurations) Observe(tool, args string, seconds float64) {
 	if !validSeconds(seconds) {
 		return
 	}
+	c.ObserveClass(tool, args, seconds)
+	c.d.Observe(tool, seconds)
+}
+
+// ObserveClass is Observe for an estimator whose per-tool statistics are
+// learnt elsewhere (NewClassDurationsOver): it scores both predictions and
+// learns the call's class, not its tool. When the tool's statistics already
+// hold this call, the per-tool median is scored with the call in it: the
+// class must then beat a floor that has seen the answer, which only makes
+// the class's adoption more cautious.
+func (c *ClassDurations) ObserveClass(tool, args string, seconds float64) {
+	if !validSeconds(seconds) {
+		return
+	}
 	class := ArgumentClass(args)
 	if cv, ok := c.classMedian(tool, class); ok {
 		tv := c.toolMedian(tool)
@@ -140,7 +165,6 @@ func (c *ClassDurations) Observe(tool, args string, seconds float64) {
 		s.n = min(s.n+1, classWindow)
 		c.mu.Unlock()
 	}
-	c.d.Observe(tool, seconds)
 	if class != "" {
 		c.d.Observe(classKey(tool, class), seconds)
 	}

@@ -171,3 +171,35 @@ func BenchmarkOnlineLengthLearn(b *testing.B) {
 		i++
 	}
 }
+
+// The adoption bound: a steady gain clears it in a few segments, a gain
+// that is noise (as often worse as better) never does.
+func TestErrWindowBeatsBaseWithConfidence(t *testing.T) {
+	steady := newErrWindow(200)
+	for range 5 {
+		steady.add(30, 20, 30) // learnt 10 tokens better each time, ±1
+		steady.add(30, 21, 30)
+	}
+	if !steady.beatsBase(steady.Learnt, adoptZ) {
+		t.Fatal("a steady 10-token gain over 10 segments did not clear the bound")
+	}
+	if steady.beatsBase(steady.History, adoptZ) {
+		t.Fatal("a predictor equal to the shipped model cleared the bound")
+	}
+	noisy := newErrWindow(200)
+	for i := range 200 {
+		d := 40.0
+		if i%2 == 0 {
+			d = -38 // mean gain 1 token, spread 39
+		}
+		noisy.add(50, 50+d, 50)
+	}
+	if noisy.beatsBase(noisy.Learnt, adoptZ) {
+		t.Fatal("a 1-token mean gain with a 39-token spread cleared the bound")
+	}
+	one := newErrWindow(200)
+	one.add(50, 0, 50)
+	if one.beatsBase(one.Learnt, adoptZ) {
+		t.Fatal("one segment cleared the bound")
+	}
+}

@@ -94,8 +94,10 @@ type seqCtl struct {
 	lastMessage  string
 	systemPrompt string
 	history      predictor.History
-	predTokens   int                  // the length predictor's output length of the current segment
-	predDist     *engine.Distribution // its distribution, when the predictor has one
+	blend        predictor.ProgramBlend // the program's own evidence on the length predictor
+	predModel    int                    // the length predictor's output length of the current segment
+	predTokens   int                    // the same blended with the program's mean (what policies see)
+	predDist     *engine.Distribution   // its distribution, when the predictor has one
 	segments     []predictor.TraceRecord
 }
 
@@ -135,7 +137,7 @@ func (s *seqCtl) startTurn() {
 		all := len(res.ToolCalls) > 0
 		for _, c := range res.ToolCalls {
 			all = all && s.server[c.Name]
-			s.scriptTool = max(s.scriptTool, s.rt.durations.PredictDuration(s.rt.toolStatsKey(s.call.tenant, c.Name)))
+			s.scriptTool = max(s.scriptTool, s.rt.classDurations.Predict(s.rt.toolStatsKey(s.call.tenant, c.Name), c.Arguments))
 		}
 		if !all {
 			s.scriptTool = -1
@@ -316,7 +318,7 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 	}
 	var expected float64
 	for _, c := range calls {
-		expected = max(expected, s.rt.durations.PredictDuration(s.rt.toolStatsKey(s.call.tenant, c.Name)))
+		expected = max(expected, s.rt.classDurations.Predict(s.rt.toolStatsKey(s.call.tenant, c.Name), c.Arguments))
 	}
 	s.pending = &pendingRound{calls: calls, text: strings.TrimSpace(s.turnText.String()),
 		predicted: time.Duration(expected * float64(time.Second))}
@@ -462,7 +464,7 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 // endSegment books a trace record for the segment that just ended.
 func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
 	out := s.generated - s.segGenStart
-	idx := s.rt.programs.segment(s.call.key, out, tool)
+	idx := s.rt.programs.segment(s.call.key, out, tool, s.predModel)
 	s.segments = append(s.segments, predictor.TraceRecord{
 		Source:              "runtime",
 		Program:             s.call.program,
@@ -475,6 +477,7 @@ func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int)
 	})
 	s.rt.length.observe(s.predTokens, s.segments[len(s.segments)-1])
 	s.history = s.history.Observe(out, tool)
+	s.blend = s.blend.Observe(s.predModel, out)
 }
 
 // result is the call's result as it stands.

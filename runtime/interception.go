@@ -32,6 +32,11 @@ func (rt *Runtime) runRound(s *seqCtl, p *pendingRound, round Round, ctxTokens i
 		round.Calls[i] = ToolRun{ID: r.CallID, Name: p.calls[i].Name, Arguments: p.calls[i].Arguments,
 			Content: r.Content, IsError: r.IsError, Truncated: r.Truncated, Cached: r.Cached, Duration: r.Duration()}
 		msgs[i] = chat.Message{Role: chat.RoleTool, Content: r.Content, ToolCallID: r.CallID, Name: p.calls[i].Name}
+		if !r.Cached {
+			// The executor's observer learnt the tool's duration; its
+			// argument class is learnt here, where the arguments are.
+			rt.classDurations.ObserveClass(rt.toolStatsKey(c.tenant, p.calls[i].Name), p.calls[i].Arguments, r.Duration().Seconds())
+		}
 	}
 	toks := rt.encodeResults(c, msgs)
 	if rt.ctxCap > 0 {

@@ -253,5 +253,17 @@ func (s *seqCtl) segmentInput() predictor.Input {
 }
 
 // predictLength predicts the output length of the segment about to start
-// (the call's first, or the next after a tool round).
-func (s *seqCtl) predictLength() { s.predTokens, s.predDist = s.rt.length.predict(s.segmentInput()) }
+// (the call's first, or the next after a tool round): the predictor's
+// output, blended with the program's mean by how well each predicted the
+// program's earlier segments (predictor.ProgramBlend); the distribution
+// policies see is the blended one.
+func (s *seqCtl) predictLength() {
+	s.predModel, s.predDist = s.rt.length.predict(s.segmentInput())
+	if s.predDist == nil {
+		n, _ := s.blend.Predict(s.predModel, nil, 0)
+		s.predTokens = max(n, 1)
+		return
+	}
+	n, mixed := s.blend.Predict(s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
+	s.predTokens, s.predDist.LengthProbs = max(n, 1), mixed
+}

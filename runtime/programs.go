@@ -50,6 +50,7 @@ type program struct {
 	info      ProgramInfo
 	threads   map[string]bool
 	history   predictor.History
+	blend     predictor.ProgramBlend // the length model's errors on this program
 	segments  int
 	gapTools  []string  // tools returned to the client at the last return
 	gapStart  time.Time // when they were returned
@@ -101,19 +102,21 @@ func (t *programTable) row(key, id, tenant string, now time.Time) *program {
 	return p
 }
 
-// history returns the program's segment history and reserves the next
-// segment index.
-func (t *programTable) history(id string) predictor.History {
+// history returns the program's segment history and what its length
+// predictions learnt from it (predictor.ProgramBlend).
+func (t *programTable) history(id string) (predictor.History, predictor.ProgramBlend) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if p := t.rows[id]; p != nil {
-		return p.history
+		return p.history, p.blend
 	}
-	return predictor.History{}
+	return predictor.History{}, predictor.ProgramBlend{}
 }
 
-// segment books a finished segment and returns its index in the program.
-func (t *programTable) segment(id string, outputTokens int, tool string) int {
+// segment books a finished segment, for which the length model predicted
+// modelTokens (before the program blend), and returns its index in the
+// program.
+func (t *programTable) segment(id string, outputTokens int, tool string, modelTokens int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.rows[id]
@@ -121,6 +124,7 @@ func (t *programTable) segment(id string, outputTokens int, tool string) int {
 		return 0
 	}
 	p.history = p.history.Observe(outputTokens, tool)
+	p.blend = p.blend.Observe(modelTokens, outputTokens)
 	p.segments++
 	return p.segments - 1
 }

@@ -183,12 +183,16 @@ type Runtime struct {
 	reg        *tools.Registry
 	exec       *tools.Executor
 	durations  *predictor.DurationEstimator
-	length     *lengthState
-	metrics    *Metrics
-	programs   *programTable
-	trace      *traceWriter
-	log        *slog.Logger
-	maxPrompt  int // tokens a prompt may have: the context cap or the device, the smaller
+	// classDurations predicts server-side tool calls from their tool and
+	// argument class (a shell command's program, a URL's host), over
+	// durations' statistics; the per-tool median is its floor.
+	classDurations *predictor.ClassDurations
+	length         *lengthState
+	metrics        *Metrics
+	programs       *programTable
+	trace          *traceWriter
+	log            *slog.Logger
+	maxPrompt      int // tokens a prompt may have: the context cap or the device, the smaller
 	// maxTokenBytes is the longest text one token stands for: a prompt's
 	// bytes bound its tokens from below (promptTooLong).
 	maxTokenBytes int
@@ -334,6 +338,7 @@ func New(cfg Config) (*Runtime, error) {
 	if rt.durations == nil {
 		rt.durations = predictor.NewDurationEstimator(predictor.DurationOptions{})
 	}
+	rt.classDurations = predictor.NewClassDurationsOver(rt.durations)
 	for name, prior := range builtinPriors {
 		if _, known := rt.durations.Stats(name); !known {
 			if _, ok := rt.reg.Get(name); ok {

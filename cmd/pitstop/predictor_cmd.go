@@ -25,6 +25,10 @@ const (
 	metaTraces  = "pitstop.train.traces"
 	metaEpochs  = "pitstop.train.epochs"
 	metaRecords = "pitstop.train.records"
+	// metaMedian is the median output length of the training records: the
+	// first-segment guess of a history baseline that knows only what the
+	// model knew (eval on sources the model never saw).
+	metaMedian = "pitstop.train.median_tokens"
 )
 
 func newPredictorCmd() *cobra.Command {
@@ -212,6 +216,7 @@ exports it to ONNX and prints its held-out metrics. --split 1 trains on everythi
 				metaTraces:  strings.Join(traces, ","),
 				metaEpochs:  strconv.Itoa(epochs),
 				metaRecords: strconv.Itoa(len(train)),
+				metaMedian:  strconv.Itoa(predictor.MedianTokens(train)),
 			}
 			data, err := predictor.MarshalONNX(mlp, overflow, meta)
 			if err != nil {
@@ -277,7 +282,11 @@ training split held out (split and seed are in its metadata).
 (predictor.OnlineLength, starting from --model): each record is predicted, then learnt
 from (prequential evaluation). The "model, online" line scores those predictions, the
 "model, not learning" line the same model without learning. --curve writes the running
-MAE (online, not learning, history) every 50 records as CSV.`,
+MAE (online, not learning, history) every 50 records as CSV.
+
+The "+ blend" lines are what serve predicts: the model's predictions combined, per
+program, with the program's mean output so far, weighted by how well each did on the
+program's earlier segments (predictor.ProgramBlend).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if model == "" || len(traces) == 0 {
@@ -332,19 +341,34 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 			}
 			fmt.Fprintf(stdout, "model %s (feature version %d, overflow bin = %d tokens), %d records%s\n",
 				model, info.FeatureVersion, info.OverflowTokens, len(recs), map[bool]string{true: " held out", false: ""}[heldout])
+			coldProbs := make([][]float32, len(recs))
+			for i := range recs {
+				_, coldProbs[i] = p.PredictLength(recs[i].Input)
+			}
+			coldBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs), recs)
+			if err != nil {
+				return err
+			}
 			if online {
 				cold := rep
-				if pred, err = prequential(p, info, recs, curve, curvePNG); err != nil {
+				var probs [][]float32
+				if pred, probs, err = prequential(p, info, recs, curve, curvePNG); err != nil {
 					return err
 				}
 				if rep, err = predictor.Evaluate(pred, recs); err != nil {
 					return err
 				}
+				onlineBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs), recs)
+				if err != nil {
+					return err
+				}
 				rep.WriteSummary(stdout, "model, online")
+				onlineBlend.WriteSummary(stdout, "model, online + blend")
 				cold.WriteSummary(stdout, "model, not learning")
 			} else {
 				rep.WriteSummary(stdout, "model")
 			}
+			coldBlend.WriteSummary(stdout, "model + program blend")
 			med := predictor.MedianTokens(train)
 			for _, b := range []struct {
 				name string
@@ -359,6 +383,17 @@ MAE (online, not learning, history) every 50 records as CSV.`,
 					return err
 				}
 				brep.WriteSummary(stdout, b.name)
+			}
+			if m, err := strconv.Atoi(info.Metadata[metaMedian]); err == nil && !heldout {
+				// The history baseline above starts each program at the
+				// median of the records evaluated, which a deployment does
+				// not know; this one starts at the model's training median.
+				bpred, _ := predictor.PredictAll(predictor.HistoryPredictor{Default: m}, recs)
+				brep, err := predictor.Evaluate(bpred, recs)
+				if err != nil {
+					return err
+				}
+				brep.WriteSummary(stdout, "baseline: history, training median start")
 			}
 			bySource := map[string][]int{}
 			for i, r := range recs {

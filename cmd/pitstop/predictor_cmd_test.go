@@ -19,7 +19,8 @@ func TestPredictorEvalOnline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"model, online          n=52", "model, not learning    n=52", "baseline: history", "wrote " + csv} {
+	for _, want := range []string{"model, online          n=52", "model, online + blend  n=52", "model, not learning    n=52",
+		"model + program blend  n=52", "baseline: history", "baseline: history, training median start", "wrote " + csv} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -29,7 +30,7 @@ func TestPredictorEvalOnline(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if lines[0] != "segments,mae_online,mae_not_learning,mae_history" || len(lines) != 3 || !strings.HasPrefix(lines[2], "52,") {
+	if lines[0] != "segments,mae_online,mae_not_learning,mae_history,mae_online_blend" || len(lines) != 3 || !strings.HasPrefix(lines[2], "52,") {
 		t.Fatalf("curve CSV:\n%s", data)
 	}
 	if st, err := os.Stat(png); err != nil || st.Size() == 0 {

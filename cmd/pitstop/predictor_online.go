@@ -17,45 +17,52 @@ const curveEvery = 50
 // from base (the model info describes): each record is predicted, then
 // learnt from. It returns the predictions and, when curvePath is set, writes
 // the running MAE of the learner, of base without learning and of the
-// history baseline.
-func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs []predictor.TraceRecord, curvePath, pngPath string) ([]int, error) {
+// history baseline, and of the learner's predictions blended per program
+// (predictor.BlendByProgram). It also returns each prediction's
+// distribution.
+func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs []predictor.TraceRecord, curvePath, pngPath string) ([]int, [][]float32, error) {
 	if info.MLP == nil {
-		return nil, errors.New("predictor eval --online: the model's graph is not the plain MLP the learner updates")
+		return nil, nil, errors.New("predictor eval --online: the model's graph is not the plain MLP the learner updates")
 	}
 	o, err := predictor.NewOnlineLength(base, info.MLP, info.OverflowTokens, predictor.OnlineOptions{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	curves := []predictor.Curve{
 		{Name: "online", Colour: color.RGBA{200, 30, 30, 255}},
 		{Name: "not learning", Colour: color.RGBA{30, 60, 200, 255}},
 		{Name: "history", Colour: color.RGBA{120, 120, 120, 255}},
+		{Name: "online + blend", Colour: color.RGBA{230, 140, 0, 255}},
 	}
 	var w *bufio.Writer
 	if curvePath != "" {
 		f, err := os.Create(curvePath)
 		if err != nil {
-			return nil, fmt.Errorf("curve: %w", err)
+			return nil, nil, fmt.Errorf("curve: %w", err)
 		}
 		defer f.Close()
 		w = bufio.NewWriter(f)
-		fmt.Fprintln(w, "segments,mae_online,mae_not_learning,mae_history")
+		fmt.Fprintln(w, "segments,mae_online,mae_not_learning,mae_history,mae_online_blend")
 	}
 	hist := predictor.HistoryPredictor{Default: predictor.MedianTokens(recs)}
 	pred := make([]int, len(recs))
-	var sumOnline, sumCold, sumHist float64
+	probs := make([][]float32, len(recs))
+	var sumOnline, sumCold, sumHist, sumBlend float64
+	blends := predictor.ProgramBlends{}
 	for i, r := range recs {
-		pred[i], _ = o.PredictLength(r.Input)
+		pred[i], probs[i] = o.PredictLength(r.Input)
 		if w != nil || pngPath != "" {
+			sumBlend += absf(blends.Predict(r, pred[i], probs[i], info.OverflowTokens) - r.PreToolOutputTokens)
+			blends.Observe(r, pred[i])
 			cold, _ := base.PredictLength(r.Input)
 			h, _ := hist.PredictLength(r.Input)
 			sumOnline += absf(pred[i] - r.PreToolOutputTokens)
 			sumCold += absf(cold - r.PreToolOutputTokens)
 			sumHist += absf(h - r.PreToolOutputTokens)
 			if n := i + 1; n%curveEvery == 0 || n == len(recs) {
-				vals := []float64{sumOnline / float64(n), sumCold / float64(n), sumHist / float64(n)}
+				vals := []float64{sumOnline / float64(n), sumCold / float64(n), sumHist / float64(n), sumBlend / float64(n)}
 				if w != nil {
-					fmt.Fprintf(w, "%d,%.2f,%.2f,%.2f\n", n, vals[0], vals[1], vals[2])
+					fmt.Fprintf(w, "%d,%.2f,%.2f,%.2f,%.2f\n", n, vals[0], vals[1], vals[2], vals[3])
 				}
 				for k := range curves {
 					curves[k].Seen = append(curves[k].Seen, n)
@@ -67,16 +74,16 @@ func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs
 	}
 	if w != nil {
 		if err := w.Flush(); err != nil {
-			return nil, fmt.Errorf("curve: %w", err)
+			return nil, nil, fmt.Errorf("curve: %w", err)
 		}
 	}
 	if pngPath != "" {
 		title := fmt.Sprintf("prequential running MAE, %d records", len(recs))
 		if err := predictor.WriteCurvesPNG(pngPath, title, curves); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return pred, nil
+	return pred, probs, nil
 }
 
 func absf(d int) float64 {

@@ -1,0 +1,90 @@
+package predictor
+
+import "testing"
+
+func TestProgramBlendFollowsWhicheverPredictedTheProgram(t *testing.T) {
+	// The model says 20 for every segment of a program that writes 100:
+	// after two segments the mean (exact) outweighs the model.
+	var b ProgramBlend
+	if got := pt(b.Predict(20, nil, 0)); got != 20 {
+		t.Fatalf("first segment: %d, want the model's 20", got)
+	}
+	for range 3 {
+		b = b.Observe(20, 100)
+	}
+	if got := pt(b.Predict(20, nil, 0)); got < 95 {
+		t.Fatalf("after 3 segments of 100 that the model called 20: %d, want ≥ 95", got)
+	}
+	// A program whose lengths alternate 10, 90 while the model gets each
+	// exactly right: the mean (50) misses by 40 each time, so the model keeps
+	// the weight.
+	var a ProgramBlend
+	for i := range 6 {
+		n := 10 + 80*(i%2)
+		a = a.Observe(n, n)
+	}
+	if got := pt(a.Predict(10, nil, 0)); got > 13 {
+		t.Fatalf("model exact, mean off by 40: %d, want ≤ 13 (the model's 10)", got)
+	}
+	if got := pt(a.Predict(-1, nil, 0)); got != -1 {
+		t.Fatalf("no model prediction: %d, want -1", got)
+	}
+}
+
+func TestBlendByProgram(t *testing.T) {
+	recs := []TraceRecord{
+		{Source: "s", Program: "p", Segment: 0, PreToolOutputTokens: 100},
+		{Source: "s", Program: "q", Segment: 0, PreToolOutputTokens: 7},
+		{Source: "s", Program: "p", Segment: 1, PreToolOutputTokens: 100},
+		{Source: "s", Program: "p", Segment: 2, PreToolOutputTokens: 100},
+		{Source: "s", Program: "p", Segment: 3, PreToolOutputTokens: 100},
+		{Source: "s", Program: "p", Segment: 0, PreToolOutputTokens: 100}, // p starts again
+		{Source: "s", PreToolOutputTokens: 100},                           // no program
+	}
+	pred := []int{20, 20, 20, 20, 20, 20, 20}
+	got := BlendByProgram(pred, nil, 0, recs)
+	if got[0] != 20 || got[1] != 20 || got[5] != 20 || got[6] != 20 {
+		t.Fatalf("first segments and program-less records must keep the model's 20: %v", got)
+	}
+	if !(got[2] > 20 && got[2] < 100) {
+		t.Fatalf("second segment of p: %d, want a blend of 20 and p's mean 100", got[2])
+	}
+	if got[4] < 95 {
+		t.Fatalf("fourth segment of p: %d, want ≥ 95 (q's 7 must not count)", got[4])
+	}
+}
+
+func pt(n int, _ []float32) int { return n }
+
+// With distributions, a sharp model that predicted the program keeps its
+// exact prediction (the mixture's median stays at its peak), and a model
+// that missed gives way to the program's mean.
+func TestProgramBlendMixesDistributions(t *testing.T) {
+	peak := func(tokens int) []float32 {
+		p := make([]float32, NumClasses)
+		p[BinOf(tokens)] = 1
+		return p
+	}
+	var good ProgramBlend
+	for range 4 {
+		good = good.Observe(45, 45+(good.Segments%2)*2)
+	}
+	n, dist := good.Predict(45, peak(45), 1000)
+	if BinOf(n) != BinOf(45) || len(dist) != NumClasses {
+		t.Fatalf("model right so far: %d, want bin %d kept", n, BinOf(45))
+	}
+	var sum float32
+	for _, p := range dist {
+		sum += p
+	}
+	if sum < 0.999 || sum > 1.001 {
+		t.Fatalf("blended distribution sums to %v", sum)
+	}
+	var bad ProgramBlend
+	for range 4 {
+		bad = bad.Observe(45, 300)
+	}
+	if n, _ := bad.Predict(45, peak(45), 1000); n < 280 || n > 320 {
+		t.Fatalf("model off by 255 tokens on every segment: %d, want near the mean 300", n)
+	}
+}
