@@ -110,7 +110,8 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 		p := req.ParallelToolCalls
 		rc.req.ParallelToolCalls = &p
 	}
-	rc.req.PredictedDecode = int(rt.programs.history(c.key).MeanOutputTokens)
+	hist, _ := rt.programs.history(c.key)
+	rc.req.PredictedDecode = int(hist.MeanOutputTokens)
 	rc.res = Result{ID: c.id, Program: c.program, Model: req.Model, Created: received}
 	rc.res.Timing.Received = received
 
@@ -152,7 +153,7 @@ func (rc *remoteCall) run() {
 		if len(rep.ToolCalls) > 0 {
 			tool = rep.ToolCalls[0].Name
 		}
-		rt.programs.segment(c.key, rep.Usage.CompletionTokens, tool)
+		rt.programs.segment(c.key, rep.Usage.CompletionTokens, tool, rc.req.PredictedDecode)
 		if rep.Model != "" {
 			res.Model = rep.Model
 		}
