@@ -15,7 +15,9 @@ type Schedule struct {
 	Search time.Duration // wall time spent finding it
 }
 
-// check rejects a budget some model cannot run within.
+// Check rejects a budget some model cannot run within, naming the model.
+func Check(a *App, gpus int) error { return check(a, gpus) }
+
 func check(a *App, gpus int) error {
 	if gpus <= 0 {
 		return fmt.Errorf("the GPU budget must be positive, got %d", gpus)
