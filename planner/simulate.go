@@ -53,6 +53,20 @@ type Simulator struct {
 	Runs int
 	Busy time.Duration
 	zero []int32
+	// fullKV simulates every device with the profile's whole KV pool even
+	// where memory cannot bind (tests compare the two).
+	fullKV bool
+}
+
+// unboundBlocks is a KV pool in which memory can never bind: MaxSeqs
+// sequences of the longest length, plus the engine's 1% admission
+// watermark. An engine given more blocks behaves the same (no call waits
+// for memory, none is preempted), so a simulation sizes its pool to the
+// smaller of this and the profile's: making and scanning a block table of
+// a TP-8 device's 4 million tokens is most of a short replay's cost.
+func unboundBlocks(cfg engine.Config, longest int) int {
+	per := (longest+1+cfg.BlockSize-1)/cfg.BlockSize + 1
+	return int(float64(cfg.MaxSeqs*per)/0.98) + 2
 }
 
 // NewSimulator prices the models of app.
@@ -122,7 +136,11 @@ func (s *Simulator) run(m *Model, p Plan, load bool, items []pending) (*runResul
 
 // replica runs items[idx] on one engine of the profile's device.
 func (s *Simulator) replica(m *Model, prof *sim.Profile, load time.Duration, items []pending, idx []int, res *runResult) error {
-	eng, err := engine.New(prof.EngineConfig(), engine.NewVirtualClock(), sim.NewExecutor(prof), policy.FCFS{}, finishObserver{})
+	cfg := prof.EngineConfig()
+	if b := unboundBlocks(cfg, m.longest); b < cfg.NumBlocks && !s.fullKV {
+		cfg.NumBlocks, cfg.HostBlocks = b, 0
+	}
+	eng, err := engine.New(cfg, engine.NewVirtualClock(), sim.NewExecutor(prof), policy.FCFS{}, finishObserver{})
 	if err != nil {
 		return err
 	}

@@ -103,3 +103,36 @@ func TestStagePipelinesDependentModels(t *testing.T) {
 	}
 	near(t, "down re-planned", e3.end, 1050*time.Millisecond+2*time.Second+30*time.Millisecond)
 }
+
+// Sizing the KV pool down to where memory cannot bind changes nothing:
+// the same finishes to the nanosecond as with the profile's whole pool.
+func TestUnboundPoolReplaysTheSame(t *testing.T) {
+	spec, dir := tinySpec(t)
+	spec.Models[0].Requests = 600
+	a, err := BuildApp(spec, dir, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := a.Models[0]
+	cfg := m.byTP[1].profile.EngineConfig()
+	if b := unboundBlocks(cfg, m.longest); b >= cfg.NumBlocks {
+		t.Fatalf("the test needs a profile whose pool is larger than %d blocks, has %d", b, cfg.NumBlocks)
+	}
+	small, full := NewSimulator(a), NewSimulator(a)
+	full.fullKV = true
+	for _, p := range []Plan{{1, 1}, {2, 1}} {
+		r1, err := small.run(m, p, true, all(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := full.run(m, p, true, all(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range r1.done {
+			if r1.done[k][0] != r2.done[k][0] {
+				t.Fatalf("%s: request %d finishes at %v with the sized pool, %v with the whole one", p, k, r1.done[k][0], r2.done[k][0])
+			}
+		}
+	}
+}
