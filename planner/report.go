@@ -7,12 +7,15 @@ import (
 
 // ScheduleReport is a schedule as `pitstop plan --json` writes it.
 type ScheduleReport struct {
-	Method    string        `json:"method"`
-	GPUs      int           `json:"gpus"`
-	TotalS    float64       `json:"total_s"`  // estimated inference time
-	SearchS   float64       `json:"search_s"` // time to find the schedule
-	EndToEndS float64       `json:"end_to_end_s"`
-	Stages    []StageReport `json:"stages"`
+	Method  string  `json:"method"`
+	GPUs    int     `json:"gpus"`
+	TotalS  float64 `json:"total_s"`  // estimated inference time
+	SearchS float64 `json:"search_s"` // time to find the schedule
+	// SearchCPUS is the CPU time the search used, when the caller measured
+	// it (the CLI does: user and system time of the process).
+	SearchCPUS float64       `json:"search_cpu_s,omitempty"`
+	EndToEndS  float64       `json:"end_to_end_s"`
+	Stages     []StageReport `json:"stages"`
 }
 
 // StageReport is one stage: its models with their plans.
@@ -52,8 +55,8 @@ func (a *App) Report(sc *Schedule) ScheduleReport {
 // String is the stage table: one line per stage.
 func (r ScheduleReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: estimated %.1f s + %.2f s search = %.1f s end to end, %d stages on %d GPUs\n",
-		r.Method, r.TotalS, r.SearchS, r.EndToEndS, len(r.Stages), r.GPUs)
+	fmt.Fprintf(&b, "%s: estimated %.1f s + %.2f s search (%.2f s CPU) = %.1f s end to end, %d stages on %d GPUs\n",
+		r.Method, r.TotalS, r.SearchS, r.SearchCPUS, r.EndToEndS, len(r.Stages), r.GPUs)
 	fmt.Fprintf(&b, "  %-5s %9s %9s %4s  %s\n", "stage", "start s", "end s", "GPUs", "models (plan; * = loads)")
 	for i, st := range r.Stages {
 		var ms []string

@@ -140,7 +140,34 @@ func (s *Simulator) replica(m *Model, prof *sim.Profile, load time.Duration, ite
 	if b := unboundBlocks(cfg, m.longest); b < cfg.NumBlocks && !s.fullKV {
 		cfg.NumBlocks, cfg.HostBlocks = b, 0
 	}
-	eng, err := engine.New(cfg, engine.NewVirtualClock(), sim.NewExecutor(prof), policy.FCFS{}, finishObserver{})
+	return s.replay(m, cfg, sim.NewExecutor(prof), load, items, idx, res)
+}
+
+// Replay runs the first n requests of model m (every round, all ready at
+// once) on executor x with engine configuration cfg, on a virtual clock
+// that advances by the durations x reports, and returns when the last one
+// finished: a real executor's measured iterations on the model's own
+// sampled work, for fitting its profile.
+func (s *Simulator) Replay(m *Model, cfg engine.Config, x engine.Executor, n int) (time.Duration, error) {
+	n = min(n, len(m.reqs))
+	items := make([]pending, n)
+	idx := make([]int, n)
+	for i := range items {
+		items[i], idx[i] = pending{req: i}, i
+	}
+	res := &runResult{items: items, done: make([][]time.Duration, n)}
+	if err := s.replay(m, cfg, x, 0, items, idx, res); err != nil {
+		return 0, fmt.Errorf("model %s: %w", m.Name, err)
+	}
+	end := time.Duration(0)
+	for k := range res.done {
+		end = max(end, res.finishOf(k))
+	}
+	return end, nil
+}
+
+func (s *Simulator) replay(m *Model, cfg engine.Config, x engine.Executor, load time.Duration, items []pending, idx []int, res *runResult) error {
+	eng, err := engine.New(cfg, engine.NewVirtualClock(), x, policy.FCFS{}, finishObserver{})
 	if err != nil {
 		return err
 	}

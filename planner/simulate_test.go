@@ -136,3 +136,16 @@ func TestUnboundPoolReplaysTheSame(t *testing.T) {
 		}
 	}
 }
+
+// Replay runs a model's requests on the executor given, on a clock that
+// advances by the durations it reports: five iterations of 2 ms here.
+func TestReplayUsesTheExecutorsDurations(t *testing.T) {
+	a := pipelineApp(t)
+	up := a.Models[0]
+	cfg := up.byTP[1].profile.EngineConfig()
+	end, err := NewSimulator(a).Replay(up, cfg, sleepExecutor{2 * time.Millisecond}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "replay end", end, 10*time.Millisecond)
+}

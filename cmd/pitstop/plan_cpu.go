@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/engine/sim"
 	"github.com/pitstop-llm/pitstop/models/cpu"
 	"github.com/pitstop-llm/pitstop/models/llama"
 	"github.com/pitstop-llm/pitstop/planner"
@@ -20,13 +21,14 @@ import (
 // planCPUFlags size the engines of `plan --run`: every replica is a CPU
 // engine with one kernel worker per "GPU" of its plan.
 type planCPUFlags struct {
-	kvBlocks   int
-	blockSize  int
-	maxBatched int
-	maxSeqs    int
-	calibrate  time.Duration
-	profileDir string
-	modelSeed  uint64
+	kvBlocks    int
+	blockSize   int
+	maxBatched  int
+	maxSeqs     int
+	calibrate   time.Duration
+	profileDir  string
+	modelSeed   uint64
+	fitRequests int
 }
 
 func addPlanCPUFlags(fl *pflag.FlagSet, f *planCPUFlags) {
@@ -34,9 +36,10 @@ func addPlanCPUFlags(fl *pflag.FlagSet, f *planCPUFlags) {
 	fl.IntVar(&f.blockSize, "block-size", 16, "--run: tokens per KV block")
 	fl.IntVar(&f.maxBatched, "max-batched-tokens", 256, "--run: token budget per iteration")
 	fl.IntVar(&f.maxSeqs, "max-seqs", 32, "--run: sequences per iteration")
-	fl.DurationVar(&f.calibrate, "calibrate", 20*time.Second, "--run: time budget of each model shape's calibration, whose fitted profile prices the plan (0: the whole grid)")
+	fl.DurationVar(&f.calibrate, "calibrate", 5*time.Second, "--run: time budget of each model shape's calibration, whose fitted profile prices the plan (0: the whole grid)")
 	fl.StringVar(&f.profileDir, "profile-dir", "", "--run: where the fitted profiles of this machine are written (default: a temporary directory)")
 	fl.Uint64Var(&f.modelSeed, "model-seed", 1, "--run: seed of the dummy weights")
+	fl.IntVar(&f.fitRequests, "fit-requests", 100, "--run: requests of each CPU shape's first model replayed on one engine before planning; their measured iterations join the calibration's in the fitted profile (0: calibration only)")
 }
 
 // runPlanCPU fits a profile of this machine for each model's CPU shape,
@@ -44,8 +47,8 @@ func addPlanCPUFlags(fl *pflag.FlagSet, f *planCPUFlags) {
 // another draw of the lengths) and reports planned against actual.
 func runPlanCPU(cmd *cobra.Command, f planFlags, spec *planner.AppSpec, dir string, obj planner.Objective) error {
 	c := f.cpu
-	if c.kvBlocks < 2 || c.blockSize <= 0 || c.maxBatched <= 0 || c.maxSeqs <= 0 || c.calibrate < 0 {
-		return usagef("--kv-blocks (>= 2), --block-size, --max-batched-tokens and --max-seqs must be positive and --calibrate not negative")
+	if c.kvBlocks < 2 || c.blockSize <= 0 || c.maxBatched <= 0 || c.maxSeqs <= 0 || c.calibrate < 0 || c.fitRequests < 0 {
+		return usagef("--kv-blocks (>= 2), --block-size, --max-batched-tokens and --max-seqs must be positive, --calibrate and --fit-requests not negative")
 	}
 	out := cmd.OutOrStdout()
 	pdir := c.profileDir
@@ -58,9 +61,34 @@ func runPlanCPU(cmd *cobra.Command, f planFlags, spec *planner.AppSpec, dir stri
 	} else if st, err := os.Stat(pdir); err != nil || !st.IsDir() {
 		return usagef("--profile-dir %s: not a directory", pdir)
 	}
-	shapes := map[string]*llama.Model{}
-	fitted := map[string]string{}
-	loads := map[string]float64{}
+	// A profile of this machine per CPU shape: fitted to a grid of
+	// calibration batches and to a replay of the first model of that shape
+	// on its own sampled requests (one worker: one "GPU").
+	type shapeFit struct {
+		model *llama.Model
+		path  string
+		iters []sim.IterSample
+		swaps []sim.SwapSample
+		load  float64
+	}
+	fits := map[string]*shapeFit{}
+	ecfg := engine.Config{MaxBatchedTokens: c.maxBatched, MaxSeqs: c.maxSeqs}
+	newExec := func(m *llama.Model, workers int) (*cpu.Executor, error) {
+		return cpu.New(m, cpu.Options{NumBlocks: c.kvBlocks, BlockSize: c.blockSize, Workers: workers, WrapTokens: true})
+	}
+	writeFit := func(shape string, sf *shapeFit) error {
+		x, err := newExec(sf.model, 1)
+		if err != nil {
+			return err
+		}
+		p, st, err := x.Profile("cpu-"+shape, ecfg, sf.iters, sf.swaps)
+		if err != nil {
+			return err
+		}
+		data, _ := json.MarshalIndent(p, "", "  ")
+		fmt.Fprintf(out, "fitted %s on %d iterations (R² %.3f, mean |error| %.1f%%, total %+.1f%%); load %.3f s\n", sf.path, st.Samples, st.R2, 100*st.MeanAbsPctErr, 100*st.TotalErr, sf.load)
+		return os.WriteFile(sf.path, append(data, '\n'), 0o644)
+	}
 	for i := range spec.Models {
 		ms := &spec.Models[i]
 		shape := ms.CPUModel
@@ -71,33 +99,25 @@ func runPlanCPU(cmd *cobra.Command, f planFlags, spec *planner.AppSpec, dir stri
 		if !ok {
 			return usagef("model %s: cpu_model %q is not a built-in shape (%s)", ms.Name, shape, llama.BuiltinHelp())
 		}
-		if _, done := fitted[shape]; !done {
+		sf := fits[shape]
+		if sf == nil {
 			t0 := time.Now()
-			m := llama.NewDummy(cfg, c.modelSeed)
-			x, err := cpu.New(m, cpu.Options{NumBlocks: c.kvBlocks, BlockSize: c.blockSize, Workers: 1, WrapTokens: true})
+			sf = &shapeFit{model: llama.NewDummy(cfg, c.modelSeed), path: filepath.Join(pdir, "cpu-"+shape+".json")}
+			x, err := newExec(sf.model, 1)
 			if err != nil {
 				return err
 			}
-			loads[shape] = time.Since(t0).Seconds()
-			ecfg := engine.Config{MaxBatchedTokens: c.maxBatched, MaxSeqs: c.maxSeqs}
-			iters, swaps, err := x.Calibrate(0, c.maxBatched, c.calibrate)
-			if err != nil {
+			sf.load = time.Since(t0).Seconds()
+			if sf.iters, sf.swaps, err = x.Calibrate(0, c.maxBatched, c.calibrate); err != nil {
 				return err
 			}
-			p, st, err := x.Profile("cpu-"+shape, ecfg, iters, swaps)
-			if err != nil {
+			if err := writeFit(shape, sf); err != nil {
 				return err
 			}
-			path := filepath.Join(pdir, "cpu-"+shape+".json")
-			data, _ := json.MarshalIndent(p, "", "  ")
-			if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "fitted %s on %d calibration batches (R² %.3f, mean |error| %.1f%%); load %.3f s\n", path, st.Samples, st.R2, 100*st.MeanAbsPctErr, loads[shape])
-			shapes[shape], fitted[shape] = m, path
+			fits[shape] = sf
 		}
-		ms.Profile, ms.ProfileTP, ms.TP, ms.MaxDP = fitted[shape], 1, []int{1}, 0
-		ms.LoadS = loads[shape]
+		ms.Profile, ms.ProfileTP, ms.TP, ms.MaxDP = sf.path, 1, []int{1}, 0
+		ms.LoadS = sf.load
 		ms.WeightsBytes = 2 * float64(cfg.Params())
 	}
 	app, err := planner.BuildApp(spec, dir, spec.Seed)
@@ -106,6 +126,31 @@ func runPlanCPU(cmd *cobra.Command, f planFlags, spec *planner.AppSpec, dir stri
 	}
 	if err := planner.Check(app, f.gpus); err != nil {
 		return usageError{err.Error()}
+	}
+	if c.fitRequests > 0 {
+		replayed := map[string]bool{}
+		for _, m := range app.Models {
+			shape := m.Spec().CPUModel
+			if replayed[shape] {
+				continue
+			}
+			replayed[shape] = true
+			sf := fits[shape]
+			x, err := newExec(sf.model, 1)
+			if err != nil {
+				return err
+			}
+			if _, err := planner.NewSimulator(app).Replay(m, x.EngineConfig(ecfg), x, c.fitRequests); err != nil {
+				return err
+			}
+			sf.iters = append(sf.iters, x.Samples()...)
+			if err := writeFit(shape, sf); err != nil {
+				return err
+			}
+		}
+		if app, err = planner.BuildApp(spec, dir, spec.Seed); err != nil {
+			return err
+		}
 	}
 	plan, err := planner.Search(app, planner.NewSimulator(app), f.gpus, obj)
 	if err != nil {
