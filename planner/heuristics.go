@@ -33,9 +33,10 @@ func MaxHeuristic(a *App, s *Simulator, gpus int) (*Schedule, error) {
 // MinHeuristic runs as many models at once as it can, the GPUs split as
 // evenly as possible among them (Nagrecha and Kumar's Min-heuristic as
 // SamuLLM adapts it): with k models ready, each gets ⌊N/k⌋ GPUs and N mod k
-// of them one more; every way of choosing those is priced, each model with
-// its fastest plan on its share, and the split of highest throughput wins.
-// Models whose inputs run in the same stage count as ready.
+// of them one more; every way of choosing those is priced, each model on
+// its share with the plan of the most replicas that fills it, and the split
+// of highest stage throughput wins. Models whose inputs run in the same
+// stage count as ready.
 func MinHeuristic(a *App, s *Simulator, gpus int) (*Schedule, error) {
 	return play(a, "min-heuristic", gpus, func(w *world) (*stageEval, error) {
 		var ready []int
