@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,7 @@ func addPlanCPUFlags(fl *pflag.FlagSet, f *planCPUFlags) {
 	fl.DurationVar(&f.calibrate, "calibrate", 5*time.Second, "--run: time budget of each model shape's calibration, whose fitted profile prices the plan (0: the whole grid)")
 	fl.StringVar(&f.profileDir, "profile-dir", "", "--run: where the fitted profiles of this machine are written (default: a temporary directory)")
 	fl.Uint64Var(&f.modelSeed, "model-seed", 1, "--run: seed of the dummy weights")
-	fl.IntVar(&f.fitRequests, "fit-requests", 100, "--run: requests of each CPU shape's first model replayed on one engine before planning; their measured iterations join the calibration's in the fitted profile (0: calibration only)")
+	fl.IntVar(&f.fitRequests, "fit-requests", 100, "--run: requests of each CPU shape's first model replayed before planning, on --gpus engines at once; their measured iterations join the calibration's in the fitted profile (0: calibration only)")
 }
 
 // runPlanCPU fits a profile of this machine for each model's CPU shape,
@@ -128,22 +129,42 @@ func runPlanCPU(cmd *cobra.Command, f planFlags, spec *planner.AppSpec, dir stri
 		return usageError{err.Error()}
 	}
 	if c.fitRequests > 0 {
-		replayed := map[string]bool{}
+		// Every model of a shape replays its share of --fit-requests, so
+		// that the fit sees the app's mix of lengths. As many engines
+		// replay at once as the plan may run (--gpus): on a CPU, unlike on
+		// separate GPUs, engines that run together slow each other down
+		// (shared cores, caches and memory bandwidth, and here other
+		// users' load), and the profile should price the device as the
+		// plan will use it.
+		byShape := map[string][]*planner.Model{}
 		for _, m := range app.Models {
-			shape := m.Spec().CPUModel
-			if replayed[shape] {
-				continue
-			}
-			replayed[shape] = true
+			byShape[m.Spec().CPUModel] = append(byShape[m.Spec().CPUModel], m)
+		}
+		for shape, models := range byShape {
 			sf := fits[shape]
-			x, err := newExec(sf.model, 1)
-			if err != nil {
-				return err
+			share := (c.fitRequests + len(models) - 1) / len(models)
+			for _, m := range models {
+				xs := make([]*cpu.Executor, f.gpus)
+				errs := make([]error, f.gpus)
+				var wg sync.WaitGroup
+				for i := range xs {
+					if xs[i], err = newExec(sf.model, 1); err != nil {
+						return err
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						_, errs[i] = planner.NewSimulator(app).Replay(m, xs[i].EngineConfig(ecfg), xs[i], share)
+					}()
+				}
+				wg.Wait()
+				for i, x := range xs {
+					if errs[i] != nil {
+						return errs[i]
+					}
+					sf.iters = append(sf.iters, x.Samples()...)
+				}
 			}
-			if _, err := planner.NewSimulator(app).Replay(m, x.EngineConfig(ecfg), x, c.fitRequests); err != nil {
-				return err
-			}
-			sf.iters = append(sf.iters, x.Samples()...)
 			if err := writeFit(shape, sf); err != nil {
 				return err
 			}
