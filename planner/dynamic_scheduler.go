@@ -1,19 +1,23 @@
 package planner
 
+import "slices"
+
 // This file is the Runner's dynamic scheduler (SamuLLM §4.3): which planned
 // stage is brought up when a model finishes, who gives way, and what runs
 // once the plan has run out.
 
 // schedule brings up planned stages as far as allowed, then, once the plan
-// has run out, launches left-over models.
+// has run out, launches left-over models. If a stage cannot come up and
+// nothing runs (no finish will come to retry it), the left-overs are
+// launched too, so that a run always moves on.
 func (r *Runner) schedule() {
 	for r.next < len(r.plan.Stages) && r.next < r.allowed {
 		if !r.bringUp(r.next) {
-			return
+			break
 		}
 		r.next++
 	}
-	if r.next < len(r.plan.Stages) {
+	if r.next < len(r.plan.Stages) && r.anyRunning() {
 		return
 	}
 	for _, rm := range r.models {
@@ -31,6 +35,15 @@ func (r *Runner) schedule() {
 			r.launch(rm, p, 0)
 		}
 	}
+}
+
+func (r *Runner) anyRunning() bool {
+	for _, rm := range r.models {
+		if rm.running {
+			return true
+		}
+	}
+	return false
 }
 
 // bringUp starts what stage k plans that is not running yet; it reports
@@ -68,8 +81,9 @@ func (r *Runner) bringUp(k int) bool {
 	return up
 }
 
-// victim is a running model that stage k does not keep and that is planned
-// again after k (a model past its last planned stage runs to its end).
+// victim is a running model that stage k does not keep, that no model of
+// stage k reads, and that is planned again after k (a model past its last
+// planned stage runs to its end).
 func (r *Runner) victim(k int) *runModel {
 	st := &r.plan.Stages[k]
 	for _, rm := range r.models {
@@ -77,6 +91,9 @@ func (r *Runner) victim(k int) *runModel {
 			continue
 		}
 		if i, in := planOf(st.Pairs, rm.m.idx); in && st.Pairs[i].Plan == rm.plan {
+			continue
+		}
+		if slices.ContainsFunc(st.Pairs, func(p Pair) bool { return slices.Contains(r.app.Models[p.Model].inputs, rm.m.idx) }) {
 			continue
 		}
 		if r.lastStage(rm.m.idx) > k {
