@@ -24,7 +24,8 @@ type Model struct {
 	Name     string
 	idx      int // position in App.Models
 	tps      []int
-	byTP     map[int]planProfile
+	byTP     map[int]planProfile // every allowed degree, and the profile's own
+	baseTP   int                 // the degree the profile was measured at
 	maxDP    int
 	longest  int     // longest sequence (prompt + output) of any round
 	flopsTok float64 // FLOPs per token: 2 × parameters (weights at 2 bytes each)
@@ -183,8 +184,12 @@ func newModel(ms ModelSpec, dir string, byName map[string]int) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.byTP[tp] = planProfile{profile: p, load: l}
+		m.byTP[tp] = planProfile{profile: p, load: l, scale: tpScale(tp / baseTP)}
 	}
+	if _, ok := m.byTP[baseTP]; !ok {
+		m.byTP[baseTP] = planProfile{profile: base, load: load, scale: 1} // replays of other degrees scale it
+	}
+	m.baseTP = baseTP
 	for _, in := range ms.Inputs {
 		if in.From == ms.Name {
 			m.selfLoop = true

@@ -25,6 +25,9 @@ func (p Plan) String() string { return fmt.Sprintf("dp%d×tp%d", p.DP, p.TP) }
 type planProfile struct {
 	profile *sim.Profile
 	load    time.Duration
+	// scale is the profile's iteration time over the base profile's (the
+	// one the model's profile_tp names): every cost term is scaled alike.
+	scale float64
 }
 
 // plans lists a model's valid plans within gpus: every allowed TP degree,

@@ -149,3 +149,37 @@ func TestReplayUsesTheExecutorsDurations(t *testing.T) {
 	}
 	near(t, "replay end", end, 10*time.Millisecond)
 }
+
+// A derived TP degree's run, scaled from the base profile's, matches its
+// own replay to within a nanosecond per iteration (each iteration's time is
+// rounded to the nanosecond either way).
+func TestScaledRunMatchesItsReplay(t *testing.T) {
+	spec, dir := tinySpec(t)
+	spec.Models[0].TP = []int{1, 2, 4}
+	spec.Models[0].Requests = 500
+	a, err := BuildApp(spec, dir, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := a.Models[0]
+	scaled, direct := NewSimulator(a), NewSimulator(a)
+	direct.direct = true
+	for _, p := range []Plan{{1, 2}, {2, 2}, {1, 4}} {
+		r1, err := scaled.run(m, p, true, all(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := direct.run(m, p, true, all(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range r1.done {
+			if d := r1.done[k][0] - r2.done[k][0]; d < -5*time.Microsecond || d > 5*time.Microsecond {
+				t.Fatalf("%s: request %d finishes at %v scaled, %v replayed", p, k, r1.done[k][0], r2.done[k][0])
+			}
+		}
+	}
+	if scaled.Runs >= direct.Runs {
+		t.Fatalf("scaled runs made %d replays, direct %d: nothing was shared", scaled.Runs, direct.Runs)
+	}
+}

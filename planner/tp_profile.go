@@ -12,7 +12,25 @@ import (
 // and per-iteration launch overhead that does not shrink. An assumption in
 // the range vLLM users report for 7–13B models on A100 NVLink pairs, not a
 // measurement; it is written into every derived profile's provenance.
-var tpEfficiency = map[int]float64{1: 1, 2: 0.85, 4: 0.7, 8: 0.55}
+func tpEfficiency(k int) (float64, bool) {
+	switch k {
+	case 1:
+		return 1, true
+	case 2:
+		return 0.85, true
+	case 4:
+		return 0.7, true
+	case 8:
+		return 0.55, true
+	}
+	return 0, false
+}
+
+// tpScale is the iteration time of a k-fold wider TP group over the base's.
+func tpScale(k int) float64 {
+	eff, _ := tpEfficiency(k)
+	return 1 / (float64(k) * eff)
+}
 
 // DeriveTP makes the profile of a model on tp GPUs from its profile on
 // baseTP GPUs (tp a multiple of baseTP, ratio k in tpEfficiency):
@@ -31,7 +49,7 @@ func DeriveTP(base *sim.Profile, baseTP, tp int, weightsBytes float64, load time
 		return nil, 0, fmt.Errorf("tensor-parallel degree %d is not a multiple of the profile's %d", tp, baseTP)
 	}
 	k := tp / baseTP
-	eff, ok := tpEfficiency[k]
+	eff, ok := tpEfficiency(k)
 	if !ok {
 		return nil, 0, fmt.Errorf("tensor-parallel degree %d: %d× the profile's degree is not one of 1, 2, 4, 8", tp, k)
 	}
@@ -39,7 +57,7 @@ func DeriveTP(base *sim.Profile, baseTP, tp int, weightsBytes float64, load time
 		return base, load, nil
 	}
 	p := *base
-	s := 1 / (float64(k) * eff)
+	s := tpScale(k)
 	p.Iter = sim.IterCost{
 		Base: base.Iter.Base * s, PrefillToken: base.Iter.PrefillToken * s, PrefillAttn: base.Iter.PrefillAttn * s,
 		DecodeSeq: base.Iter.DecodeSeq * s, DecodeCtx: base.Iter.DecodeCtx * s,
