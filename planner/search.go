@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -19,39 +18,6 @@ import (
 // How a stage's throughput is measured is the objective: see Objective.
 func Search(a *App, s *Simulator, gpus int, o Objective) (*Schedule, error) {
 	return play(a, "samullm", gpus, func(w *world) (*stageEval, error) { return greedyStage(a, s, w, gpus, o) })
-}
-
-// Objective is what the search's greedy step maximises per added GPU.
-type Objective int
-
-const (
-	// ModelRates is the sum over the stage's models of each one's rate:
-	// the FLOPs it has left over the time its plan needs to finish them
-	// (load included). Optimus's marginal gain per resource, per model.
-	ModelRates Objective = iota
-	// StageWork is the paper's stage throughput read literally: FLOPs
-	// finished within the stage over its duration (until its first model
-	// finishes). It is myopic: a model still loading when a short one
-	// ends the stage adds no work, so stages stay narrow.
-	StageWork
-)
-
-// ParseObjective reads an objective's name.
-func ParseObjective(name string) (Objective, error) {
-	switch name {
-	case "model-rates":
-		return ModelRates, nil
-	case "stage-work":
-		return StageWork, nil
-	}
-	return 0, fmt.Errorf("unknown objective %q (valid: model-rates, stage-work)", name)
-}
-
-func (o Objective) String() string {
-	if o == StageWork {
-		return "stage-work"
-	}
-	return "model-rates"
 }
 
 func greedyStage(a *App, s *Simulator, w *world, gpus int, o Objective) (*stageEval, error) {
