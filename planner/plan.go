@@ -60,3 +60,13 @@ func (m *Model) minGPUs() int {
 	}
 	return 0
 }
+
+// Profiles are the model's profiles by tensor-parallel degree (derived ones
+// carry their derivation in their provenance).
+func (m *Model) Profiles() map[int]*sim.Profile {
+	out := make(map[int]*sim.Profile, len(m.tps))
+	for _, tp := range m.tps {
+		out[tp] = m.byTP[tp].profile
+	}
+	return out
+}

@@ -24,6 +24,7 @@ type planFlags struct {
 	seed      uint64
 	objective string
 	run       bool
+	profiles  string
 	cpu       planCPUFlags
 }
 
@@ -43,6 +44,7 @@ func newPlanCmd() *cobra.Command {
 	fl.IntVar(&f.maxOutput, "max-output", 0, "override every model's output limit (0: the file's)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the sampled lengths (0: the file's)")
 	fl.StringVar(&f.objective, "objective", "model-rates", "what the greedy step maximises per GPU: model-rates (Σ models' remaining FLOPs / time to finish) or stage-work (FLOPs finished within the stage / its duration, the paper read literally)")
+	fl.StringVar(&f.profiles, "write-profiles", "", "write every model's profile per tensor-parallel degree (derived ones with their assumptions in provenance) as MODEL-tpK.json into this directory")
 	fl.BoolVar(&f.run, "run", false, "execute the plan on the CPU executor (the models' cpu_model shapes, dummy weights) with the dynamic scheduler, and report planned against actual")
 	addPlanCPUFlags(fl, &f.cpu)
 	return cmd
@@ -78,6 +80,11 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 			return usagef("cannot write %s: directory %s does not exist", f.jsonOut, filepath.Dir(f.jsonOut))
 		}
 	}
+	if f.profiles != "" {
+		if st, err := os.Stat(f.profiles); err != nil || !st.IsDir() {
+			return usagef("--write-profiles %s: not a directory", f.profiles)
+		}
+	}
 	spec, dir, err := planner.ReadApp(f.app)
 	if err != nil {
 		return usageError{err.Error()}
@@ -105,6 +112,19 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 		return usageError{err.Error()}
 	}
 	out := cmd.OutOrStdout()
+	if f.profiles != "" {
+		for _, m := range app.Models {
+			for tp, p := range m.Profiles() {
+				data, err := json.MarshalIndent(p, "", "  ")
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(f.profiles, fmt.Sprintf("%s-tp%d.json", m.Name, tp)), append(data, '\n'), 0o644); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	fmt.Fprintf(out, "app %s: %d models, %d GPUs, objective %s\n", spec.Name, len(app.Models), f.gpus, obj)
 	// Each method prices its stages with a simulator of its own, so that
 	// its search time counts every simulation it needs (none reuses

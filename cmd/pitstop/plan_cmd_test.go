@@ -40,7 +40,8 @@ func planApp(t *testing.T, edit func(models []map[string]any)) string {
 func TestPlanPrintsStagesAndWritesJSON(t *testing.T) {
 	app := planApp(t, nil)
 	out := filepath.Join(t.TempDir(), "plan.json")
-	code, stdout, stderr := pitstop(t, "plan", "--app", app, "--gpus", "4", "--json", out)
+	profiles := t.TempDir()
+	code, stdout, stderr := pitstop(t, "plan", "--app", app, "--gpus", "4", "--json", out, "--write-profiles", profiles)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -68,6 +69,13 @@ func TestPlanPrintsStagesAndWritesJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
+	}
+	derived, err := os.ReadFile(filepath.Join(profiles, "b-tp2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(derived), "Derived by planner.DeriveTP for tensor parallelism 2") {
+		t.Fatalf("b-tp2.json does not say how it was derived:\n%s", derived)
 	}
 	if got.GPUs != 4 || len(got.Schedules) != 3 {
 		t.Fatalf("json: %s", data)
