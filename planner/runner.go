@@ -54,7 +54,6 @@ type Launch struct {
 type Runner struct {
 	app   *App // the requests as they really are (their own draw)
 	plan  *Schedule
-	gpus  int
 	load  Loader
 	start time.Time
 
@@ -63,7 +62,7 @@ type Runner struct {
 	wake   chan struct{}
 
 	models  []*runModel
-	free    int
+	free    int // GPUs no launch holds
 	allowed int // stages that may be brought up (1 + model finishes so far)
 	next    int // first stage not brought up
 	rep     RunReport
@@ -107,7 +106,7 @@ type replica struct {
 
 // NewRunner prepares a run of plan for app on gpus.
 func NewRunner(app *App, plan *Schedule, gpus int, load Loader) *Runner {
-	r := &Runner{app: app, plan: plan, gpus: gpus, load: load, free: gpus, allowed: 1, wake: make(chan struct{}, 1)}
+	r := &Runner{app: app, plan: plan, load: load, free: gpus, allowed: 1, wake: make(chan struct{}, 1)}
 	for _, m := range app.Models {
 		rm := &runModel{m: m, rounds: make([]int, len(m.reqs)), done: make([]bool, len(m.reqs)), left: len(m.reqs)}
 		rm.report = &ModelReport{Model: m.Name, Requests: len(m.reqs), PlannedS: -1}

@@ -76,6 +76,9 @@ func NewSimulator(app *App) *Simulator {
 	return &Simulator{app: app, mem: map[runKey]*runResult{}}
 }
 
+// signature hashes the pending work: requests, first rounds and ready
+// times to the millisecond (runs whose inputs differ by less share a
+// replay).
 func signature(items []pending) uint64 {
 	h := fnv.New64a()
 	var b [24]byte
