@@ -66,16 +66,25 @@ func ReadApp(path string) (*AppSpec, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	a, err := ParseApp(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return a, filepath.Dir(path), nil
+}
+
+// ParseApp decodes an application file's contents.
+func ParseApp(data []byte) (*AppSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var a AppSpec
 	if err := dec.Decode(&a); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	if len(a.Models) == 0 {
-		return nil, "", fmt.Errorf("%s: no models", path)
+		return nil, fmt.Errorf("no models")
 	}
-	return &a, filepath.Dir(path), nil
+	return &a, nil
 }
 
 // readSamples reads a JSON array of token counts.

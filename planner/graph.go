@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,10 @@ func (a *App) prompt(m *Model, i, r int) int {
 	}
 	return n
 }
+
+// maxRequests bounds a model's requests: a search replays every one of
+// them many times.
+const maxRequests = 1_000_000
 
 // BuildApp checks the graph, loads and derives the profiles and samples the
 // requests with seed. Every error names the model it is about.
@@ -166,8 +171,18 @@ func newModel(ms ModelSpec, dir string, byName map[string]int) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ms.WeightsBytes <= 0 || ms.LoadS < 0 {
+	switch {
+	case !(ms.WeightsBytes > 0) || !(ms.LoadS >= 0) || math.IsInf(ms.WeightsBytes, 0) || math.IsInf(ms.LoadS, 0):
 		return nil, fmt.Errorf("weights_bytes must be positive and load_s not negative (got %g, %g)", ms.WeightsBytes, ms.LoadS)
+	case ms.Requests < 0 || ms.Requests > maxRequests:
+		return nil, fmt.Errorf("requests must be within 0..%d (0: one per input request), got %d", maxRequests, ms.Requests)
+	case ms.MaxOutput < 0 || ms.MaxDP < 0:
+		return nil, fmt.Errorf("max_output and max_dp must not be negative (got %d, %d)", ms.MaxOutput, ms.MaxDP)
+	}
+	for _, in := range ms.Inputs {
+		if !(in.Share >= 0 && in.Share <= 1) || !(in.Skip >= 0 && in.Skip < 1) {
+			return nil, fmt.Errorf("input from %s: share must be within 0..1 and skip within 0..1 (excluded), got %g and %g", in.From, in.Share, in.Skip)
+		}
 	}
 	baseTP := max(ms.ProfileTP, 1)
 	tps := ms.TP

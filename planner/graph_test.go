@@ -73,6 +73,8 @@ func TestBuildAppErrorsNameTheModel(t *testing.T) {
 		{"tp", func(s *AppSpec) { s.Models[0].TP = []int{3} }, []string{"model a", "tensor-parallel degree 3"}},
 		{"self-loop without rounds", func(s *AppSpec) { s.Models[2].RoundsLengths = "" }, []string{"model c", "rounds_lengths"}},
 		{"input too short", func(s *AppSpec) { s.Models[2].Requests = 41 }, []string{"model c", "answers only 40"}},
+		{"negative skip", func(s *AppSpec) { s.Models[2].Inputs[0].Skip = -0.5 }, []string{"model c", "skip within 0..1"}},
+		{"too many requests", func(s *AppSpec) { s.Models[0].Requests = 2_000_000 }, []string{"model a", "requests must be within"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
