@@ -26,6 +26,9 @@ OPENAI_NODE = $(shell scripts/fetch_openai_node.sh 2>/dev/null)
 HFJS = $(shell scripts/fetch_hfjs.sh 2>/dev/null)
 # Packages whose goroutines meet run under the race detector.
 RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/... ./models/kernel/...
+# planner is race-tested where its goroutines meet (the runner's engines, parallel stage
+# pricing) only: its exhaustive-search comparison is too slow under the race detector.
+PLANNER_RACE := Runner|SearchAndHeuristics
 
 .PHONY: run bench-policies test build agent vet bench-go clean ort check-openai-node cluster-demo
 
@@ -78,6 +81,7 @@ test: ort vet
 		out=$$($(GO) test -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s "$${f%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \
 	done
 	PITSTOP_ORT_LIB=$(ORT_LIB) PITSTOP_MCP_BIN=$(MCP_BIN) $(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -race -run '$(PLANNER_RACE)' ./planner/
 
 # The official OpenAI Node SDK (from npm into the cache) against pitstop serve with the
 # tiny model: docs/openai.md, figures in docs/results.md.

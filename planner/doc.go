@@ -1,0 +1,18 @@
+// Package planner is SamuLLM (sampling-then-simulation planning of a
+// multi-LLM application on a GPU budget): an application is a graph of
+// models with data dependencies; each model answers a set of requests whose
+// output lengths are sampled from the model's empirical distribution; the
+// time a model needs under an execution plan (data-parallel replicas ×
+// tensor-parallel degree) is found by replaying its sampled requests on the
+// engine itself with the simulated executor (engine + engine/sim, FCFS as
+// vLLM schedules), plus the plan's load time. Search (Algorithm 1 of the
+// paper) builds execution stages greedily, adding or upgrading the
+// model-plan pair with the highest per-GPU throughput gain, a stage ending
+// when its first model finishes; the Max- and Min-heuristics are the
+// paper's baselines. Runner executes a schedule on real engines (the CPU
+// executor) and re-plans when a model finishes out of the planned order.
+//
+// The search and the heuristics are written here by hand: they are the
+// paper's algorithm, not a general solver (an ILP library would answer a
+// different problem: stage durations come from simulation, not a formula).
+package planner
