@@ -29,9 +29,8 @@ type layer struct {
 // rank, e.g. an unlisted engine/x and engine); never a package of higher
 // rank, nor another of its rank (siblings stay independent: tools,
 // predictor, the models packages and the policies know nothing of each
-// other). Entries for packages that do not exist yet (cluster,
-// runtime/remote, tools/mcp, planner) place them before they land. A new
-// top-level directory needs an entry: the test fails until it has one.
+// other). A new top-level directory needs an entry: the test fails until it
+// has one.
 func layers() []layer {
 	return []layer{
 		{"cmd", 100, "the CLI: wires everything"},
