@@ -11,6 +11,7 @@ import (
 
 	"github.com/pitstop-llm/pitstop/models/builtin"
 	"github.com/pitstop-llm/pitstop/models/llama"
+	"github.com/pitstop-llm/pitstop/runtime"
 	"github.com/pitstop-llm/pitstop/training/tinytools"
 )
 
@@ -84,6 +85,8 @@ func newEvalTinyCmd() *cobra.Command {
 		seed          int64
 		show, variant int
 		refN          int
+		served        bool
+		policyName    string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval-tiny",
@@ -93,35 +96,42 @@ the prompt with the chat template, decodes greedily, parses the Hermes tool call
 the built-in tools, appends their results with the template and decodes the final
 answer. It prints how often the model called the right tool with a well-formed call,
 with exactly the right arguments, answered with the tool's result, and answered
-directly when no tool was needed.`,
+directly when no tool was needed.
+
+By default the training kit's forward pass decodes (float32, the directory's
+weights). With --served, or for a --model FILE.gguf, the serving stack decodes
+instead: the model loaded as "serve --model" loads it (a GGUF file keeps its
+quantized weights, multiplied by the quantized kernels), on the CPU executor
+and engine serve builds, each dialogue one engine call paused at the end of
+its first turn and resumed with the tool results. One dialogue at a time
+(--workers 1: batch 1, as one client sees it) unless --workers says otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n <= 0 {
 				return usagef("--n must be positive")
 			}
-			if name, ok := strings.CutPrefix(dir, builtin.Prefix); ok {
-				// The source tree's copy (with train.json) when run from the
-				// repository, else the copy embedded in the binary.
-				dir = filepath.Join("models", "builtin", name)
-				if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-					if dir, err = builtin.Dir(name); err != nil {
-						return usageError{err.Error()}
-					}
-				}
+			if strings.HasSuffix(strings.ToLower(dir), ".gguf") {
+				served = true
 			}
-			if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-				return usagef("--model %s: no config.json there", dir)
-			}
-			lm, err := tinytools.Load(dir)
-			if err != nil {
-				return err
-			}
-			if refN > 0 {
-				ref, err := llama.Load(dir, llama.LoadOptions{})
+			var lm *tinytools.LoadedModel
+			if served {
+				se, m, err := startServed(dir, policyName)
 				if err != nil {
-					return fmt.Errorf("loading %s with models/llama: %w", dir, err)
+					return err
 				}
-				lm.Reference = ref.Reference
+				defer se.Close()
+				if lm, err = tinytools.NewServed(dir, m.Tokenizer(), se.conversation); err != nil {
+					return err
+				}
+				if !cmd.Flags().Changed("workers") {
+					workers = 1
+				}
+				refN = 0
+			} else {
+				var err error
+				if lm, dir, err = loadTiny(dir, refN); err != nil {
+					return err
+				}
 			}
 			if variant < -1 || variant >= len(tinytools.Variants) {
 				return usagef("--variant must be -1 or 0..%d", len(tinytools.Variants)-1)
@@ -141,7 +151,11 @@ directly when no tool was needed.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "model %s (%d parameters), seed %d\n", dir, lm.Model.Config().NumParams(), opt.Seed)
+			if served {
+				fmt.Fprintf(out, "model %s served (engine, CPU executor, policy %s, %d dialogue(s) at a time), seed %d\n", dir, policyName, max(workers, 1), opt.Seed)
+			} else {
+				fmt.Fprintf(out, "model %s (%d parameters), seed %d\n", dir, lm.Model.Config().NumParams(), opt.Seed)
+			}
 			rep.Print(out)
 			shown := 0
 			for _, t := range rep.Transcripts {
@@ -167,13 +181,45 @@ directly when no tool was needed.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&dir, "model", builtin.Prefix+builtin.TinyTools, "model directory, or builtin:NAME for a built-in model")
+	fl.StringVar(&dir, "model", builtin.Prefix+builtin.TinyTools, "model directory, FILE.gguf (served), or builtin:NAME for a built-in model")
 	fl.IntVar(&n, "n", 500, "held-out dialogues")
 	fl.Int64Var(&seed, "seed", 1, "data seed (default: the training seed from train.json)")
 	fl.IntVar(&workers, "workers", 0, "goroutines (0: GOMAXPROCS)")
 	fl.IntVar(&show, "show-failures", 5, "print this many failed dialogues")
 	fl.StringVar(&jsonPath, "json", "", "write the report with every transcript as JSON")
 	fl.IntVar(&refN, "reference", 50, "replay this many dialogues through models/llama's reference forward and check that it picks the same greedy tokens (0: none)")
+	fl.BoolVar(&served, "served", false, "decode through the serving stack (model as serve loads it, CPU executor, engine) instead of the training forward pass; implied by a FILE.gguf")
+	fl.StringVar(&policyName, "policy", runtime.DefaultPolicy, "scheduling policy of the engine with --served")
 	fl.IntVar(&variant, "variant", -1, "evaluate one prompt variant only (-1: variants drawn by weight, as in training)")
 	return cmd
+}
+
+// loadTiny loads a model directory (or builtin:NAME) into the training
+// kit's forward pass, with models/llama's reference forward when refN > 0.
+func loadTiny(dir string, refN int) (*tinytools.LoadedModel, string, error) {
+	if name, ok := strings.CutPrefix(dir, builtin.Prefix); ok {
+		// The source tree's copy (with train.json) when run from the
+		// repository, else the copy embedded in the binary.
+		dir = filepath.Join("models", "builtin", name)
+		if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+			if dir, err = builtin.Dir(name); err != nil {
+				return nil, dir, usageError{err.Error()}
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+		return nil, dir, usagef("--model %s: no config.json there", dir)
+	}
+	lm, err := tinytools.Load(dir)
+	if err != nil {
+		return nil, dir, err
+	}
+	if refN > 0 {
+		ref, err := llama.Load(dir, llama.LoadOptions{})
+		if err != nil {
+			return nil, dir, fmt.Errorf("loading %s with models/llama: %w", dir, err)
+		}
+		lm.Reference = ref.Reference
+	}
+	return lm, dir, nil
 }

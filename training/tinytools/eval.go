@@ -7,7 +7,6 @@ import (
 	"math"
 	"reflect"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -36,6 +35,10 @@ type LoadedModel struct {
 	// replays the first EvalOptions.RefN dialogues through it and checks
 	// that it picks the same greedy tokens.
 	Reference func(tokens []int32) ([][]float32, error)
+
+	// Served, when set, opens each dialogue's decoder instead of Model's
+	// forward pass (NewServed).
+	Served func() (Conversation, error)
 }
 
 // Load reads a model directory written by Train.
@@ -213,23 +216,12 @@ func (lm *LoadedModel) Run(e Example, maxNew int) (Transcript, error) {
 			tr.generated = append(tr.generated, gen)
 		}
 	}
-	var s *Session
-	var logits []float32
-	p, pids, err := lm.prefixSession(e.Variant)
+	conv, err := lm.conversation(e.Variant)
 	if err != nil {
 		return tr, err
 	}
-	if len(pids) < len(ids) && slices.Equal(pids, ids[:len(pids)]) {
-		s = p.Clone()
-		logits, err = s.Feed(ids[s.Len():], false)
-	} else {
-		s = lm.Model.NewSession()
-		logits, err = s.Feed(ids, false)
-	}
-	if err != nil {
-		return tr, err
-	}
-	out, err := s.Generate(logits, lm.stop, maxNew)
+	defer conv.Close()
+	out, err := conv.Turn(ids, maxNew)
 	if err != nil {
 		return tr, err
 	}
@@ -282,11 +274,7 @@ func (lm *LoadedModel) Run(e Example, maxNew int) (Transcript, error) {
 		return tr, err
 	}
 	record(resumeIDs, false)
-	logits, err = s.Feed(resumeIDs, false)
-	if err != nil {
-		return tr, err
-	}
-	out, err = s.Generate(logits, lm.stop, maxNew)
+	out, err = conv.Turn(resumeIDs, maxNew)
 	if err != nil {
 		return tr, err
 	}
@@ -407,7 +395,7 @@ func (lm *LoadedModel) Evaluate(opt EvalOptions) (*EvalReport, error) {
 		}
 		rep.ByKind[e.Kind] = k
 	}
-	if lm.Reference != nil {
+	if lm.Reference != nil && lm.Model != nil {
 		for i := range min(opt.RefN, opt.N) {
 			if err := lm.checkReference(&trs[i]); err != nil {
 				return nil, fmt.Errorf("tinytools: reference replay of dialogue %d: %w", i, err)
