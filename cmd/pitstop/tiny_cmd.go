@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pitstop-llm/pitstop/models/builtin"
+	"github.com/pitstop-llm/pitstop/models/cpu"
 	"github.com/pitstop-llm/pitstop/models/llama"
 	"github.com/pitstop-llm/pitstop/runtime"
 	"github.com/pitstop-llm/pitstop/training/tinytools"
@@ -152,7 +153,7 @@ its first turn and resumed with the tool results. One dialogue at a time
 			}
 			out := cmd.OutOrStdout()
 			if served {
-				fmt.Fprintf(out, "model %s served (engine, CPU executor, policy %s, %d dialogue(s) at a time), seed %d\n", dir, policyName, max(workers, 1), opt.Seed)
+				fmt.Fprintf(out, "model %s served (engine, CPU executor, %s kernels, policy %s, %d dialogue(s) at a time), seed %d\n", dir, cpu.KernelISA(), policyName, max(workers, 1), opt.Seed)
 			} else {
 				fmt.Fprintf(out, "model %s (%d parameters), seed %d\n", dir, lm.Model.Config().NumParams(), opt.Seed)
 			}
