@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -225,3 +226,78 @@ func refined(a *App, s *Simulator, gpus int) (*Schedule, error) {
 }
 
 func ours(a *App, s *Simulator, gpus int) (*Schedule, error) { return Search(a, s, gpus, ModelRates) }
+
+// Ruling candidates out by their gain bound (prune.go) changes no choice:
+// the pruned and the fully priced greedy make the same schedules, with
+// fewer stage evaluations.
+func TestPruningKeepsTheGreedysChoices(t *testing.T) {
+	spec, dir, err := ReadApp("../examples/apps/ensembling.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range spec.Models {
+		spec.Models[i].Requests = 100
+	}
+	a, err := BuildApp(spec, dir, spec.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gpus := range []int{3, 8} {
+		full := NewSimulator(a)
+		full.priceAll = true
+		want, err := Search(a, full, gpus, ModelRates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pruned := NewSimulator(a)
+		got, err := Search(a, pruned, gpus, ModelRates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Total != want.Total || !reflect.DeepEqual(got.Stages, want.Stages) {
+			t.Fatalf("%d GPUs: pruned %v in %d stages, fully priced %v in %d", gpus, got.Total, len(got.Stages), want.Total, len(want.Stages))
+		}
+		t.Logf("%d GPUs: %d replays pruned, %d fully priced", gpus, pruned.Runs, full.Runs)
+		if pruned.Runs >= full.Runs {
+			t.Fatalf("%d GPUs: pruning replayed %d runs, pricing all %d", gpus, pruned.Runs, full.Runs)
+		}
+	}
+}
+
+// The bound behind the pruning: dp base replicas, each with 1/dp of a
+// model's requests, take at least the single replica's time over dp.
+func TestReplicasScaleAtMostLinearly(t *testing.T) {
+	for _, n := range []int{40, 1000} {
+		spec, dir, err := ReadApp("../examples/apps/ensembling.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range spec.Models {
+			spec.Models[i].Requests = n
+		}
+		a, err := BuildApp(spec, dir, spec.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewSimulator(a)
+		for _, m := range a.Models[:2] {
+			items := make([]pending, len(m.reqs))
+			for i := range items {
+				items[i] = pending{req: i}
+			}
+			one, err := s.run(m, Plan{DP: 1, TP: m.baseTP}, false, items)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, dp := range []int{2, 3, 8, 16} {
+				r, err := s.run(m, Plan{DP: dp, TP: m.baseTP}, false, items)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.end < one.end/time.Duration(dp) {
+					t.Fatalf("%s, %d requests: %d replicas take %v, one takes %v (over %d: %v)", m.Name, n, dp, r.end, one.end, dp, one.end/time.Duration(dp))
+				}
+			}
+		}
+	}
+}

@@ -58,6 +58,9 @@ type Simulator struct {
 	fullKV bool
 	// direct replays every plan, none scaled from another (tests compare).
 	direct bool
+	// priceAll has the greedy price every candidate, none ruled out by
+	// its bound (tests compare).
+	priceAll bool
 }
 
 // unboundBlocks is a KV pool in which memory can never bind: MaxSeqs
