@@ -49,7 +49,7 @@ func newPlanCmd() *cobra.Command {
 	fl.StringVar(&f.objective, "objective", "model-rates", "what the greedy step maximises per GPU: model-rates (Σ models' remaining FLOPs / time to finish) or stage-work (FLOPs finished within the stage / its duration, the paper read literally)")
 	fl.StringVar(&f.search, "search", "refine", "refine (the greedy's stages improved by moves priced on the whole application) or paper (Algorithm 1 as published)")
 	fl.IntVar(&f.reach, "refine-reach", 2, "with --search refine: how many models one move may change at once (1–3)")
-	fl.IntVar(&f.budget, "refine-budget", 200, "with --search refine: greedy completions to price over the whole search (0: no cap)")
+	fl.IntVar(&f.budget, "refine-budget", 30, "with --search refine: greedy completions to price over the whole search (0: no cap)")
 	fl.StringVar(&f.profiles, "write-profiles", "", "write every model's profile per tensor-parallel degree (derived ones with their assumptions in provenance) as MODEL-tpK.json into this directory")
 	fl.BoolVar(&f.run, "run", false, "execute the plan on the CPU executor (the models' cpu_model shapes, dummy weights) with the dynamic scheduler, and report planned against actual")
 	addPlanCPUFlags(fl, &f.cpu)
