@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"slices"
+	"iter"
 	"time"
 )
 
@@ -20,32 +20,45 @@ import (
 //
 // The greedy's own stage is the starting point and its completion is the
 // greedy's schedule, so the result never ends later than Search's.
-// budget caps the greedy completions priced over the whole search (0: no
-// cap); when it is spent the remaining stages are the greedy's.
 // reach is how many models one move may change (1–3 here: with three
-// models, 3 is every stage from the boundary).
-func Refine(a *App, s *Simulator, gpus int, o Objective, reach, budget int) (*Schedule, error) {
-	r := &refiner{a: a, s: s, gpus: gpus, o: o, budget: budget, reach: max(reach, 1)}
-	sc, err := play(a, "samullm", gpus, r.step)
+// models, 3 is every stage from the boundary). effort caps the simulation
+// the refinement may add, counted in requests replayed on the engine: at
+// most effort times what the greedy alone replays, or refineFloor
+// requests, whichever is more (0: no cap). The greedy is run first, and a
+// completion that revisits states it priced costs nothing, so the cap
+// counts only new simulation. When it is spent, the remaining stages are
+// the greedy's. Small applications are thus refined to the end, while on
+// large ones the refinement costs about effort times the greedy.
+func Refine(a *App, s *Simulator, gpus int, o Objective, reach int, effort float64) (*Schedule, error) {
+	t0 := time.Now()
+	r := &refiner{a: a, s: s, gpus: gpus, o: o, reach: max(reach, 1), limit: -1}
+	if effort > 0 {
+		before := s.replayed()
+		if _, err := Search(a, s, gpus, o); err != nil {
+			return nil, err
+		}
+		greedy := s.replayed() - before
+		r.limit = s.replayed() + max(int(effort*float64(greedy)), refineFloor)
+	}
+	sc, err := play(a, "samullm+refine", gpus, r.step)
 	if sc != nil {
-		sc.Method = "samullm+refine"
+		sc.Search = time.Since(t0)
 	}
 	return sc, err
 }
 
 type refiner struct {
-	a      *App
-	s      *Simulator
-	gpus   int
-	o      Objective
-	budget int
-	spent  int // greedy completions priced
-	reach  int // models a move may change at once
+	a     *App
+	s     *Simulator
+	gpus  int
+	o     Objective
+	reach int // models a move may change at once
+	limit int // the simulator's replay count at which refining stops; -1: none
 }
 
 func (r *refiner) step(w *world) (*stageEval, error) {
 	best, err := greedyStage(r.a, r.s, w, r.gpus, r.o)
-	if err != nil || best == nil || r.budget > 0 && r.spent >= r.budget {
+	if err != nil || best == nil || r.spent() {
 		return best, err
 	}
 	bestT, err := r.complete(w, best)
@@ -54,8 +67,8 @@ func (r *refiner) step(w *world) (*stageEval, error) {
 	}
 	for improved := true; improved; {
 		improved = false
-		for _, c := range r.moves(w, best.pairs) {
-			if r.budget > 0 && r.spent >= r.budget {
+		for c := range r.moves(w, best.pairs) {
+			if r.spent() {
 				return best, nil
 			}
 			e, err := w.evaluate(r.a, r.s, c)
@@ -75,10 +88,16 @@ func (r *refiner) step(w *world) (*stageEval, error) {
 	return best, nil
 }
 
+// refineFloor is the refinement's least allowance, in requests replayed:
+// enough for the small cases of TestSearchAgainstExhaustive (at most
+// 7,700 each, uncapped) to be refined to the end.
+const refineFloor = 20_000
+
+func (r *refiner) spent() bool { return r.limit >= 0 && r.s.replayed() >= r.limit }
+
 // complete is when the application ends if stage e runs from w and the
 // greedy plans the rest (a stage after which nothing can run never wins).
 func (r *refiner) complete(w *world, e *stageEval) (time.Duration, error) {
-	r.spent++
 	nw, _ := w.commit(r.a, e)
 	for !nw.done() {
 		g, err := greedyStage(r.a, r.s, nw, r.gpus, r.o)
@@ -93,11 +112,12 @@ func (r *refiner) complete(w *world, e *stageEval) (time.Duration, error) {
 	return nw.now, nil
 }
 
-// moves lists the stages up to reach model changes away from pairs, the
+// moves yields the stages up to reach model changes away from pairs, the
 // fewest changes first: each changed model added, dropped or given another
 // plan, within the budget, non-empty, and every model's inputs finished or
-// in the stage.
-func (r *refiner) moves(w *world, pairs []Pair) [][]Pair {
+// in the stage. They are made as the caller asks (a climb stops at its
+// first improvement).
+func (r *refiner) moves(w *world, pairs []Pair) iter.Seq[[]Pair] {
 	n := len(r.a.Models)
 	cur := make([]Plan, n) // zero Plan: not in the stage
 	for _, p := range pairs {
@@ -109,40 +129,48 @@ func (r *refiner) moves(w *world, pairs []Pair) [][]Pair {
 			opts[mi] = append([]Plan{{}}, m.plans(r.gpus)...)
 		}
 	}
-	out := make([][][]Pair, r.reach+1) // by number of changes
-	emit := func(sel []Plan, changes int) {
-		var c []Pair
-		for mi, p := range sel {
-			if p.GPUs() > 0 {
-				c = append(c, Pair{mi, p})
+	return func(yield func([]Pair) bool) {
+		sel := make([]Plan, n)
+		// rec fills sel from model mi on with exactly want changes; false
+		// once the caller has stopped.
+		var rec func(mi, want int) bool
+		rec = func(mi, want int) bool {
+			if want > n-mi {
+				return true
 			}
+			if mi == n {
+				var c []Pair
+				for m, p := range sel {
+					if p.GPUs() > 0 {
+						c = append(c, Pair{m, p})
+					}
+				}
+				if len(c) == 0 || gpusOf(c) > r.gpus || !closed(r.a, w, modelsOf(c)) {
+					return true
+				}
+				return yield(c)
+			}
+			sel[mi] = cur[mi]
+			if !rec(mi+1, want) {
+				return false
+			}
+			if want > 0 {
+				for _, p := range opts[mi] {
+					if p != cur[mi] {
+						sel[mi] = p
+						if !rec(mi+1, want-1) {
+							return false
+						}
+					}
+				}
+				sel[mi] = cur[mi]
+			}
+			return true
 		}
-		if len(c) > 0 && gpusOf(c) <= r.gpus && closed(r.a, w, modelsOf(c)) {
-			out[changes] = append(out[changes], c)
+		for k := 1; k <= r.reach; k++ {
+			if !rec(0, k) {
+				return
+			}
 		}
 	}
-	sel := make([]Plan, n)
-	var rec func(mi, changes int)
-	rec = func(mi, changes int) {
-		if mi == n {
-			if changes > 0 {
-				emit(sel, changes)
-			}
-			return
-		}
-		sel[mi] = cur[mi]
-		rec(mi+1, changes)
-		if changes == r.reach {
-			return
-		}
-		for _, p := range opts[mi] {
-			if p != cur[mi] {
-				sel[mi] = p
-				rec(mi+1, changes+1)
-			}
-		}
-		sel[mi] = cur[mi]
-	}
-	rec(0, 0)
-	return slices.Concat(out...)
 }

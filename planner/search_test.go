@@ -222,7 +222,7 @@ func TestSearchIsMyopicOnChains(t *testing.T) {
 }
 
 func refined(a *App, s *Simulator, gpus int) (*Schedule, error) {
-	return Refine(a, s, gpus, ModelRates, 3, 0)
+	return Refine(a, s, gpus, ModelRates, 3, 1) // pitstop plan's defaults
 }
 
 func ours(a *App, s *Simulator, gpus int) (*Schedule, error) { return Search(a, s, gpus, ModelRates) }

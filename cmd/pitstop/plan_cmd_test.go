@@ -126,6 +126,7 @@ func TestPlanBadInput(t *testing.T) {
 		{"objective", []string{"--gpus", "2", "--objective", "fast", "--app", planApp(t, nil)}, []string{`unknown objective "fast"`}},
 		{"search", []string{"--gpus", "2", "--search", "best", "--app", planApp(t, nil)}, []string{`--search "best": valid are refine, paper`}},
 		{"reach", []string{"--gpus", "2", "--refine-reach", "4", "--app", planApp(t, nil)}, []string{"--refine-reach must be 1–3"}},
+		{"effort", []string{"--gpus", "2", "--refine-effort", "-1", "--app", planApp(t, nil)}, []string{"--refine-effort not negative"}},
 		{"missing file", []string{"--gpus", "2", "--app", "/nonexistent/app.json"}, []string{"/nonexistent/app.json"}},
 		{"run without cpu_model", []string{"--gpus", "1", "--run", "--app", planApp(t, nil)}, []string{"model a", "cpu_model"}},
 	}
