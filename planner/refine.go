@@ -53,7 +53,7 @@ type refiner struct {
 	gpus  int
 	o     Objective
 	reach int // models a move may change at once
-	limit int // the simulator's replay count at which refining stops; -1: none
+	limit int // the simulator's replayed-request count at which refining stops; -1: none
 }
 
 func (r *refiner) step(w *world) (*stageEval, error) {
