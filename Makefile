@@ -27,8 +27,9 @@ HFJS = $(shell scripts/fetch_hfjs.sh 2>/dev/null)
 # Packages whose goroutines meet run under the race detector.
 RACE_PKGS := ./engine/... ./kvswap/... ./tools/... ./bench/report/... ./runtime/... ./models/cpu/... ./models/kernel/...
 # planner is race-tested where its goroutines meet (the runner's engines, parallel stage
-# pricing) only: its exhaustive-search comparison is too slow under the race detector.
-PLANNER_RACE := Runner|SearchAndHeuristics
+# pricing, the pruned greedy's batches) only: its exhaustive-search comparison is too slow
+# under the race detector.
+PLANNER_RACE := Runner|SearchAndHeuristics|Pruning
 
 .PHONY: run bench-policies test build agent vet bench-go clean ort check-openai-node cluster-demo
 

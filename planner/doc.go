@@ -8,8 +8,15 @@
 // vLLM schedules), plus the plan's load time. Search (Algorithm 1 of the
 // paper) builds execution stages greedily, adding or upgrading the
 // model-plan pair with the highest per-GPU throughput gain, a stage ending
-// when its first model finishes; the Max- and Min-heuristics are the
-// paper's baselines. Runner executes a schedule on real engines (the CPU
+// when its first model finishes; under the model-rates objective it
+// prices candidates from the highest gain bound down and stops where no
+// bound can win (prune.go), choosing as pricing them all would. Refine
+// keeps that greedy as its core and improves its stages: at each stage
+// boundary, moves that change up to reach models' plans are priced by
+// what the whole application then takes with the greedy planning the
+// rest, until no move helps (the greedy's local optimum on the paper's
+// hard cases, a few models with loads as long as their work). The Max-
+// and Min-heuristics are the paper's baselines. Runner executes a schedule on real engines (the CPU
 // executor) and re-plans when a model finishes out of the planned order.
 //
 // The search and the heuristics are written here by hand: they are the

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"math"
 	"runtime"
 	"slices"
@@ -28,6 +29,7 @@ func greedyStage(a *App, s *Simulator, w *world, gpus int, o Objective) (*stageE
 			pairs = cur.pairs
 		}
 		var cands [][]Pair
+		var changed []int // the model each candidate adds or upgrades
 		for mi, m := range a.Models {
 			if !w.eligible(a, mi, pairs) {
 				continue
@@ -46,25 +48,37 @@ func greedyStage(a *App, s *Simulator, w *world, gpus int, o Objective) (*stageE
 				}
 				if gpusOf(c) <= gpus {
 					cands = append(cands, c)
+					changed = append(changed, mi)
 				}
 			}
-		}
-		evals, err := evaluateAll(a, s, w, cands)
-		if err != nil {
-			return nil, err
 		}
 		// The stage is complete when no candidate raises its throughput
 		// (Algorithm 1, lines 19–20). A model that goes on with its plan,
 		// loading nothing, joins even when it adds no work before the
 		// stage ends: leaving it out would preempt it for nothing.
-		var best *stageEval
-		bestGain := math.Inf(-1)
 		base := cur.throughput(w.now, o)
 		eps := 1e-9 * base
+		gain := func(e *stageEval) float64 {
+			return (e.throughput(w.now, o) - base) / float64(e.gpus()-cur.gpus())
+		}
+		admissible := func(e *stageEval) bool {
+			g := gain(e)
+			return g > eps || g >= -eps && e.reloads() == cur.reloads()
+		}
+		evals, err := priceGreedy(a, s, w, cur, cands, changed, o, func(e *stageEval) float64 {
+			if admissible(e) {
+				return gain(e)
+			}
+			return math.Inf(-1)
+		})
+		if err != nil {
+			return nil, err
+		}
+		var best *stageEval
+		bestGain := math.Inf(-1)
 		for _, e := range evals {
-			gain := (e.throughput(w.now, o) - base) / float64(e.gpus()-cur.gpus())
-			if (gain > eps || gain >= -eps && e.reloads() == cur.reloads()) && gain > bestGain {
-				best, bestGain = e, gain
+			if e != nil && admissible(e) && gain(e) > bestGain {
+				best, bestGain = e, gain(e)
 			}
 		}
 		if best == nil {
@@ -72,6 +86,51 @@ func greedyStage(a *App, s *Simulator, w *world, gpus int, o Objective) (*stageE
 		}
 		cur = best
 	}
+}
+
+// priceGreedy prices a greedy step's candidates, leaving nil those that
+// cannot win: under ModelRates from the highest gain bound down (see
+// prune.go) until the next bound is below the best gain priced, which
+// gainOf reports (-Inf for a candidate the step may not take).
+func priceGreedy(a *App, s *Simulator, w *world, cur *stageEval, cands [][]Pair, changed []int, o Objective, gainOf func(*stageEval) float64) ([]*stageEval, error) {
+	if o != ModelRates || s.priceAll {
+		return evaluateAll(a, s, w, cands)
+	}
+	bounds := make([]float64, len(cands))
+	for i, c := range cands {
+		b, err := gainBound(a, s, w, cur, c, changed[i])
+		if err != nil {
+			return nil, err
+		}
+		bounds[i] = b
+	}
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(bounds[y], bounds[x]) })
+	out := make([]*stageEval, len(cands))
+	best := math.Inf(-1)
+	chunk := runtime.GOMAXPROCS(0)
+	for lo := 0; lo < len(order); lo += chunk {
+		if bounds[order[lo]] < best-1e-9*math.Abs(best) {
+			break
+		}
+		idx := order[lo:min(lo+chunk, len(order))]
+		batch := make([][]Pair, len(idx))
+		for k, i := range idx {
+			batch[k] = cands[i]
+		}
+		evals, err := evaluateAll(a, s, w, batch)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range idx {
+			out[i] = evals[k]
+			best = max(best, gainOf(evals[k]))
+		}
+	}
+	return out, nil
 }
 
 // evaluateAll prices candidate stages in parallel (the paper's simulator

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -96,11 +97,14 @@ func ensembleOfThree(s *AppSpec) {
 // On cases small enough to enumerate (three models, 2–4 GPUs, ensembles
 // and a chain with a self-loop, three load times), the exhaustive search
 // over the same stage space is a lower bound of every method, and the
-// greedy search's gap to it is printed (go test -v -run Exhaustive) for
-// docs/results-planner.md. The geometric-mean gap is held to what was
-// measured so that a change to the search that widens it shows up.
+// gaps of the refined search and of the paper's greedy to it are printed
+// (go test -v -run Exhaustive) for docs/results-planner.md. The refined
+// search must be within 5% of the optimum on every case, and never end
+// later than the greedy it starts from.
 func TestSearchAgainstExhaustive(t *testing.T) {
-	var logSum [2]float64
+	var logSum [3]float64
+	worst := 0.0
+	var refinedT time.Duration
 	n := 0
 	for _, chain := range []bool{false, true} {
 		for _, load := range []float64{2, 10} {
@@ -120,7 +124,7 @@ func TestSearchAgainstExhaustive(t *testing.T) {
 				}
 				checkSchedule(t, a, best, gpus)
 				line := fmt.Sprintf("chain %-5v load %2.0f s, %d GPUs: exhaustive %5.1f s", chain, load, gpus, best.Total.Seconds())
-				for i, f := range []func(*App, *Simulator, int) (*Schedule, error){ours, stageWork, MaxHeuristic, MinHeuristic} {
+				for i, f := range []func(*App, *Simulator, int) (*Schedule, error){refined, ours, stageWork, MaxHeuristic, MinHeuristic} {
 					sc, err := f(a, s, gpus)
 					if err != nil {
 						t.Fatal(err)
@@ -129,8 +133,15 @@ func TestSearchAgainstExhaustive(t *testing.T) {
 					if r < 1-1e-9 {
 						t.Fatalf("%s: %s %v beats the exhaustive %v: the enumeration misses stages", line, sc.Method, sc.Total, best.Total)
 					}
-					if i < 2 {
+					if i < 3 {
 						logSum[i] += math.Log(r)
+					}
+					if i == 0 {
+						worst = max(worst, r)
+						refinedT = sc.Total
+					}
+					if i == 1 && sc.Total < refinedT {
+						t.Fatalf("%s: the refined search %v ends later than the greedy it starts from %v", line, refinedT, sc.Total)
 					}
 					line += fmt.Sprintf(" | %s/%s %.3f", sc.Method, objectiveName(i), r)
 				}
@@ -139,18 +150,18 @@ func TestSearchAgainstExhaustive(t *testing.T) {
 			}
 		}
 	}
-	rates, stage := math.Exp(logSum[0]/float64(n)), math.Exp(logSum[1]/float64(n))
-	t.Logf("geometric mean over %d cases: model-rates %.3f, stage-work %.3f", n, rates, stage)
-	if rates > 1.2 {
-		t.Fatalf("the search's geometric-mean gap to exhaustive is %.3f, measured at most 1.2", rates)
+	gm := func(i int) float64 { return math.Exp(logSum[i] / float64(n)) }
+	t.Logf("geometric mean over %d cases: refined %.3f (worst %.3f), paper's greedy: model-rates %.3f, stage-work %.3f", n, gm(0), worst, gm(1), gm(2))
+	if worst > 1.05 {
+		t.Fatalf("the refined search is %.3f of exhaustive on its worst case, the bar is 1.05", worst)
 	}
 }
 
 func objectiveName(i int) string {
 	switch i {
-	case 0:
+	case 0, 1:
 		return "model-rates"
-	case 1:
+	case 2:
 		return "stage-work"
 	}
 	return "-"
@@ -210,4 +221,83 @@ func TestSearchIsMyopicOnChains(t *testing.T) {
 	}
 }
 
+func refined(a *App, s *Simulator, gpus int) (*Schedule, error) {
+	return Refine(a, s, gpus, ModelRates, 3, 1) // pitstop plan's defaults
+}
+
 func ours(a *App, s *Simulator, gpus int) (*Schedule, error) { return Search(a, s, gpus, ModelRates) }
+
+// Ruling candidates out by their gain bound (prune.go) changes no choice:
+// the pruned and the fully priced greedy make the same schedules, with
+// fewer stage evaluations.
+func TestPruningKeepsTheGreedysChoices(t *testing.T) {
+	spec, dir, err := ReadApp("../examples/apps/ensembling.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range spec.Models {
+		spec.Models[i].Requests = 100
+	}
+	a, err := BuildApp(spec, dir, spec.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gpus := range []int{3, 8} {
+		full := NewSimulator(a)
+		full.priceAll = true
+		want, err := Search(a, full, gpus, ModelRates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pruned := NewSimulator(a)
+		got, err := Search(a, pruned, gpus, ModelRates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Total != want.Total || !reflect.DeepEqual(got.Stages, want.Stages) {
+			t.Fatalf("%d GPUs: pruned %v in %d stages, fully priced %v in %d", gpus, got.Total, len(got.Stages), want.Total, len(want.Stages))
+		}
+		t.Logf("%d GPUs: %d replays pruned, %d fully priced", gpus, pruned.Runs, full.Runs)
+		if pruned.Runs >= full.Runs {
+			t.Fatalf("%d GPUs: pruning replayed %d runs, pricing all %d", gpus, pruned.Runs, full.Runs)
+		}
+	}
+}
+
+// The bound behind the pruning: dp base replicas, each with 1/dp of a
+// model's requests, take at least the single replica's time over dp.
+func TestReplicasScaleAtMostLinearly(t *testing.T) {
+	for _, n := range []int{40, 1000} {
+		spec, dir, err := ReadApp("../examples/apps/ensembling.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range spec.Models {
+			spec.Models[i].Requests = n
+		}
+		a, err := BuildApp(spec, dir, spec.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewSimulator(a)
+		for _, m := range a.Models[:2] {
+			items := make([]pending, len(m.reqs))
+			for i := range items {
+				items[i] = pending{req: i}
+			}
+			one, err := s.run(m, Plan{DP: 1, TP: m.baseTP}, false, items)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, dp := range []int{2, 3, 8, 16} {
+				r, err := s.run(m, Plan{DP: dp, TP: m.baseTP}, false, items)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.end < one.end/time.Duration(dp) {
+					t.Fatalf("%s, %d requests: %d replicas take %v, one takes %v (over %d: %v)", m.Name, n, dp, r.end, one.end, dp, one.end/time.Duration(dp))
+				}
+			}
+		}
+	}
+}

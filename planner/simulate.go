@@ -49,15 +49,20 @@ type Simulator struct {
 	app *App
 	mu  sync.Mutex
 	mem map[runKey]*runResult
-	// Runs and Busy count the simulations made and their wall time.
-	Runs int
-	Busy time.Duration
-	zero []int32
+	// Runs and Busy count the simulations made and their wall time;
+	// Replayed the requests those simulations replayed.
+	Runs     int
+	Replayed int
+	Busy     time.Duration
+	zero     []int32
 	// fullKV simulates every device with the profile's whole KV pool even
 	// where memory cannot bind (tests compare the two).
 	fullKV bool
 	// direct replays every plan, none scaled from another (tests compare).
 	direct bool
+	// priceAll has the greedy price every candidate, none ruled out by
+	// its bound (tests compare).
+	priceAll bool
 }
 
 // unboundBlocks is a KV pool in which memory can never bind: MaxSeqs
@@ -74,6 +79,12 @@ func unboundBlocks(cfg engine.Config, longest int) int {
 // NewSimulator prices the models of app.
 func NewSimulator(app *App) *Simulator {
 	return &Simulator{app: app, mem: map[runKey]*runResult{}}
+}
+
+func (s *Simulator) replayed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Replayed
 }
 
 // signature hashes the pending work: requests, first rounds and ready
@@ -142,6 +153,7 @@ func (s *Simulator) run(m *Model, p Plan, load bool, items []pending) (*runResul
 	s.mu.Lock()
 	s.mem[key] = res
 	s.Runs++
+	s.Replayed += len(items)
 	s.Busy += time.Since(t0)
 	s.mu.Unlock()
 	return res, nil

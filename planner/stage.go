@@ -92,8 +92,9 @@ type stageEval struct {
 	runs  []*activeRun // per pair
 	loads []bool
 	end   time.Duration
-	work  float64 // FLOPs finished within the stage
-	rate  float64 // Σ over models of remaining FLOPs / time to finish them
+	work  float64   // FLOPs finished within the stage
+	rate  float64   // Σ over models of remaining FLOPs / time to finish them
+	rates []float64 // per pair: its term of rate
 }
 
 // throughput is the stage's FLOPs per second by objective o.
@@ -137,7 +138,7 @@ func (e *stageEval) gpus() int {
 func (w *world) evaluate(a *App, s *Simulator, pairs []Pair) (*stageEval, error) {
 	pairs = slices.Clone(pairs)
 	slices.SortFunc(pairs, func(x, y Pair) int { return x.Model - y.Model })
-	e := &stageEval{pairs: pairs, runs: make([]*activeRun, len(pairs)), loads: make([]bool, len(pairs)), end: -1}
+	e := &stageEval{pairs: pairs, runs: make([]*activeRun, len(pairs)), loads: make([]bool, len(pairs)), rates: make([]float64, len(pairs)), end: -1}
 	runOf := map[int]*activeRun{}
 	kept := map[int]bool{}
 	for i, p := range pairs {
@@ -187,7 +188,8 @@ func (w *world) evaluate(a *App, s *Simulator, pairs []Pair) (*stageEval, error)
 				}
 			}
 		}
-		e.rate += left / (r.end() - w.now).Seconds()
+		e.rates[i] = left / (r.end() - w.now).Seconds()
+		e.rate += e.rates[i]
 	}
 	return e, nil
 }

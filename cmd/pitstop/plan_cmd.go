@@ -23,6 +23,9 @@ type planFlags struct {
 	maxOutput int
 	seed      uint64
 	objective string
+	search    string
+	reach     int
+	effort    float64
 	run       bool
 	profiles  string
 	cpu       planCPUFlags
@@ -44,10 +47,21 @@ func newPlanCmd() *cobra.Command {
 	fl.IntVar(&f.maxOutput, "max-output", 0, "override every model's output limit (0: the file's)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the sampled lengths (0: the file's)")
 	fl.StringVar(&f.objective, "objective", "model-rates", "what the greedy step maximises per GPU: model-rates (Σ models' remaining FLOPs / time to finish) or stage-work (FLOPs finished within the stage / its duration, the paper read literally)")
+	fl.StringVar(&f.search, "search", "refine", "refine (the greedy's stages improved by moves priced on the whole application) or paper (Algorithm 1 as published)")
+	fl.IntVar(&f.reach, "refine-reach", 3, "with --search refine: how many models one move may change at once (1–3)")
+	fl.Float64Var(&f.effort, "refine-effort", 1, "with --search refine: engine replays the refinement may add, as a multiple of the greedy's own (0: no cap)")
 	fl.StringVar(&f.profiles, "write-profiles", "", "write every model's profile per tensor-parallel degree (derived ones with their assumptions in provenance) as MODEL-tpK.json into this directory")
 	fl.BoolVar(&f.run, "run", false, "execute the plan on the CPU executor (the models' cpu_model shapes, dummy weights) with the dynamic scheduler, and report planned against actual")
 	addPlanCPUFlags(fl, &f.cpu)
 	return cmd
+}
+
+// plan is the search the flags chose.
+func (f planFlags) plan(a *planner.App, s *planner.Simulator, gpus int, obj planner.Objective) (*planner.Schedule, error) {
+	if f.search == "paper" {
+		return planner.Search(a, s, gpus, obj)
+	}
+	return planner.Refine(a, s, gpus, obj, f.reach, f.effort)
 }
 
 // processCPU is the CPU time (user and system) this process has used: on
@@ -74,6 +88,12 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 	obj, err := planner.ParseObjective(f.objective)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	if f.search != "refine" && f.search != "paper" {
+		return usagef("--search %q: valid are refine, paper", f.search)
+	}
+	if f.reach < 1 || f.reach > 3 || f.effort < 0 {
+		return usagef("--refine-reach must be 1–3 and --refine-effort not negative (got %d, %g)", f.reach, f.effort)
 	}
 	if f.jsonOut != "" {
 		if st, err := os.Stat(filepath.Dir(f.jsonOut)); err != nil || !st.IsDir() {
@@ -134,7 +154,7 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 	var reports []planner.ScheduleReport
 	for _, method := range []func(*planner.App, *planner.Simulator, int) (*planner.Schedule, error){
 		func(a *planner.App, s *planner.Simulator, g int) (*planner.Schedule, error) {
-			return planner.Search(a, s, g, obj)
+			return f.plan(a, s, g, obj)
 		},
 		planner.MaxHeuristic, planner.MinHeuristic,
 	} {

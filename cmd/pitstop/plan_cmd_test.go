@@ -45,7 +45,7 @@ func TestPlanPrintsStagesAndWritesJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, w := range []string{"samullm: estimated", "max-heuristic: estimated", "min-heuristic: estimated", "end to end:"} {
+	for _, w := range []string{"samullm+refine: estimated", "max-heuristic: estimated", "min-heuristic: estimated", "end to end:"} {
 		if !strings.Contains(stdout, w) {
 			t.Fatalf("output lacks %q:\n%s", w, stdout)
 		}
@@ -90,6 +90,24 @@ func TestPlanPrintsStagesAndWritesJSON(t *testing.T) {
 			}
 		}
 	}
+	// --search paper is Algorithm 1 as published; the refined search
+	// starts from its stages and never ends later.
+	paperOut := filepath.Join(t.TempDir(), "paper.json")
+	code, stdout, stderr = pitstop(t, "plan", "--app", app, "--gpus", "4", "--search", "paper", "--json", paperOut)
+	if code != 0 || !strings.Contains(stdout, "samullm: estimated") {
+		t.Fatalf("--search paper: exit %d: %s%s", code, stdout, stderr)
+	}
+	refined := got.Schedules[0].TotalS
+	data, err = os.ReadFile(paperOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Schedules[0].Method != "samullm" || got.Schedules[0].TotalS < refined {
+		t.Fatalf("paper's search %s %.2f s, refined %.2f s", got.Schedules[0].Method, got.Schedules[0].TotalS, refined)
+	}
 }
 
 func TestPlanBadInput(t *testing.T) {
@@ -106,6 +124,9 @@ func TestPlanBadInput(t *testing.T) {
 		{"no profile", []string{"--gpus", "2", "--app", planApp(t, func(m []map[string]any) { delete(m[1], "profile") })}, []string{"model b", "no profile"}},
 		{"more GPUs per plan than the budget", []string{"--gpus", "1", "--app", planApp(t, func(m []map[string]any) { m[1]["tp"] = []int{2} })}, []string{"model b", "needs 2 GPUs", "budget is 1"}},
 		{"objective", []string{"--gpus", "2", "--objective", "fast", "--app", planApp(t, nil)}, []string{`unknown objective "fast"`}},
+		{"search", []string{"--gpus", "2", "--search", "best", "--app", planApp(t, nil)}, []string{`--search "best": valid are refine, paper`}},
+		{"reach", []string{"--gpus", "2", "--refine-reach", "4", "--app", planApp(t, nil)}, []string{"--refine-reach must be 1–3"}},
+		{"effort", []string{"--gpus", "2", "--refine-effort", "-1", "--app", planApp(t, nil)}, []string{"--refine-effort not negative"}},
 		{"missing file", []string{"--gpus", "2", "--app", "/nonexistent/app.json"}, []string{"/nonexistent/app.json"}},
 		{"run without cpu_model", []string{"--gpus", "1", "--run", "--app", planApp(t, nil)}, []string{"model a", "cpu_model"}},
 	}

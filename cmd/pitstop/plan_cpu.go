@@ -173,7 +173,7 @@ func runPlanCPU(cmd *cobra.Command, f planFlags, spec *planner.AppSpec, dir stri
 			return err
 		}
 	}
-	plan, err := planner.Search(app, planner.NewSimulator(app), f.gpus, obj)
+	plan, err := f.plan(app, planner.NewSimulator(app), f.gpus, obj)
 	if err != nil {
 		return err
 	}
