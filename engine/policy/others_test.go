@@ -354,3 +354,38 @@ func TestPitstopQueueMetric(t *testing.T) {
 		t.Fatalf("multi-call programs: queue %d, want %d", q, p.a.queues.index(5*time.Second))
 	}
 }
+
+// TestPitstopCachedHandling: with the prefix cache and a device pool that
+// outlasts the tool many times over, a tool call that InferCept's wastes
+// would swap is discarded into the cache instead (the swap's copies would buy
+// nothing); with NoCachedHandling, or with a pool the tool outlasts, it
+// swaps as InferCept does.
+func TestPitstopCachedHandling(t *testing.T) {
+	cases := []struct {
+		name   string
+		opts   Options
+		blocks int
+		want   handling.Kind
+	}{
+		{name: "ample pool: discard into the cache", blocks: 8192, want: handling.Discard},
+		{name: "ample pool, ablation", opts: Options{NoCachedHandling: true}, blocks: 8192, want: handling.Swap},
+		{name: "small pool: swap", blocks: 1024, want: handling.Swap},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.NumBlocks = tc.blocks
+			cfg.Cost.SwapGathered = true // one copy per direction: swapping is cheap
+			h := newHarness(t, NewPitstop(tc.opts), cfg)
+			h.submit("c", "p", "main", 2000, []seg{{decode: 8, tool: 2, ret: 4}, {decode: 4}}, nil)
+			h.submit("busy", "q", "main", 8, []seg{{decode: 400}}, nil)
+			h.run(nil)
+			if got := h.paused["c"][0]; got != tc.want {
+				t.Fatalf("handling at the tool call %v, want %v", got, tc.want)
+			}
+			if _, ok := h.done["c"]; !ok {
+				t.Fatal("the call did not finish")
+			}
+		})
+	}
+}

@@ -76,6 +76,9 @@ type Pitstop struct {
 	forced     programOrder
 	noMOT      bool
 	noDynamic  bool
+	noHeld     bool
+	noCached   bool
+	readmit    readmitWait
 }
 
 // NewPitstop builds the policy.
@@ -103,6 +106,8 @@ func NewPitstop(o Options) *Pitstop {
 		forced:     programOrders[o.ProgramOrder],
 		noMOT:      o.NoMemoryOverTime,
 		noDynamic:  o.NoDynamicHandling,
+		noHeld:     o.NoHeldFirst,
+		noCached:   o.NoCachedHandling,
 	}
 }
 
@@ -181,6 +186,16 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	switch {
 	case starved || p.promoted(v, s, st):
 		class = 1
+	case s.State() == engine.Swapped && !p.noHeld && swapCheaper(v, s):
+		// Goodput protection: a call whose KV waits on the host, where
+		// bringing it back wastes less than recomputing it, goes ahead of
+		// the calls that hold nothing, as calls on the device do: left
+		// behind them it keeps the host tier full, and the next calls that
+		// must leave the device are discarded and recomputed (coding past
+		// capacity: 19.6 M tokens recomputed without the rule, none with
+		// it; docs/results-policies.md). Where recomputing is the cheaper
+		// (short contexts, per-block copies) the rule only adds swaps.
+		class = 1.25
 	case ord == byQueue && p.overdue(v, s, st):
 		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
 	}
@@ -247,7 +262,11 @@ func (p *Pitstop) score(v *engine.View, s *engine.Sequence, st *callState) float
 	if st.scoreFor == k && !p.refresh.now {
 		return st.score
 	}
-	st.score, _ = handling.RankAt(segmentOf(s.Forecast().Predicted, s, st), v.Cost, loadOf(v), allowedKinds(v, s)...)
+	seg := segmentOf(s.Forecast().Predicted, s, st)
+	if !p.noHeld {
+		seg.Held = s.Computed() // held KV is not prefilled again
+	}
+	st.score, _ = handling.RankAt(seg, v.Cost, loadOf(v), allowedKinds(v, s)...)
 	st.scoreFor = k
 	return st.score
 }
@@ -272,8 +291,49 @@ func (p *Pitstop) Handle(v *engine.View, s *engine.Sequence) handling.Kind {
 		sit.ToolRemaining = elapsed
 	}
 	k, _ := handling.Choose(sit, v.Cost, allowedKinds(v, s)...)
+	if k == handling.Swap {
+		// With the prefix cache, a swap is insurance against the cached
+		// blocks' eviction: weigh it by the risk (handling.ChooseCached).
+		// Only in place of a swap: taking the risk in place of a preserve
+		// cost infercept-multi 1-18% of its mean (docs/results-policies.md),
+		// since a call whose blocks are lost comes back behind the queue.
+		k, _ = handling.ChooseCached(sit, v.Cost, p.evictionRisk(v, s), allowedKinds(v, s)...)
+	}
 	st.kind, st.kindSet = k, true
 	return k
+}
+
+// evictionRisk is the probability that a paused call's blocks, freed into
+// the prefix cache now, are evicted before its tool returns: that the tool
+// outlasts the time the free blocks ahead of them take to be consumed at the
+// engine's highest allocation rate (handling.EvictionHorizon), over the
+// predicted duration distribution (median and p90 when the estimator has
+// them). 1 (InferCept's choice) with NoCachedHandling.
+func (p *Pitstop) evictionRisk(v *engine.View, s *engine.Sequence) float64 {
+	if p.noCached {
+		return 1
+	}
+	h := v.Cost.EvictionHorizon(v.FreeBlocks*v.BlockSize) - p.readmit.mean
+	return toolTimeOf(v, s).Outlasts(h)
+}
+
+// toolTimeOf is what the forecast knows of a paused call's tool duration.
+func toolTimeOf(v *engine.View, s *engine.Sequence) handling.ToolTime {
+	t := handling.ToolTime{Mean: s.Tool().Expected, Elapsed: s.ToolElapsed(v.Now)}
+	if d := s.Forecast().Dist; d != nil {
+		for i, q := range d.ToolTimeLevels {
+			if i >= len(d.ToolTimeQuantiles) {
+				break
+			}
+			switch q {
+			case 0.5:
+				t.P50 = d.ToolTimeQuantiles[i]
+			case 0.9:
+				t.P90 = d.ToolTimeQuantiles[i]
+			}
+		}
+	}
+	return t
 }
 
 func (p *Pitstop) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
@@ -307,6 +367,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
+	p.readmit.observe(e)
 	switch e.Kind {
 	case engine.EvPaused:
 		if st := stateOf(e.Seq); st.queue < 0 {
@@ -333,4 +394,13 @@ func (p *Pitstop) Queue(s *engine.Sequence) int {
 		return p.a.queues.index(st.row.attained())
 	}
 	return 0
+}
+
+// swapCheaper reports whether bringing the call's KV back from the host
+// wastes less than recomputing it would (InferCept's wastes, no tool time).
+func swapCheaper(v *engine.View, s *engine.Sequence) bool {
+	sit := v.Situation(s)
+	sit.ToolRemaining = 0
+	k, _ := handling.Choose(sit, v.Cost, handling.Swap, handling.Discard)
+	return k == handling.Swap
 }

@@ -114,6 +114,12 @@ type Options struct {
 	// queue (FCFS as ATLAS), no dynamic handling (the handling predicted at
 	// the tool call is kept while the call waits).
 	NoProgramQueues, NoMemoryOverTime, NoDynamicHandling bool
+	// Ablations of pitstop's goodput protection: calls whose KV waits on the
+	// host rank like calls holding nothing, and priced as a full prefill
+	// (NoHeldFirst); the handling at a tool call ignores the prefix cache
+	// (NoCachedHandling: InferCept's wastes, as if every freed block were
+	// lost at once).
+	NoHeldFirst, NoCachedHandling bool
 }
 
 // Defaults returns o with every zero field set to its default.
@@ -198,6 +204,8 @@ var constructors = map[string]func(Options) engine.Policy{
 	"pitstop-noqueues": func(o Options) engine.Policy { o.NoProgramQueues = true; return NewPitstop(o) },
 	"pitstop-nomot":    func(o Options) engine.Policy { o.NoMemoryOverTime = true; return NewPitstop(o) },
 	"pitstop-nodyn":    func(o Options) engine.Policy { o.NoDynamicHandling = true; return NewPitstop(o) },
+	"pitstop-noheld":   func(o Options) engine.Policy { o.NoHeldFirst = true; return NewPitstop(o) },
+	"pitstop-nocached": func(o Options) engine.Policy { o.NoCachedHandling = true; return NewPitstop(o) },
 }
 
 // Names lists the valid policy names.
