@@ -54,11 +54,22 @@ import (
 //     the tail, and is not applied.
 //   - Eviction of a running call (when a running call needs a block) by swap
 //     or recompute, whichever the waste model says costs less.
+//   - Goodput protection. With the prefix cache a call's freed blocks stay
+//     cached until other calls' allocations evict them, so where the least
+//     waste is a swap, the swap is weighed as insurance: its copies against
+//     the risk that the blocks are lost before the tool returns and the call
+//     is re-admitted (handling.ChooseCached, the risk over the predicted
+//     duration distribution: evictionRisk). A call whose KV waits on the host
+//     goes ahead of the calls holding nothing when bringing it back wastes
+//     less than recomputing it (left behind, it keeps the host tier full and
+//     the next calls leaving the device are recomputed), and the tokens a
+//     call holds are not priced as prefill in its memory-over-time.
 //
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
-// the call became ready instead of memory-over-time) and NoDynamicHandling
-// (the handling chosen at the tool call stands) switch the parts off for
-// ablations.
+// the call became ready instead of memory-over-time), NoDynamicHandling
+// (the handling chosen at the tool call stands), NoHeldFirst and
+// NoCachedHandling (goodput protection's two parts) switch the parts off
+// for ablations.
 type Pitstop struct {
 	engine.BasePolicy
 	a          attained
