@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -387,5 +388,49 @@ func TestPitstopCachedHandling(t *testing.T) {
 				t.Fatal("the call did not finish")
 			}
 		})
+	}
+}
+
+// TestGittinsIndex: the index of a program given its attained service falls
+// with service for a heavy-tailed distribution (least attained service
+// first) and rises for one of equal programs (first come first served),
+// and matches a hand computation.
+func TestGittinsIndex(t *testing.T) {
+	build := func(xs []float64) ([]float64, []float64) {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		suf := make([]float64, len(s)+1)
+		for i := len(s) - 1; i >= 0; i-- {
+			suf[i] = suf[i+1] + s[i]
+		}
+		return s, suf
+	}
+	// Two programs of 1 s and one of 10 s: at a = 0 stopping at Δ = 1
+	// completes 2/3 for 1 s of expected work: G = 2/3; stopping at 10: 1 for
+	// (1+1+10)/3 = 4: 0.25. At a = 1 only the 10 s program is left: 1/9.
+	s, suf := build([]float64{1, 1, 10})
+	if g := gittinsAt(s, suf, 0); math.Abs(g-2.0/3) > 1e-12 {
+		t.Errorf("G(0) = %v, want 2/3", g)
+	}
+	if g := gittinsAt(s, suf, 1); math.Abs(g-1.0/9) > 1e-12 {
+		t.Errorf("G(1) = %v, want 1/9", g)
+	}
+	if g := gittinsAt(s, suf, 10); g != 0 {
+		t.Errorf("past every sample: %v, want 0", g)
+	}
+	// Heavy tail (Pareto-like): the index falls with attained service.
+	var heavy, equal []float64
+	for i := 1; i <= 400; i++ {
+		heavy = append(heavy, 1/math.Pow(float64(i)/401, 1/1.2))
+		equal = append(equal, 10+float64(i%7)*0.01)
+	}
+	var g gittinsTable
+	g.build(build(heavy))
+	if lo, hi := g.level(0), g.level(50); lo >= hi {
+		t.Errorf("heavy tail: level at 0 %d, at 50 %d: want a served program behind a fresh one", lo, hi)
+	}
+	g.build(build(equal))
+	if lo, hi := g.level(0), g.level(9.9); lo <= hi {
+		t.Errorf("equal programs: level at 0 %d, at 9.9 %d: want an advanced program ahead", lo, hi)
 	}
 }

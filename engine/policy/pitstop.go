@@ -130,10 +130,11 @@ const (
 	byRemaining                     // plus the program's expected remaining work
 	byArrival                       // programs in arrival order
 	byQueue                         // the program's attained-service queue, then the call's memory-over-time
+	byGittins                       // the program's Gittins-index level, then the call's memory-over-time
 )
 
 // programOrders names the orders for Options.ProgramOrder.
-var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemaining, "arrival": byArrival, "queues": byQueue}
+var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemaining, "arrival": byArrival, "queues": byQueue, "gittins": byGittins}
 
 // order is the program-level order now (see Pitstop); the measurements
 // behind each rule are in docs/results-policies.md.
@@ -193,6 +194,12 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		key = -key
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))
+	case byGittins:
+		if p.model.ready() {
+			class += float64(p.model.gittins.level(st.row.attained().Seconds()))
+		} else {
+			class += float64(p.a.queues.index(st.row.attained())) // until the model is ready: ATLAS's queues
+		}
 	}
 	switch {
 	case starved || p.promoted(v, s, st):
@@ -207,7 +214,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		// it; docs/results-policies.md). Where recomputing is the cheaper
 		// (short contexts, per-block copies) the rule only adds swaps.
 		class = 1.25
-	case ord == byQueue && p.overdue(v, s, st):
+	case (ord == byQueue || ord == byGittins) && p.overdue(v, s, st):
 		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
 	}
 	return engine.Priority{Class: class, Key: key}
@@ -367,7 +374,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || ord == byQueue || ord == byRemaining
+	drifts := p.beta > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord

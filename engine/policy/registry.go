@@ -173,7 +173,7 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case o.ProgramOrder != "" && o.ProgramOrder != "auto" && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto, call, remaining, arrival, queues)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto, call, remaining, arrival, queues, gittins)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
