@@ -132,6 +132,7 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.StringVar(&o.HostEviction, "host-eviction", "", "every policy: what gives way when a swap-out finds the host tier full: newcomer (the default: the call being swapped out is discarded) or resume (Belady: the parked call that resumes furthest in the future, if later than the newcomer; docs/results-host-eviction.md)")
 	fl.Int64Var(&o.PitstopStarvation, "pitstop-starvation", 0, "pitstop: LAMPS starvation counter threshold in iterations (0: off)")
 	fl.Float64Var(&o.PitstopBeta, "pitstop-beta", 0, "pitstop: Autellix anti-starvation ratio beta (0: off)")
+	fl.Float64Var(&o.PitstopTailBound, "pitstop-tail-bound", 0, "pitstop: explicit bound on a call's e2e latency in seconds (0: none); a waiting call that would pass it goes ahead, earliest deadline first")
 	fl.Float64Var(&o.PitstopSlowdown, "pitstop-slowdown", 0, "pitstop: tail guard; while programs are in attained-service queues, a waiting call that has waited this many times the predicted rest of its own service goes ahead, oldest first (0: the default 50; < 0: off)")
 	fl.Float64Var(&o.ProgramWeight, "program-weight", 0, "pitstop --program-order remaining: weight of the program's expected remaining work against the call's memory-over-time (0: default 1)")
 	fl.Float64Var(&o.ProgramCVLow, "program-cv-low", 0, "pitstop: below this CV of program service, programs finish in arrival order (0: default 0.7)")

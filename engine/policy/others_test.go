@@ -207,6 +207,39 @@ func TestPitstopTailGuard(t *testing.T) {
 	}
 }
 
+// TestPitstopTailBound: with an explicit bound, a waiting call whose time
+// since arrival plus the predicted rest of its service passes the bound goes
+// ahead of the ranked calls (class 1.5), earliest deadline first; before
+// that, and without a bound, memory-over-time decides.
+func TestPitstopTailBound(t *testing.T) {
+	p := NewPitstop(Options{PitstopTailBound: 20})
+	h := newHarness(t, p, testConfig())
+	h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
+	h.run(untilIteration(2))
+	// long: about 2 s of own service (100 tokens at 10 ms, a 1 s tool).
+	long := h.submit("long", "n1", "main", 8, []seg{{decode: 80, tool: 1, ret: 4}, {decode: 20}}, nil)
+	short := h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
+	v := h.view(h.e.Now(), 3)
+	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
+		t.Fatalf("within the bound: order %v, want %v", got, want)
+	}
+	// 19 s later the long call's ≈2 s of service would end past 20 s from
+	// its arrival; the short call's 40 ms would not.
+	v.Now += 19 * time.Second
+	if got, want := order(p, v, long, short), []string{"long", "short"}; !slices.Equal(got, want) {
+		t.Fatalf("past the bound: order %v, want %v", got, want)
+	}
+	if pr := p.Priority(v, long); pr.Class != 1.5 || pr.Key != long.Arrival().Seconds()+20 {
+		t.Fatalf("late call ranked %+v, want class 1.5 keyed by its deadline", pr)
+	}
+	if pr := NewPitstop(Options{}).Priority(v, long); pr.Class == 1.5 {
+		t.Fatal("no bound set: the call was promoted")
+	}
+	if err := (Options{PitstopTailBound: -1}).Validate(); err == nil {
+		t.Fatal("a negative bound was accepted")
+	}
+}
+
 // TestProgramOrder: pitstop's program-level order. Single-call programs:
 // the call's memory-over-time decides. Programs of several calls: in the
 // program's attained-service queue (the less-served program first, as ATLAS)

@@ -52,6 +52,12 @@ import (
 //     so short calls that wait a little are not promoted, as a fixed counter
 //     or β would. In the other orders it cost the mean more than it saved
 //     the tail, and is not applied.
+//   - An explicit tail bound (PitstopTailBound, off by default: the
+//     deployment's latency target in seconds): a waiting call whose time
+//     since arrival plus the predicted rest of its service (restOfService)
+//     would pass the bound goes ahead of the ranked calls, earliest deadline
+//     first. A bound, not a knob fitted to a workload: what it costs the
+//     mean and the throughput is measured in docs/results-policies.md.
 //   - Eviction of a running call (when a running call needs a block) by swap
 //     or recompute, whichever the waste model says costs less.
 //   - Goodput protection. With the prefix cache a call's freed blocks stay
@@ -77,6 +83,7 @@ type Pitstop struct {
 	starve     starvation
 	beta       float64
 	slowdown   float64
+	tailBound  float64
 	weight     float64
 	cvLow      float64
 	cvHigh     float64
@@ -108,6 +115,7 @@ func NewPitstop(o Options) *Pitstop {
 		starve:     starve,
 		beta:       max(o.PitstopBeta, 0),
 		slowdown:   max(o.PitstopSlowdown, 0),
+		tailBound:  o.PitstopTailBound,
 		weight:     o.ProgramWeight,
 		cvLow:      o.ProgramCVLow,
 		cvHigh:     o.ProgramCVHigh,
@@ -199,6 +207,14 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 			class += float64(p.model.gittins.level(st.row.attained().Seconds()))
 		} else {
 			class += float64(p.a.queues.index(st.row.attained())) // until the model is ready: ATLAS's queues
+		}
+	}
+	if p.tailBound > 0 {
+		// Explicit tail bound: earliest deadline first among the calls that
+		// would pass it.
+		deadline := s.Arrival().Seconds() + p.tailBound
+		if v.Now.Seconds()+restOfService(v, s, st) > deadline {
+			return engine.Priority{Class: 1.5, Key: deadline}
 		}
 	}
 	switch {
@@ -374,7 +390,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord

@@ -60,6 +60,11 @@ type Options struct {
 	// docs/results-policies.md: in the other orders, and at 20, it cost the
 	// mean more than it saved the tail.)
 	PitstopSlowdown float64
+	// PitstopTailBound is an explicit bound on a call's end-to-end latency,
+	// in seconds (the deployment's latency target; 0: none): a waiting call
+	// whose time since arrival plus the predicted rest of its service would
+	// pass it goes ahead of the ranked calls, earliest deadline first.
+	PitstopTailBound float64
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -178,6 +183,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
 		return fmt.Errorf("TTL scale must not be negative, got %g", o.TTLScale)
+	case o.PitstopTailBound < 0:
+		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
 		return fmt.Errorf("program TTL must not be negative, got %g", o.ProgramTTL)
 	case o.HostEviction != "" && o.HostEviction != "newcomer" && o.HostEviction != "resume":
