@@ -15,6 +15,7 @@ import (
 	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/handling"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
@@ -321,6 +322,24 @@ func (d *driver) callDone(pr *programRun, c *workload.Call, final []int32) {
 	}
 }
 
+// bookDecision prices the handling chosen at a tool call (report.DecisionCost):
+// InferCept's waste with the predicted tool time, with the true one, and the
+// least waste with the true one. C is the context at the tool call (all but
+// the sampled tool-call token), whatever the handling did to it since.
+func (d *driver) bookDecision(eng *engine.Engine, e *engine.Event, truth float64) {
+	if !e.Handling.Valid() {
+		return
+	}
+	v := eng.View()
+	sit := v.Situation(e.Seq)
+	sit.Context = max(e.Seq.NumTokens()-1, 0)
+	sit.ToolRemaining = max(e.Seq.Tool().Expected, 0)
+	expected := handling.Waste(e.Handling, sit, v.Cost)
+	sit.ToolRemaining = truth
+	_, w := handling.Choose(sit, v.Cost)
+	d.col.AddDecisionCost(e.Handling.String(), expected, w[e.Handling], min(w[0], w[1], w[2]))
+}
+
 // Observe feeds engine events to the collector and runs the trace's tools.
 func (d *driver) Observe(e *engine.Event) { d.observe(d.eng, 0, e) }
 
@@ -340,6 +359,7 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 		d.col.AddHandling(e.Handling.String())
 		sc := d.calls[callKey{r, e.Seq.ID()}]
 		seg := sc.call.Segments[sc.seg]
+		d.bookDecision(eng, e, seg.ToolTime)
 		d.cfg.Predictors.learnSegment(sc, e.Seq)
 		sc.prog.history = sc.prog.history.Observe(sc.decoded, seg.Tool)
 		id := e.Seq.ID()

@@ -10,11 +10,17 @@ package handling
 // does not apply to it. A segment with PostDecode zero but a tool ends when
 // the tool returns: its resume is the next segment's prefill (LAMPS's
 // multi-API segmentation), so nothing after the tool is charged to it.
+//
+// Held is how many of the Prompt tokens are already computed and kept (on
+// the device, or on the host to be swapped in): their prefill is not paid
+// again, so the prefill's staircase starts from them. Zero prices the whole
+// prompt as a prefill, as for a new call or a discarded one.
 type Segment struct {
 	Prompt, PreDecode int
 	ToolTime          float64
 	ToolReturn        int
 	PostDecode        int
+	Held              int
 }
 
 // Context is C, the computed context tokens of the call when it pauses for
@@ -50,9 +56,11 @@ func memoryOverTime(seg Segment, k Kind, m CostModel, r int, swapT float64) floa
 	d := max(seg.PreDecode, 1)
 	c := p + d - 1
 
-	// Before the tool: prefill (its last chunk samples output token 1), then
-	// d−1 decodes, each holding the tokens computed so far.
-	area, _ := m.staircase(p, 0, r)
+	// Before the tool: prefill of what is not held (its last chunk samples
+	// output token 1), then d−1 decodes, each holding the tokens computed so
+	// far.
+	h := min(max(seg.Held, 0), p-1)
+	area, _ := m.staircase(p-h, h, r)
 	area += m.decodeArea(d-1, p, r)
 	if !seg.hasTool() {
 		return area

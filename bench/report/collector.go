@@ -122,6 +122,7 @@ type Collector struct {
 	recompute   int64
 	preemptions int
 	handling    map[string]int
+	decisions   map[string]DecisionCost
 	leaked      int
 	orphans     int
 	stoppedAt   float64 // Stop; 0: ran to the end
@@ -420,6 +421,22 @@ func (c *Collector) AddHandling(kind string) {
 	c.mu.Unlock()
 }
 
+// AddDecisionCost books one handling decision of the given kind with its
+// expected, realised and hindsight wastes in byte·seconds (DecisionCost).
+func (c *Collector) AddDecisionCost(kind string, expected, realized, hindsight float64) {
+	c.mu.Lock()
+	if c.decisions == nil {
+		c.decisions = make(map[string]DecisionCost)
+	}
+	d := c.decisions[kind]
+	d.Count++
+	d.ExpectedGBs += expected / 1e9
+	d.RealizedGBs += realized / 1e9
+	d.HindsightGBs += hindsight / 1e9
+	c.decisions[kind] = d
+	c.mu.Unlock()
+}
+
 // SetLeakedBlocks records the KV blocks still allocated after the engine
 // drained (should be 0).
 func (c *Collector) SetLeakedBlocks(n int) {
@@ -533,6 +550,13 @@ func (c *Collector) Summarize(policy string, rate float64) Run {
 		r.Handling = make(map[string]int, len(c.handling))
 		for k, v := range c.handling {
 			r.Handling[k] = v
+		}
+	}
+	if len(c.decisions) > 0 {
+		r.DecisionCost = make(map[string]DecisionCost, len(c.decisions))
+		for k, v := range c.decisions {
+			v.ExpectedGBs, v.RealizedGBs, v.HindsightGBs = finite(v.ExpectedGBs), finite(v.RealizedGBs), finite(v.HindsightGBs)
+			r.DecisionCost[k] = v
 		}
 	}
 	return r

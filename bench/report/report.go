@@ -37,14 +37,19 @@ type Run struct {
 	ProgramTokenLatencyP99S float64        `json:"program_token_latency_p99_s"`
 	Preemptions             int            `json:"preemptions"`
 	Handling                map[string]int `json:"handling,omitempty"` // tool-call handling kind → count
-	KVUtilMax               float64        `json:"kv_util_max"`
-	TokensGenerated         int64          `json:"tokens_generated"`
-	Iterations              int            `json:"iterations"`
-	OrphanEvents            int            `json:"orphan_events"` // events naming a call that had not arrived (driver bugs)
-	VirtualS                float64        `json:"virtual_s"`     // last engine time seen
-	WallS                   float64        `json:"wall_s"`        // wall-clock seconds the run took
-	Seed                    int64          `json:"seed"`          // set by the driver
-	DurationS               float64        `json:"duration_s"`    // arrival window, set by the driver
+	// DecisionCost is, per handling kind chosen at a tool call, the waste
+	// that InferCept's model expected with the predicted tool time, the
+	// waste it realised with the true tool time, and the least waste any
+	// kind would have realised (the choice in hindsight); see DecisionCost.
+	DecisionCost    map[string]DecisionCost `json:"decision_cost,omitempty"`
+	KVUtilMax       float64                 `json:"kv_util_max"`
+	TokensGenerated int64                   `json:"tokens_generated"`
+	Iterations      int                     `json:"iterations"`
+	OrphanEvents    int                     `json:"orphan_events"` // events naming a call that had not arrived (driver bugs)
+	VirtualS        float64                 `json:"virtual_s"`     // last engine time seen
+	WallS           float64                 `json:"wall_s"`        // wall-clock seconds the run took
+	Seed            int64                   `json:"seed"`          // set by the driver
+	DurationS       float64                 `json:"duration_s"`    // arrival window, set by the driver
 	// SLO attainment (SOLA): the SLOs in seconds (0: not measured) and the
 	// fraction of requests (calls that arrived) meeting both, TTFT alone and
 	// TPOT alone (see the package doc for the rules).
@@ -67,6 +72,22 @@ type Run struct {
 	Balancer      string    `json:"balancer,omitempty"`
 	PrefixHitRate float64   `json:"prefix_hit_rate,omitempty"`
 	ReplicaUtil   []float64 `json:"replica_util,omitempty"`
+}
+
+// DecisionCost sums the handling decisions of one kind taken at tool calls,
+// priced by handling.Waste in GB·s (KV bytes held idle or wasted × seconds)
+// at the moment of the decision: Expected with the tool time the policy was
+// told (the prediction), Realized with the tool's true duration, Hindsight
+// with the true duration under the kind that would have wasted least.
+// Realized − Hindsight is the decision's regret; Realized − Expected is what
+// the prediction's error cost. The model's own terms: a discard priced as a
+// full recompute whatever the prefix cache keeps, and re-decisions while
+// the call waits (EvHandled) not counted.
+type DecisionCost struct {
+	Count        int     `json:"count"`
+	ExpectedGBs  float64 `json:"expected_gb_s"`
+	RealizedGBs  float64 `json:"realized_gb_s"`
+	HindsightGBs float64 `json:"hindsight_gb_s"`
 }
 
 // Series names the run's line in tables and plots: the policy, and on

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -206,6 +207,39 @@ func TestPitstopTailGuard(t *testing.T) {
 	}
 }
 
+// TestPitstopTailBound: with an explicit bound, a waiting call whose time
+// since arrival plus the predicted rest of its service passes the bound goes
+// ahead of the ranked calls (class 1.5), earliest deadline first; before
+// that, and without a bound, memory-over-time decides.
+func TestPitstopTailBound(t *testing.T) {
+	p := NewPitstop(Options{PitstopTailBound: 20})
+	h := newHarness(t, p, testConfig())
+	h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
+	h.run(untilIteration(2))
+	// long: about 2 s of own service (100 tokens at 10 ms, a 1 s tool).
+	long := h.submit("long", "n1", "main", 8, []seg{{decode: 80, tool: 1, ret: 4}, {decode: 20}}, nil)
+	short := h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
+	v := h.view(h.e.Now(), 3)
+	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
+		t.Fatalf("within the bound: order %v, want %v", got, want)
+	}
+	// 19 s later the long call's ≈2 s of service would end past 20 s from
+	// its arrival; the short call's 40 ms would not.
+	v.Now += 19 * time.Second
+	if got, want := order(p, v, long, short), []string{"long", "short"}; !slices.Equal(got, want) {
+		t.Fatalf("past the bound: order %v, want %v", got, want)
+	}
+	if pr := p.Priority(v, long); pr.Class != 1.5 || pr.Key != long.Arrival().Seconds()+20 {
+		t.Fatalf("late call ranked %+v, want class 1.5 keyed by its deadline", pr)
+	}
+	if pr := NewPitstop(Options{}).Priority(v, long); pr.Class == 1.5 {
+		t.Fatal("no bound set: the call was promoted")
+	}
+	if err := (Options{PitstopTailBound: -1}).Validate(); err == nil {
+		t.Fatal("a negative bound was accepted")
+	}
+}
+
 // TestProgramOrder: pitstop's program-level order. Single-call programs:
 // the call's memory-over-time decides. Programs of several calls: in the
 // program's attained-service queue (the less-served program first, as ATLAS)
@@ -352,5 +386,84 @@ func TestPitstopQueueMetric(t *testing.T) {
 	h.submit("second", "old", "t2", 8, []seg{{decode: 5}}, nil)
 	if q := p.Queue(adv); q != p.a.queues.index(5*time.Second) || q == 0 {
 		t.Fatalf("multi-call programs: queue %d, want %d", q, p.a.queues.index(5*time.Second))
+	}
+}
+
+// TestPitstopCachedHandling: with the prefix cache and a device pool that
+// outlasts the tool many times over, a tool call that InferCept's wastes
+// would swap is discarded into the cache instead (the swap's copies would buy
+// nothing); with NoCachedHandling, or with a pool the tool outlasts, it
+// swaps as InferCept does.
+func TestPitstopCachedHandling(t *testing.T) {
+	cases := []struct {
+		name   string
+		opts   Options
+		blocks int
+		want   handling.Kind
+	}{
+		{name: "ample pool: discard into the cache", blocks: 8192, want: handling.Discard},
+		{name: "ample pool, ablation", opts: Options{NoCachedHandling: true}, blocks: 8192, want: handling.Swap},
+		{name: "small pool: swap", blocks: 1024, want: handling.Swap},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.NumBlocks = tc.blocks
+			cfg.Cost.SwapGathered = true // one copy per direction: swapping is cheap
+			h := newHarness(t, NewPitstop(tc.opts), cfg)
+			h.submit("c", "p", "main", 2000, []seg{{decode: 8, tool: 2, ret: 4}, {decode: 4}}, nil)
+			h.submit("busy", "q", "main", 8, []seg{{decode: 400}}, nil)
+			h.run(nil)
+			if got := h.paused["c"][0]; got != tc.want {
+				t.Fatalf("handling at the tool call %v, want %v", got, tc.want)
+			}
+			if _, ok := h.done["c"]; !ok {
+				t.Fatal("the call did not finish")
+			}
+		})
+	}
+}
+
+// TestGittinsIndex: the index of a program given its attained service falls
+// with service for a heavy-tailed distribution (least attained service
+// first) and rises for one of equal programs (first come first served),
+// and matches a hand computation.
+func TestGittinsIndex(t *testing.T) {
+	build := func(xs []float64) ([]float64, []float64) {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		suf := make([]float64, len(s)+1)
+		for i := len(s) - 1; i >= 0; i-- {
+			suf[i] = suf[i+1] + s[i]
+		}
+		return s, suf
+	}
+	// Two programs of 1 s and one of 10 s: at a = 0 stopping at Δ = 1
+	// completes 2/3 for 1 s of expected work: G = 2/3; stopping at 10: 1 for
+	// (1+1+10)/3 = 4: 0.25. At a = 1 only the 10 s program is left: 1/9.
+	s, suf := build([]float64{1, 1, 10})
+	if g := gittinsAt(s, suf, 0); math.Abs(g-2.0/3) > 1e-12 {
+		t.Errorf("G(0) = %v, want 2/3", g)
+	}
+	if g := gittinsAt(s, suf, 1); math.Abs(g-1.0/9) > 1e-12 {
+		t.Errorf("G(1) = %v, want 1/9", g)
+	}
+	if g := gittinsAt(s, suf, 10); g != 0 {
+		t.Errorf("past every sample: %v, want 0", g)
+	}
+	// Heavy tail (Pareto-like): the index falls with attained service.
+	var heavy, equal []float64
+	for i := 1; i <= 400; i++ {
+		heavy = append(heavy, 1/math.Pow(float64(i)/401, 1/1.2))
+		equal = append(equal, 10+float64(i%7)*0.01)
+	}
+	var g gittinsTable
+	g.build(build(heavy))
+	if lo, hi := g.level(0), g.level(50); lo >= hi {
+		t.Errorf("heavy tail: level at 0 %d, at 50 %d: want a served program behind a fresh one", lo, hi)
+	}
+	g.build(build(equal))
+	if lo, hi := g.level(0), g.level(9.9); lo <= hi {
+		t.Errorf("equal programs: level at 0 %d, at 9.9 %d: want an advanced program ahead", lo, hi)
 	}
 }

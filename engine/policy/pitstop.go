@@ -52,13 +52,30 @@ import (
 //     so short calls that wait a little are not promoted, as a fixed counter
 //     or β would. In the other orders it cost the mean more than it saved
 //     the tail, and is not applied.
+//   - An explicit tail bound (PitstopTailBound, off by default: the
+//     deployment's latency target in seconds): a waiting call whose time
+//     since arrival plus the predicted rest of its service (restOfService)
+//     would pass the bound goes ahead of the ranked calls, earliest deadline
+//     first. A bound, not a knob fitted to a workload: what it costs the
+//     mean and the throughput is measured in docs/results-policies.md.
 //   - Eviction of a running call (when a running call needs a block) by swap
 //     or recompute, whichever the waste model says costs less.
+//   - Goodput protection. With the prefix cache a call's freed blocks stay
+//     cached until other calls' allocations evict them, so where the least
+//     waste is a swap, the swap is weighed as insurance: its copies against
+//     the risk that the blocks are lost before the tool returns and the call
+//     is re-admitted (handling.ChooseCached, the risk over the predicted
+//     duration distribution: evictionRisk). A call whose KV waits on the host
+//     goes ahead of the calls holding nothing when bringing it back wastes
+//     less than recomputing it (left behind, it keeps the host tier full and
+//     the next calls leaving the device are recomputed), and the tokens a
+//     call holds are not priced as prefill in its memory-over-time.
 //
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
-// the call became ready instead of memory-over-time) and NoDynamicHandling
-// (the handling chosen at the tool call stands) switch the parts off for
-// ablations.
+// the call became ready instead of memory-over-time), NoDynamicHandling
+// (the handling chosen at the tool call stands), NoHeldFirst and
+// NoCachedHandling (goodput protection's two parts) switch the parts off
+// for ablations.
 type Pitstop struct {
 	engine.BasePolicy
 	a          attained
@@ -66,6 +83,7 @@ type Pitstop struct {
 	starve     starvation
 	beta       float64
 	slowdown   float64
+	tailBound  float64
 	weight     float64
 	cvLow      float64
 	cvHigh     float64
@@ -76,6 +94,9 @@ type Pitstop struct {
 	forced     programOrder
 	noMOT      bool
 	noDynamic  bool
+	noHeld     bool
+	noCached   bool
+	readmit    readmitWait
 }
 
 // NewPitstop builds the policy.
@@ -94,6 +115,7 @@ func NewPitstop(o Options) *Pitstop {
 		starve:     starve,
 		beta:       max(o.PitstopBeta, 0),
 		slowdown:   max(o.PitstopSlowdown, 0),
+		tailBound:  o.PitstopTailBound,
 		weight:     o.ProgramWeight,
 		cvLow:      o.ProgramCVLow,
 		cvHigh:     o.ProgramCVHigh,
@@ -103,6 +125,8 @@ func NewPitstop(o Options) *Pitstop {
 		forced:     programOrders[o.ProgramOrder],
 		noMOT:      o.NoMemoryOverTime,
 		noDynamic:  o.NoDynamicHandling,
+		noHeld:     o.NoHeldFirst,
+		noCached:   o.NoCachedHandling,
 	}
 }
 
@@ -114,10 +138,11 @@ const (
 	byRemaining                     // plus the program's expected remaining work
 	byArrival                       // programs in arrival order
 	byQueue                         // the program's attained-service queue, then the call's memory-over-time
+	byGittins                       // the program's Gittins-index level, then the call's memory-over-time
 )
 
 // programOrders names the orders for Options.ProgramOrder.
-var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemaining, "arrival": byArrival, "queues": byQueue}
+var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemaining, "arrival": byArrival, "queues": byQueue, "gittins": byGittins}
 
 // order is the program-level order now (see Pitstop); the measurements
 // behind each rule are in docs/results-policies.md.
@@ -177,11 +202,35 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		key = -key
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))
+	case byGittins:
+		if p.model.ready() {
+			class += float64(p.model.gittins.level(st.row.attained().Seconds()))
+		} else {
+			class += float64(p.a.queues.index(st.row.attained())) // until the model is ready: ATLAS's queues
+		}
+	}
+	if p.tailBound > 0 {
+		// Explicit tail bound: earliest deadline first among the calls that
+		// would pass it.
+		deadline := s.Arrival().Seconds() + p.tailBound
+		if v.Now.Seconds()+restOfService(v, s, st) > deadline {
+			return engine.Priority{Class: 1.5, Key: deadline}
+		}
 	}
 	switch {
 	case starved || p.promoted(v, s, st):
 		class = 1
-	case ord == byQueue && p.overdue(v, s, st):
+	case s.State() == engine.Swapped && !p.noHeld && swapCheaper(v, s):
+		// Goodput protection: a call whose KV waits on the host, where
+		// bringing it back wastes less than recomputing it, goes ahead of
+		// the calls that hold nothing, as calls on the device do: left
+		// behind them it keeps the host tier full, and the next calls that
+		// must leave the device are discarded and recomputed (coding past
+		// capacity: 19.6 M tokens recomputed without the rule, none with
+		// it; docs/results-policies.md). Where recomputing is the cheaper
+		// (short contexts, per-block copies) the rule only adds swaps.
+		class = 1.25
+	case (ord == byQueue || ord == byGittins) && p.overdue(v, s, st):
 		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
 	}
 	return engine.Priority{Class: class, Key: key}
@@ -247,7 +296,11 @@ func (p *Pitstop) score(v *engine.View, s *engine.Sequence, st *callState) float
 	if st.scoreFor == k && !p.refresh.now {
 		return st.score
 	}
-	st.score, _ = handling.RankAt(segmentOf(s.Forecast().Predicted, s, st), v.Cost, loadOf(v), allowedKinds(v, s)...)
+	seg := segmentOf(s.Forecast().Predicted, s, st)
+	if !p.noHeld {
+		seg.Held = s.Computed() // held KV is not prefilled again
+	}
+	st.score, _ = handling.RankAt(seg, v.Cost, loadOf(v), allowedKinds(v, s)...)
 	st.scoreFor = k
 	return st.score
 }
@@ -272,8 +325,49 @@ func (p *Pitstop) Handle(v *engine.View, s *engine.Sequence) handling.Kind {
 		sit.ToolRemaining = elapsed
 	}
 	k, _ := handling.Choose(sit, v.Cost, allowedKinds(v, s)...)
+	if k == handling.Swap {
+		// With the prefix cache, a swap is insurance against the cached
+		// blocks' eviction: weigh it by the risk (handling.ChooseCached).
+		// Only in place of a swap: taking the risk in place of a preserve
+		// cost infercept-multi 1-18% of its mean (docs/results-policies.md),
+		// since a call whose blocks are lost comes back behind the queue.
+		k, _ = handling.ChooseCached(sit, v.Cost, p.evictionRisk(v, s), allowedKinds(v, s)...)
+	}
 	st.kind, st.kindSet = k, true
 	return k
+}
+
+// evictionRisk is the probability that a paused call's blocks, freed into
+// the prefix cache now, are evicted before its tool returns: that the tool
+// outlasts the time the free blocks ahead of them take to be consumed at the
+// engine's highest allocation rate (handling.EvictionHorizon), over the
+// predicted duration distribution (median and p90 when the estimator has
+// them). 1 (InferCept's choice) with NoCachedHandling.
+func (p *Pitstop) evictionRisk(v *engine.View, s *engine.Sequence) float64 {
+	if p.noCached {
+		return 1
+	}
+	h := v.Cost.EvictionHorizon(v.FreeBlocks*v.BlockSize) - p.readmit.mean
+	return toolTimeOf(v, s).Outlasts(h)
+}
+
+// toolTimeOf is what the forecast knows of a paused call's tool duration.
+func toolTimeOf(v *engine.View, s *engine.Sequence) handling.ToolTime {
+	t := handling.ToolTime{Mean: s.Tool().Expected, Elapsed: s.ToolElapsed(v.Now)}
+	if d := s.Forecast().Dist; d != nil {
+		for i, q := range d.ToolTimeLevels {
+			if i >= len(d.ToolTimeQuantiles) {
+				break
+			}
+			switch q {
+			case 0.5:
+				t.P50 = d.ToolTimeQuantiles[i]
+			case 0.9:
+				t.P90 = d.ToolTimeQuantiles[i]
+			}
+		}
+	}
+	return t
 }
 
 func (p *Pitstop) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
@@ -296,7 +390,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || ord == byQueue || ord == byRemaining
+	drifts := p.beta > 0 || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
@@ -307,6 +401,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
+	p.readmit.observe(e)
 	switch e.Kind {
 	case engine.EvPaused:
 		if st := stateOf(e.Seq); st.queue < 0 {
@@ -333,4 +428,13 @@ func (p *Pitstop) Queue(s *engine.Sequence) int {
 		return p.a.queues.index(st.row.attained())
 	}
 	return 0
+}
+
+// swapCheaper reports whether bringing the call's KV back from the host
+// wastes less than recomputing it would (InferCept's wastes, no tool time).
+func swapCheaper(v *engine.View, s *engine.Sequence) bool {
+	sit := v.Situation(s)
+	sit.ToolRemaining = 0
+	k, _ := handling.Choose(sit, v.Cost, handling.Swap, handling.Discard)
+	return k == handling.Swap
 }

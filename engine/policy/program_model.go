@@ -34,6 +34,7 @@ type programModel struct {
 	ctxSvc    float64   // Σ service × mean context of finished calls
 	svc       float64   // Σ service of finished calls
 	lastSweep time.Duration
+	gittins   gittinsTable
 }
 
 const programSamples = 4096
@@ -97,6 +98,7 @@ func (m *programModel) rebuild() {
 	for i := len(m.sorted) - 1; i >= 0; i-- {
 		m.suffix[i] = m.suffix[i+1] + m.sorted[i]
 	}
+	m.gittins.build(m.sorted, m.suffix)
 	m.cv = 0
 	if n := float64(len(m.sorted)); n > 0 && m.suffix[0] > 0 {
 		mean, v := m.suffix[0]/n, 0.0

@@ -60,6 +60,11 @@ type Options struct {
 	// docs/results-policies.md: in the other orders, and at 20, it cost the
 	// mean more than it saved the tail.)
 	PitstopSlowdown float64
+	// PitstopTailBound is an explicit bound on a call's end-to-end latency,
+	// in seconds (the deployment's latency target; 0: none): a waiting call
+	// whose time since arrival plus the predicted rest of its service would
+	// pass it goes ahead of the ranked calls, earliest deadline first.
+	PitstopTailBound float64
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -114,6 +119,12 @@ type Options struct {
 	// queue (FCFS as ATLAS), no dynamic handling (the handling predicted at
 	// the tool call is kept while the call waits).
 	NoProgramQueues, NoMemoryOverTime, NoDynamicHandling bool
+	// Ablations of pitstop's goodput protection: calls whose KV waits on the
+	// host rank like calls holding nothing, and priced as a full prefill
+	// (NoHeldFirst); the handling at a tool call ignores the prefix cache
+	// (NoCachedHandling: InferCept's wastes, as if every freed block were
+	// lost at once).
+	NoHeldFirst, NoCachedHandling bool
 }
 
 // Defaults returns o with every zero field set to its default.
@@ -167,11 +178,13 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case o.ProgramOrder != "" && o.ProgramOrder != "auto" && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto, call, remaining, arrival, queues)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto, call, remaining, arrival, queues, gittins)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
 		return fmt.Errorf("TTL scale must not be negative, got %g", o.TTLScale)
+	case o.PitstopTailBound < 0:
+		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
 		return fmt.Errorf("program TTL must not be negative, got %g", o.ProgramTTL)
 	case o.HostEviction != "" && o.HostEviction != "newcomer" && o.HostEviction != "resume":
@@ -198,6 +211,8 @@ var constructors = map[string]func(Options) engine.Policy{
 	"pitstop-noqueues": func(o Options) engine.Policy { o.NoProgramQueues = true; return NewPitstop(o) },
 	"pitstop-nomot":    func(o Options) engine.Policy { o.NoMemoryOverTime = true; return NewPitstop(o) },
 	"pitstop-nodyn":    func(o Options) engine.Policy { o.NoDynamicHandling = true; return NewPitstop(o) },
+	"pitstop-noheld":   func(o Options) engine.Policy { o.NoHeldFirst = true; return NewPitstop(o) },
+	"pitstop-nocached": func(o Options) engine.Policy { o.NoCachedHandling = true; return NewPitstop(o) },
 }
 
 // Names lists the valid policy names.
