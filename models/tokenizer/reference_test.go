@@ -53,7 +53,8 @@ func referenceTexts(t *testing.T, template, bos, eos string) []string {
 		}
 		texts = append(texts, p)
 	}
-	pieces := []string{"a", "the", " ", "  ", "\n", "\n\n", "\t", "'s", "'LL", "123", "4567", "é", "ß", "中文", "🙂", "<|im_end|>", "<|eot_id|>", "[INST]", "x_y", "/", "Ab", "CD", "(", "))", ".", "...", "\u00a0", "\u3000", "Ω", "ǅ", "٣"}
+	pieces := []string{"a", "the", " ", "  ", "\n", "\n\n", "\t", "'s", "'LL", "123", "4567", "é", "ß", "中文", "🙂", "<|im_end|>", "<|eot_id|>", "[INST]", "x_y", "/", "Ab", "CD", "(", "))", ".", "...", "\u00a0", "\u3000", "Ω", "ǅ", "٣",
+		"ʰ", "e\u0301", "İ", "ΣΑΣ", "ﬁ", "नमस्ते", "한국어", "ไทย", "\u200d", "\r", "'", "DON'T"}
 	r := rand.New(rand.NewPCG(17, 26))
 	for range 200 {
 		var b strings.Builder
