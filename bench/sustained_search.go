@@ -31,6 +31,10 @@ type SustainedSearch struct {
 	// NewRun returns a fresh RunConfig (workload, engine, executor, policy
 	// instance) for one trial; Trial sets Duration, StopAfter and ProgramDone.
 	NewRun func(policy string, rate float64, seed int64) (RunConfig, error)
+	// RunTrial, when set, replays a trial's config instead of Run: a
+	// cluster search (bench --replicas) runs RunCluster with the replicas
+	// and balancer its series (policy) name stands for.
+	RunTrial func(ctx context.Context, policy string, cfg RunConfig) (report.Run, error)
 	// Log, when set, gets one line per trial.
 	Log io.Writer
 }
@@ -68,6 +72,7 @@ type SustainedReport struct {
 	Workload      string            `json:"workload"`
 	Executor      string            `json:"executor"`
 	Profile       string            `json:"profile"`
+	Replicas      int               `json:"replicas,omitempty"` // bench --replicas: policies are then policy/balancer series
 	WindowS       float64           `json:"window_s"`
 	WarmupS       float64           `json:"warmup_s"`
 	DrainS        float64           `json:"drain_s"`
@@ -163,7 +168,11 @@ func (s *SustainedSearch) search(ctx context.Context, pol string, seed int64, lo
 			return err
 		}
 		cfg.Rate, cfg.Seed = rate, seed
-		t, err := s.Rule.Trial(ctx, cfg)
+		run := Run
+		if s.RunTrial != nil {
+			run = func(ctx context.Context, cfg RunConfig) (report.Run, error) { return s.RunTrial(ctx, pol, cfg) }
+		}
+		t, err := s.Rule.TrialWith(ctx, cfg, run)
 		if err != nil {
 			return fmt.Errorf("rate %g: %w", rate, err)
 		}
