@@ -45,6 +45,21 @@ type clusterRun struct {
 	now    time.Duration
 
 	promptTokens, cachedTokens int64
+	// hashes is the prompt being placed as prefix-cache keys, per block
+	// size: hashed once for all replicas of that block size.
+	hashes map[int][]uint64
+}
+
+func (cl *clusterRun) prefixHashes(prompt []int32, bs int) []uint64 {
+	h, ok := cl.hashes[bs]
+	if !ok {
+		if cl.hashes == nil {
+			cl.hashes = make(map[int][]uint64)
+		}
+		h = engine.PrefixHashes(prompt, bs)
+		cl.hashes[bs] = h
+	}
+	return h
 }
 
 type replicaRun struct {
@@ -229,8 +244,10 @@ func (cl *clusterRun) place(pr *programRun, i int, prompt []int32) {
 		s.WaitingCalls, s.RunningCalls, s.PausedCalls = l.Waiting+r.pendingCalls, l.Running, l.Paused
 		s.WaitingTokens, s.RunningTokens = l.WaitingTokens+r.pendingTokens, l.RunningTokens
 		s.WaitingPrefill, s.RunningContext, s.FreeBlocks = l.WaitingPrefill+r.pendingPrefill, l.RunningContext, l.FreeBlocks
-		s.CachedPrefix = r.eng.CachedPrefix(prompt)
+		bs := r.eng.BlockSize()
+		s.CachedPrefix = r.eng.CachedBlocks(cl.prefixHashes(prompt, bs)) * bs
 	}
+	clear(cl.hashes)
 	call := cl.predict(pr, i, len(prompt))
 	idx := cl.bal.Pick(&call, &cl.state)
 	if idx < 0 || idx >= len(cl.reps) {

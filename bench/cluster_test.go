@@ -199,3 +199,34 @@ func TestClusterBalancerSeesThePredictorsNotTheTruth(t *testing.T) {
 		t.Fatal("oracle placements carry no truth")
 	}
 }
+
+// The chat workload exercises both branches of Autellix's Algorithm 2: calls
+// of at most 2,048 prompt tokens (least used) and longer ones (pinned).
+// The shares are what docs/results-cluster.md reports (go test -v).
+func TestChatCallsOnBothSidesOfAutellixCutOff(t *testing.T) {
+	w, err := workload.Chat(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, short, tokens, shortTokens, history := 0, 0, 0, 0, 0
+	for _, p := range w.Programs {
+		ctx := 0 // every chat call continues the previous one
+		for _, c := range p.Calls {
+			prompt := ctx + c.NewTokens
+			calls++
+			tokens += prompt
+			history += ctx
+			if prompt <= 2048 {
+				short++
+				shortTokens += prompt
+			}
+			ctx = prompt + c.Segments[0].Decode
+		}
+	}
+	callShare, tokenShare := float64(short)/float64(calls), float64(shortTokens)/float64(tokens)
+	t.Logf("chat (seed 1): %d calls, %.1f%% of them <= 2048 prompt tokens carrying %.1f%% of the prompt tokens; history is %.1f%% of prompt tokens",
+		calls, 100*callShare, 100*tokenShare, 100*float64(history)/float64(tokens))
+	if callShare < 0.2 || callShare > 0.8 || tokenShare >= callShare {
+		t.Fatalf("short calls: %.2f of calls, %.2f of tokens: Algorithm 2's two branches are not both exercised", callShare, tokenShare)
+	}
+}
