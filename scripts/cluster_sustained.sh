@@ -18,12 +18,12 @@ case $step in
 chat) sustained chat 4 "$all" 3 1.5 0.1 chat-plas ;;
 mcts) sustained mcts 4 autellix,pitstop 1 1.5 0.1 mcts-plas ;;
 mixed) sustained mixed 4 autellix,pitstop 1 1.5 0.1 mixed-plas ;;
-scale)
-	for n in 1 2 8; do
-		sustained chat "$n" round-robin,autellix,pitstop 1 "$(echo "0.4 * $n" | bc -l)" "$(echo "0.025 * $n" | bc -l)" "scale-$n"
-	done ;;
+scale) # one replica: every balancer places alike
+	sustained chat 1 pitstop 1 0.5 0.025 scale-1
+	sustained chat 2 round-robin,autellix,pitstop 1 1 0.05 scale-2
+	sustained chat 8 round-robin,autellix,pitstop 1 4 0.2 scale-8 ;;
 speed)
-	rate=${RATE:?set RATE to the top sustained rate of 8 replicas}
+	rate=${RATE:-4.5} # 2 x pitstop's 4-replica sustained chat rate
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
 *) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed)" >&2; exit 2 ;;
