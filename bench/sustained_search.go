@@ -225,7 +225,11 @@ func SustainedRows(w io.Writer, rep *SustainedReport) {
 		fmt.Fprintf(w, ", p99 e2e <= %g s", rep.P99E2ES)
 	}
 	fmt.Fprintf(w, "; resolution %g; metrics are means over seeds at each seed's sustained rate\n", rep.Resolution)
-	fmt.Fprintf(w, "%10s %15s %17s %9s %9s %8s %13s %13s %6s\n", "policy", "sustained_rate", "per_seed", "e2e_mean", "e2e_p99", "thr_rps", "recompute_M", "swap_out_GB", "trials")
+	wid := 10 // policy/balancer series of a cluster search are longer
+	for _, p := range rep.Policies {
+		wid = max(wid, len(p.Policy))
+	}
+	fmt.Fprintf(w, "%*s %15s %17s %9s %9s %8s %13s %13s %6s\n", wid, "policy", "sustained_rate", "per_seed", "e2e_mean", "e2e_p99", "thr_rps", "recompute_M", "swap_out_GB", "trials")
 	for _, p := range rep.Policies {
 		per := ""
 		var runs []report.Run
@@ -250,7 +254,7 @@ func SustainedRows(w io.Writer, rep *SustainedReport) {
 			}
 			return s / float64(len(runs))
 		}
-		fmt.Fprintf(w, "%10s %15.3f %17s %9.1f %9.1f %8.2f %13.2f %13.1f %6d\n", p.Policy, p.SustainedRate, per,
+		fmt.Fprintf(w, "%*s %15.3f %17s %9.1f %9.1f %8.2f %13.2f %13.1f %6d\n", wid, p.Policy, p.SustainedRate, per,
 			avg(func(r report.Run) float64 { return r.E2EMeanS }), avg(func(r report.Run) float64 { return r.E2EP99S }),
 			avg(func(r report.Run) float64 { return r.ThroughputRPS }), avg(func(r report.Run) float64 { return float64(r.RecomputeTokens) / 1e6 }),
 			avg(func(r report.Run) float64 { return float64(r.SwapOutBytes) / 1e9 }), trials)
