@@ -23,7 +23,7 @@ scale) # one replica: every balancer places alike
 	sustained chat 2 round-robin,autellix,pitstop 1 1 0.05 scale-2
 	sustained chat 8 round-robin,autellix,pitstop 1 4 0.2 scale-8 ;;
 speed)
-	rate=${RATE:-4.5} # 2 x pitstop's 4-replica sustained chat rate
+	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
 *) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed)" >&2; exit 2 ;;
