@@ -22,7 +22,8 @@ scale) # one replica: every balancer places alike
 	sustained chat 1 pitstop 1 0.5 0.025 scale-1
 	sustained chat 2 round-robin,autellix,pitstop 1 1 0.05 scale-2
 	sustained chat 8 round-robin,autellix,pitstop 1 4 0.25 scale-8
-	sustained chat 16 autellix,pitstop,round-robin 1 8 0.5 scale-16 ;;
+	sustained chat 16 autellix,pitstop,round-robin 1 8 0.5 scale-16
+	sustained chat 32 autellix,pitstop 1 16 1 scale-32 ;;
 speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
