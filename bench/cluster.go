@@ -45,6 +45,21 @@ type clusterRun struct {
 	now    time.Duration
 
 	promptTokens, cachedTokens int64
+	// hashes is the prompt being placed as prefix-cache keys, per block
+	// size: hashed once for all replicas of that block size.
+	hashes map[int][]uint64
+}
+
+func (cl *clusterRun) prefixHashes(prompt []int32, bs int) []uint64 {
+	h, ok := cl.hashes[bs]
+	if !ok {
+		if cl.hashes == nil {
+			cl.hashes = make(map[int][]uint64)
+		}
+		h = engine.PrefixHashes(prompt, bs)
+		cl.hashes[bs] = h
+	}
+	return h
 }
 
 type replicaRun struct {
@@ -222,7 +237,6 @@ func (cl *clusterRun) at(t time.Duration, fn func()) { cl.timers.add(t, fn) }
 // place asks the balancer where call i of a program goes and submits it
 // there at the replica's next iteration boundary.
 func (cl *clusterRun) place(pr *programRun, i int, prompt []int32) {
-	c := &pr.prog.Calls[i]
 	cl.state.Now = cl.now
 	for j, r := range cl.reps {
 		l := r.currentLoad()
@@ -230,20 +244,11 @@ func (cl *clusterRun) place(pr *programRun, i int, prompt []int32) {
 		s.WaitingCalls, s.RunningCalls, s.PausedCalls = l.Waiting+r.pendingCalls, l.Running, l.Paused
 		s.WaitingTokens, s.RunningTokens = l.WaitingTokens+r.pendingTokens, l.RunningTokens
 		s.WaitingPrefill, s.RunningContext, s.FreeBlocks = l.WaitingPrefill+r.pendingPrefill, l.RunningContext, l.FreeBlocks
-		s.CachedPrefix = r.eng.CachedPrefix(prompt)
+		bs := r.eng.BlockSize()
+		s.CachedPrefix = r.eng.CachedBlocks(cl.prefixHashes(prompt, bs)) * bs
 	}
-	call := cluster.Call{Program: pr.id, Thread: c.Thread, PromptTokens: len(prompt)}
-	if len(c.Segments) > 0 {
-		call.PredictedDecode = int(cl.d.noisy(float64(max(c.Segments[0].Decode, 1))))
-		for _, s := range c.Segments[:len(c.Segments)-1] {
-			call.PredictedToolS += cl.d.noisy(s.ToolTime)
-		}
-	}
-	for j := range pr.prog.Calls[i+1:] {
-		for _, s := range pr.prog.Calls[i+1+j].Segments {
-			call.ProgramRemaining += max(s.Decode, 1)
-		}
-	}
+	clear(cl.hashes)
+	call := cl.predict(pr, i, len(prompt))
 	idx := cl.bal.Pick(&call, &cl.state)
 	if idx < 0 || idx >= len(cl.reps) {
 		cl.reps[0].eng.Stop(fmt.Errorf("balancer %s picked replica %d of %d", cl.bal.Name(), idx, len(cl.reps)))
@@ -264,6 +269,41 @@ func (cl *clusterRun) place(pr *programRun, i int, prompt []int32) {
 	if t := max(cl.now, r.eng.Now()); !r.hasNext || t < r.next {
 		r.next, r.hasNext = t, true
 	}
+}
+
+// predict is the call as the balancer knows it. With the run's predictors
+// (bench --predictor serve, onnx, history) that is what a router in front of
+// pitstop serve would know: the length model's forecast of the tokens the
+// call's first segment generates, from its prompt length and the program's
+// history; no tool time (the tool is known only once the call makes it) and
+// no program remainder (a server does not see the program's future calls).
+// With the oracle (--predictor oracle) it is the truth plus the run's
+// --prediction-error noise.
+func (cl *clusterRun) predict(pr *programRun, i, promptTokens int) cluster.Call {
+	c := &pr.prog.Calls[i]
+	call := cluster.Call{Program: pr.id, Thread: c.Thread, PromptTokens: promptTokens}
+	if p := cl.d.cfg.Predictors; p != nil {
+		if p.Length != nil {
+			n, _ := p.Length.PredictLength(segmentInput(&scriptCall{prog: pr, call: c}, promptTokens))
+			call.PredictedDecode = max(n, 1)
+		}
+		return call
+	}
+	d := cl.d
+	if len(c.Segments) > 0 {
+		call.PredictedDecode = int(d.noisy(float64(max(c.Segments[0].Decode, 1))))
+		for _, s := range c.Segments[:len(c.Segments)-1] {
+			call.PredictedToolS += d.noisy(s.ToolTime)
+		}
+	}
+	remaining := 0
+	for j := range pr.prog.Calls[i+1:] {
+		for _, s := range pr.prog.Calls[i+1+j].Segments {
+			remaining += max(s.Decode, 1)
+		}
+	}
+	call.ProgramRemaining = int(d.noisy(float64(remaining)))
+	return call
 }
 
 // programDone tells the state and the balancer that a program ended.

@@ -314,10 +314,12 @@ func (d *driver) callDone(pr *programRun, c *workload.Call, final []int32) {
 		if d.programsLeft--; d.programsLeft == 0 && d.cl == nil && !d.cfg.Clock.Virtual() {
 			d.done()
 		}
-		if f := d.cfg.ProgramDone; f != nil && f(pr.prog, pr.arrival, d.eng.Now()) && d.programsLeft > 0 && !d.stopped {
+		if f := d.cfg.ProgramDone; f != nil && f(pr.prog, pr.arrival, d.now()) && d.programsLeft > 0 && !d.stopped {
 			d.stopped = true
 			d.col.Stop(now)
-			d.done()
+			if d.done != nil { // a cluster run has no context to cancel: its loop sees stopped
+				d.done()
+			}
 		}
 	}
 }

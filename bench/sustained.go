@@ -195,6 +195,12 @@ func toolPath(p *workload.Program) float64 {
 // Trial runs cfg (its Rate, Seed and Duration = rule.Window) under the rule
 // and returns the verdict. cfg.StopAfter and cfg.ProgramDone are set here.
 func (r SustainedRule) Trial(ctx context.Context, cfg RunConfig) (SustainedTrial, error) {
+	return r.TrialWith(ctx, cfg, Run)
+}
+
+// TrialWith is Trial with the replay done by run: Run for one engine, or a
+// RunCluster over replicas (bench --replicas --sustained).
+func (r SustainedRule) TrialWith(ctx context.Context, cfg RunConfig, run func(context.Context, RunConfig) (report.Run, error)) (SustainedTrial, error) {
 	if err := r.Validate(); err != nil {
 		return SustainedTrial{}, err
 	}
@@ -213,26 +219,26 @@ func (r SustainedRule) Trial(ctx context.Context, cfg RunConfig) (SustainedTrial
 		j.arrivals = append(j.arrivals, dueProgram{a.at, toolPath(a.prog)})
 	}
 	cfg.ProgramDone = j.programDone
-	run, err := Run(ctx, cfg)
+	res, err := run(ctx, cfg)
 	if err != nil {
 		return SustainedTrial{}, err
 	}
-	if !run.Stopped() {
+	if !res.Stopped() {
 		j.ratio = j.throughput(seconds(r.Window)) // every program has finished: the final ratio
 	}
-	t := SustainedTrial{Rate: cfg.Rate, ThroughputRatio: j.ratio, Late: j.late, Run: run}
-	if run.Stopped() {
-		t.Unfinished = run.Programs - run.ProgramsCompleted
+	t := SustainedTrial{Rate: cfg.Rate, ThroughputRatio: j.ratio, Late: j.late, Run: res}
+	if res.Stopped() {
+		t.Unfinished = res.Programs - res.ProgramsCompleted
 	}
 	switch {
 	case j.late > 0:
 		t.Reason = fmt.Sprintf("backlog: a program finished after window + drain (%g s) + its tool path", r.Window+r.Drain)
-	case j.ratio < r.MinThroughput && (j.early || !run.Stopped()):
+	case j.ratio < r.MinThroughput && (j.early || !res.Stopped()):
 		t.Reason = fmt.Sprintf("throughput: %.3f of the programs due finished < %g", j.ratio, r.MinThroughput)
-	case run.Stopped():
-		t.Reason = fmt.Sprintf("backlog: %d programs unfinished at %g s", t.Unfinished, run.StoppedAtS)
-	case r.P99E2E > 0 && run.E2EP99S > r.P99E2E:
-		t.Reason = fmt.Sprintf("latency: p99 e2e %.1f s > target %g s", run.E2EP99S, r.P99E2E)
+	case res.Stopped():
+		t.Reason = fmt.Sprintf("backlog: %d programs unfinished at %g s", t.Unfinished, res.StoppedAtS)
+	case r.P99E2E > 0 && res.E2EP99S > r.P99E2E:
+		t.Reason = fmt.Sprintf("latency: p99 e2e %.1f s > target %g s", res.E2EP99S, r.P99E2E)
 	default:
 		t.Sustained = true
 	}

@@ -31,6 +31,10 @@ type SustainedSearch struct {
 	// NewRun returns a fresh RunConfig (workload, engine, executor, policy
 	// instance) for one trial; Trial sets Duration, StopAfter and ProgramDone.
 	NewRun func(policy string, rate float64, seed int64) (RunConfig, error)
+	// RunTrial, when set, replays a trial's config instead of Run: a
+	// cluster search (bench --replicas) runs RunCluster with the replicas
+	// and balancer its series (policy) name stands for.
+	RunTrial func(ctx context.Context, policy string, cfg RunConfig) (report.Run, error)
 	// Log, when set, gets one line per trial.
 	Log io.Writer
 }
@@ -68,6 +72,7 @@ type SustainedReport struct {
 	Workload      string            `json:"workload"`
 	Executor      string            `json:"executor"`
 	Profile       string            `json:"profile"`
+	Replicas      int               `json:"replicas,omitempty"` // bench --replicas: policies are then policy/balancer series
 	WindowS       float64           `json:"window_s"`
 	WarmupS       float64           `json:"warmup_s"`
 	DrainS        float64           `json:"drain_s"`
@@ -163,7 +168,11 @@ func (s *SustainedSearch) search(ctx context.Context, pol string, seed int64, lo
 			return err
 		}
 		cfg.Rate, cfg.Seed = rate, seed
-		t, err := s.Rule.Trial(ctx, cfg)
+		run := Run
+		if s.RunTrial != nil {
+			run = func(ctx context.Context, cfg RunConfig) (report.Run, error) { return s.RunTrial(ctx, pol, cfg) }
+		}
+		t, err := s.Rule.TrialWith(ctx, cfg, run)
 		if err != nil {
 			return fmt.Errorf("rate %g: %w", rate, err)
 		}
@@ -216,7 +225,11 @@ func SustainedRows(w io.Writer, rep *SustainedReport) {
 		fmt.Fprintf(w, ", p99 e2e <= %g s", rep.P99E2ES)
 	}
 	fmt.Fprintf(w, "; resolution %g; metrics are means over seeds at each seed's sustained rate\n", rep.Resolution)
-	fmt.Fprintf(w, "%10s %15s %17s %9s %9s %8s %13s %13s %6s\n", "policy", "sustained_rate", "per_seed", "e2e_mean", "e2e_p99", "thr_rps", "recompute_M", "swap_out_GB", "trials")
+	wid := 10 // policy/balancer series of a cluster search are longer
+	for _, p := range rep.Policies {
+		wid = max(wid, len(p.Policy))
+	}
+	fmt.Fprintf(w, "%*s %15s %17s %9s %9s %8s %13s %13s %6s\n", wid, "policy", "sustained_rate", "per_seed", "e2e_mean", "e2e_p99", "thr_rps", "recompute_M", "swap_out_GB", "trials")
 	for _, p := range rep.Policies {
 		per := ""
 		var runs []report.Run
@@ -241,7 +254,7 @@ func SustainedRows(w io.Writer, rep *SustainedReport) {
 			}
 			return s / float64(len(runs))
 		}
-		fmt.Fprintf(w, "%10s %15.3f %17s %9.1f %9.1f %8.2f %13.2f %13.1f %6d\n", p.Policy, p.SustainedRate, per,
+		fmt.Fprintf(w, "%*s %15.3f %17s %9.1f %9.1f %8.2f %13.2f %13.1f %6d\n", wid, p.Policy, p.SustainedRate, per,
 			avg(func(r report.Run) float64 { return r.E2EMeanS }), avg(func(r report.Run) float64 { return r.E2EP99S }),
 			avg(func(r report.Run) float64 { return r.ThroughputRPS }), avg(func(r report.Run) float64 { return float64(r.RecomputeTokens) / 1e6 }),
 			avg(func(r report.Run) float64 { return float64(r.SwapOutBytes) / 1e9 }), trials)

@@ -95,15 +95,39 @@ func (e *Engine) CachedPrefix(prompt []int32) int {
 	if !e.blocks.PrefixCache() {
 		return 0
 	}
-	bs := e.cfg.BlockSize
+	return e.CachedBlocks(PrefixHashes(prompt, e.cfg.BlockSize)) * e.cfg.BlockSize
+}
+
+// BlockSize is the engine's tokens per KV block.
+func (e *Engine) BlockSize() int { return e.cfg.BlockSize }
+
+// PrefixHashes is the hash chain by which a prefix cache of block size bs
+// keys a prompt's full blocks: hashes[i] covers tokens [0, (i+1)·bs). A
+// caller asking many engines about one prompt hashes it once.
+func PrefixHashes(prompt []int32, bs int) []uint64 {
+	if bs <= 0 {
+		return nil
+	}
+	out := make([]uint64, 0, len(prompt)/bs)
 	var h uint64
-	n := 0
 	for i := 0; (i+1)*bs <= len(prompt); i++ {
 		h = hashBlock(h, prompt[i*bs:(i+1)*bs])
-		if _, ok := e.blocks.Lookup(h); !ok {
-			break
-		}
-		n += bs
+		out = append(out, h)
 	}
-	return n
+	return out
+}
+
+// CachedBlocks is how many leading blocks of a hash chain (PrefixHashes at
+// this engine's block size) its device prefix cache holds (engine
+// goroutine only).
+func (e *Engine) CachedBlocks(hashes []uint64) int {
+	if !e.blocks.PrefixCache() {
+		return 0
+	}
+	for i, h := range hashes {
+		if _, ok := e.blocks.Lookup(h); !ok {
+			return i
+		}
+	}
+	return len(hashes)
 }

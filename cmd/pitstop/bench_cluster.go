@@ -101,3 +101,15 @@ func runClusterJob(ctx context.Context, rc bench.RunConfig, profiles []*sim.Prof
 	}
 	return bench.RunCluster(ctx, bench.ClusterConfig{Run: rc, Replicas: reps, Balancer: bal})
 }
+
+// clusterSeries names each (policy, balancer) pair of a cluster run as its
+// table does: policy/balancer, policies outermost.
+func clusterSeries(policies, balancers []string) []string {
+	out := make([]string, 0, len(policies)*len(balancers))
+	for _, p := range policies {
+		for _, b := range balancers {
+			out = append(out, p+"/"+b)
+		}
+	}
+	return out
+}

@@ -84,3 +84,51 @@ func TestBenchClusterWritesReports(t *testing.T) {
 		t.Fatalf("csv without the cluster columns (%v)", err)
 	}
 }
+
+// --sustained with --replicas searches each policy/balancer pair's highest
+// sustained rate on the replicas.
+func TestBenchSustainedOverReplicas(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "s.json")
+	code, stdout, stderr := pitstop(t, "bench", "--sustained", "--workload", "infercept-single", "--policies", "plas",
+		"--replicas", "2", "--profile", "a100-80g-llama3-8b", "--balancers", "round-robin,pitstop", "--duration", "100", "--sustained-warmup", "20",
+		"--sustained-drain", "30", "--sustained-seeds", "1", "--sustained-start", "4", "--sustained-resolution", "4",
+		"--parallel", "2", "--json", js, "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "plas/pitstop") || !strings.Contains(stdout, "2x a100-80g-llama3-8b") || !strings.Contains(stderr, "sustained search plas/round-robin seed 1") {
+		t.Fatalf("stdout %q, stderr %q", stdout, stderr)
+	}
+	var rep struct {
+		Profile  string
+		Replicas int
+		Policies []struct {
+			Policy        string
+			SustainedRate float64 `json:"sustained_rate"`
+			Seeds         []struct {
+				Trials []struct {
+					Run struct {
+						Balancer string
+						Replicas int
+					}
+				}
+			}
+		}
+	}
+	readJSON(t, js, &rep)
+	if rep.Replicas != 2 || len(rep.Policies) != 2 {
+		t.Fatalf("report: %d replicas, %d series", rep.Replicas, len(rep.Policies))
+	}
+	for i, p := range rep.Policies {
+		bal := []string{"round-robin", "pitstop"}[i]
+		if p.Policy != "plas/"+bal || !(p.SustainedRate > 0) || len(p.Seeds) != 1 || len(p.Seeds[0].Trials) < 2 {
+			t.Fatalf("series %d: %+v", i, p)
+		}
+		for _, tr := range p.Seeds[0].Trials {
+			if tr.Run.Balancer != bal || tr.Run.Replicas != 2 {
+				t.Fatalf("%s: a trial ran with balancer %q on %d replicas", p.Policy, tr.Run.Balancer, tr.Run.Replicas)
+			}
+		}
+	}
+}

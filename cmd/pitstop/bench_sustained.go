@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/pitstop-llm/pitstop/bench"
+	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/engine/sim"
 )
@@ -90,29 +92,46 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 		return err
 	}
 	sloTTFT, sloTPOT := f.slo()
+	var series []string
+	var profile string
+	if plan.replicas != nil {
+		series, profile = clusterSeries(f.policies, f.balancers), describeReplicas(plan.replicas)
+	} else {
+		series, profile = f.policies, plan.profile.Name
+	}
 	search := &bench.SustainedSearch{
 		Rule: bench.SustainedRule{Window: f.duration, Warmup: s.warmup, Drain: s.drain,
 			MinThroughput: s.minThroughput, P99E2E: s.p99},
-		Policies: f.policies, Seeds: seeds,
+		Policies: series, Seeds: seeds,
 		Start: s.start, Resolution: s.resolution, MaxRate: s.maxRate, Parallel: f.parallel,
 		NewRun: func(name string, rate float64, seed int64) (bench.RunConfig, error) {
+			name, _, _ = strings.Cut(name, "/") // a cluster series is policy/balancer
 			pol, err := policy.New(name, f.popts)
 			if err != nil {
 				return bench.RunConfig{}, err
 			}
-			return bench.RunConfig{Workload: plan.w, Engine: plan.profile.EngineConfig(), Executor: sim.NewExecutor(plan.profile),
-				Policy: pol, Name: name, PredictionError: f.predErr, Predictors: newPredictors(lengthModel, f.predictor == "serve"),
-				CheckEvery: f.checkEvery, SLOTTFT: sloTTFT, SLOTPOT: sloTPOT}, nil
+			rc := bench.RunConfig{Workload: plan.w, Policy: pol, Name: name, PredictionError: f.predErr,
+				Predictors: newPredictors(lengthModel, f.predictor == "serve"), CheckEvery: f.checkEvery, SLOTTFT: sloTTFT, SLOTPOT: sloTPOT}
+			if plan.replicas == nil { // replicas bring their own (runClusterJob)
+				rc.Engine, rc.Executor = plan.profile.EngineConfig(), sim.NewExecutor(plan.profile)
+			}
+			return rc, nil
 		},
 		Log: os.Stderr,
 	}
-	fmt.Printf("sustained-rate search: %s on %s, %d policies x %d seeds, %d at a time\n",
-		plan.w.Name, plan.profile.Name, len(f.policies), len(seeds), max(f.parallel, 1))
+	if plan.replicas != nil {
+		search.RunTrial = func(ctx context.Context, name string, rc bench.RunConfig) (report.Run, error) {
+			_, bal, _ := strings.Cut(name, "/")
+			return runClusterJob(ctx, rc, plan.replicas, bal, f)
+		}
+	}
+	fmt.Printf("sustained-rate search: %s on %s, %d series x %d seeds, %d at a time\n",
+		plan.w.Name, profile, len(series), len(seeds), max(f.parallel, 1))
 	res, err := search.Run(ctx)
 	if err != nil {
 		return err
 	}
-	rep := &bench.SustainedReport{Workload: plan.w.Name, Executor: f.executor, Profile: plan.profile.Name,
+	rep := &bench.SustainedReport{Workload: plan.w.Name, Executor: f.executor, Profile: profile, Replicas: len(plan.replicas),
 		WindowS: f.duration, WarmupS: s.warmup, DrainS: s.drain, MinThroughput: s.minThroughput, P99E2ES: s.p99,
 		Resolution: s.resolution, MaxRate: s.maxRate, Policies: res}
 	bench.SustainedRows(os.Stdout, rep)

@@ -1,0 +1,39 @@
+package bench
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/pitstop-llm/pitstop/bench/workload"
+	"github.com/pitstop-llm/pitstop/cluster"
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/engine/sim"
+)
+
+// BenchmarkClusterChat replays 300 s of chat on 8 replicas of
+// a100-80g-llama3-8b with the pitstop balancer: the replay speed of Show 4
+// of issue 13 (docs/results-cluster.md), small enough to profile
+// (go test -run XXX -bench ClusterChat -cpuprofile cpu.out ./bench/).
+func BenchmarkClusterChat(b *testing.B) {
+	w, err := workload.Chat(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prof, err := sim.LoadProfile("a100-80g-llama3-8b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		reps := ProfileReplicas(slices.Repeat([]*sim.Profile{prof}, 8), func() engine.Policy {
+			p, _ := policy.New("plas", policy.Options{})
+			return p
+		})
+		run, err := RunCluster(context.Background(), ClusterConfig{Replicas: reps, Balancer: cluster.NewPitstop(),
+			Run: RunConfig{Workload: w, Name: "plas", Rate: 3, Duration: 300, Seed: 1}})
+		if err != nil || run.Completed == 0 {
+			b.Fatalf("%v (%d calls done)", err, run.Completed)
+		}
+	}
+}
