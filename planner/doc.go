@@ -5,7 +5,10 @@
 // time a model needs under an execution plan (data-parallel replicas ×
 // tensor-parallel degree) is found by replaying its sampled requests on the
 // engine itself with the simulated executor (engine + engine/sim, FCFS as
-// vLLM schedules), plus the plan's load time. Search (Algorithm 1 of the
+// vLLM schedules), plus the plan's load time. A plan's DP replicas are a
+// cluster: their engines step on one timeline and a cluster.Balancer
+// places each request when it is due (placer.go, cluster.go; least-tokens
+// unless told), the Runner placing its requests the same way. Search (Algorithm 1 of the
 // paper) builds execution stages greedily, adding or upgrading the
 // model-plan pair with the highest per-GPU throughput gain, a stage ending
 // when its first model finishes; under the model-rates objective it

@@ -7,6 +7,7 @@ package planner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/pitstop-llm/pitstop/engine"
@@ -14,11 +15,16 @@ import (
 )
 
 // launch starts rm on plan p: DP replicas load in their own goroutines;
-// the requests whose inputs are done go to them in turn.
+// the requests whose inputs are done are placed on them by the balancer.
 func (r *Runner) launch(rm *runModel, p Plan, stage int) {
+	pl, err := newPlacer(r.balancer, p.DP)
+	if err != nil { // UseBalancer checked the name: not expected
+		r.failed = fmt.Errorf("model %s: %w", rm.m.Name, err)
+		return
+	}
 	rm.gen++
 	rm.plan, rm.lastPlan, rm.running = p, p, true
-	rm.replicas = nil
+	rm.replicas, rm.placer = nil, pl
 	r.free -= p.GPUs()
 	r.rep.Launches = append(r.rep.Launches, Launch{AtS: r.now().Seconds(), Model: rm.m.Name, DP: p.DP, TP: p.TP, Stage: stage})
 	for range p.DP {
@@ -33,10 +39,12 @@ func (r *Runner) launch(rm *runModel, p Plan, stage int) {
 	}
 }
 
-// dispatch sends request i of rm to its next replica.
+// dispatch sends request i of rm to the replica the placer picks.
 func (r *Runner) dispatch(rm *runModel, i int) {
-	rep := rm.replicas[rm.rr%len(rm.replicas)]
-	rm.rr++
+	round := rm.rounds[i]
+	at := rm.placer.place(r.now(), i, r.app.prompt(rm.m, i, round), rm.m.reqs[i].out[round])
+	rm.on[i] = at
+	rep := rm.replicas[at]
 	if !rep.ready {
 		rep.queued = append(rep.queued, i)
 		return

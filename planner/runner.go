@@ -67,6 +67,8 @@ type Runner struct {
 	next    int // first stage not brought up
 	rep     RunReport
 	failed  error
+	// balancer places requests on a launch's DP replicas (cluster.Names).
+	balancer string
 }
 
 type runEvent struct {
@@ -89,7 +91,8 @@ type runModel struct {
 	plan     Plan
 	running  bool
 	replicas []*replica
-	rr       int
+	placer   *placer
+	on       []int // request → the replica it was placed on
 	lastPlan Plan
 	report   *ModelReport
 }
@@ -106,9 +109,9 @@ type replica struct {
 
 // NewRunner prepares a run of plan for app on gpus.
 func NewRunner(app *App, plan *Schedule, gpus int, load Loader) *Runner {
-	r := &Runner{app: app, plan: plan, load: load, free: gpus, allowed: 1, wake: make(chan struct{}, 1)}
+	r := &Runner{app: app, plan: plan, load: load, free: gpus, allowed: 1, wake: make(chan struct{}, 1), balancer: DefaultBalancer}
 	for _, m := range app.Models {
-		rm := &runModel{m: m, rounds: make([]int, len(m.reqs)), done: make([]bool, len(m.reqs)), left: len(m.reqs)}
+		rm := &runModel{m: m, rounds: make([]int, len(m.reqs)), done: make([]bool, len(m.reqs)), left: len(m.reqs), on: make([]int, len(m.reqs))}
 		rm.report = &ModelReport{Model: m.Name, Requests: len(m.reqs), PlannedS: -1}
 		r.models = append(r.models, rm)
 	}
@@ -118,6 +121,17 @@ func NewRunner(app *App, plan *Schedule, gpus int, load Loader) *Runner {
 		}
 	}
 	return r
+}
+
+// UseBalancer has the run place requests on a launch's DP replicas with the
+// named cluster balancer (DefaultBalancer unless told): the simulator that
+// made the plan should use the same.
+func (r *Runner) UseBalancer(name string) error {
+	if _, err := newPlacer(name, 1); err != nil {
+		return err
+	}
+	r.balancer = name
+	return nil
 }
 
 func (r *Runner) now() time.Duration { return time.Since(r.start) }
@@ -193,7 +207,11 @@ func (r *Runner) handle(ev runEvent) {
 		return
 	}
 	rm.rounds[ev.req] = ev.round + 1
-	if rm.rounds[ev.req] < len(rm.m.reqs[ev.req].out) {
+	q := &rm.m.reqs[ev.req]
+	last := rm.rounds[ev.req] == len(q.out)
+	rm.placer.done(rm.on[ev.req], ev.req, r.app.prompt(rm.m, ev.req, ev.round), q.out[ev.round], last)
+	if !last {
+		rm.placer.add(rm.on[ev.req], r.app.prompt(rm.m, ev.req, ev.round+1), q.out[ev.round+1])
 		return // the replica submits the next round itself
 	}
 	rm.done[ev.req] = true

@@ -36,10 +36,11 @@ func (r *runResult) finishOf(k int) time.Duration { d := r.done[k]; return d[len
 // runKey identifies a simulation: the same model, plan, load and pending
 // work (with ready times) give the same result.
 type runKey struct {
-	model int
-	plan  Plan
-	load  bool
-	sig   uint64
+	model    int
+	plan     Plan
+	load     bool
+	sig      uint64
+	balancer string
 }
 
 // Simulator replays a model's requests on the engine with the simulated
@@ -63,6 +64,8 @@ type Simulator struct {
 	// priceAll has the greedy price every candidate, none ruled out by
 	// its bound (tests compare).
 	priceAll bool
+	// balancer places requests on a plan's DP replicas (cluster.Names).
+	balancer string
 }
 
 // unboundBlocks is a KV pool in which memory can never bind: MaxSeqs
@@ -78,7 +81,19 @@ func unboundBlocks(cfg engine.Config, longest int) int {
 
 // NewSimulator prices the models of app.
 func NewSimulator(app *App) *Simulator {
-	return &Simulator{app: app, mem: map[runKey]*runResult{}}
+	return &Simulator{app: app, mem: map[runKey]*runResult{}, balancer: DefaultBalancer}
+}
+
+// UseBalancer has the simulator place requests on a plan's DP replicas with
+// the named cluster balancer (DefaultBalancer unless told).
+func (s *Simulator) UseBalancer(name string) error {
+	if _, err := newPlacer(name, 1); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.balancer = name
+	s.mu.Unlock()
+	return nil
 }
 
 func (s *Simulator) replayed() int {
@@ -108,9 +123,9 @@ func signature(items []pending) uint64 {
 }
 
 // run simulates model m finishing items under plan p, loading first when
-// load is set. Items go to the DP replicas in turn.
+// load is set. A balancer places items on the DP replicas (cluster.go).
 func (s *Simulator) run(m *Model, p Plan, load bool, items []pending) (*runResult, error) {
-	key := runKey{m.idx, p, load, signature(items)}
+	key := runKey{m.idx, p, load, signature(items), s.balancer}
 	s.mu.Lock()
 	if r, ok := s.mem[key]; ok {
 		s.mu.Unlock()
@@ -135,14 +150,8 @@ func (s *Simulator) run(m *Model, p Plan, load bool, items []pending) (*runResul
 	for k, it := range items {
 		res.at[it.req] = k
 	}
-	for rep := range p.DP {
-		var idx []int
-		for k := rep; k < len(items); k += p.DP {
-			idx = append(idx, k)
-		}
-		if err := s.replica(m, pp.profile, loadT, items, idx, res); err != nil {
-			return nil, fmt.Errorf("model %s on %s: %w", m.Name, p, err)
-		}
+	if err := s.replicas(m, pp.profile, p.DP, loadT, items, res); err != nil {
+		return nil, fmt.Errorf("model %s on %s: %w", m.Name, p, err)
 	}
 	for k := range res.done {
 		res.end = max(res.end, res.finishOf(k))
@@ -200,13 +209,14 @@ func (s *Simulator) scaled(m *Model, p Plan, load time.Duration, items []pending
 	return res, true, nil
 }
 
-// replica runs items[idx] on one engine of the profile's device.
-func (s *Simulator) replica(m *Model, prof *sim.Profile, load time.Duration, items []pending, idx []int, res *runResult) error {
+// engineConfig is a replica's engine on the profile's device, its KV pool
+// no larger than memory can bind.
+func (s *Simulator) engineConfig(m *Model, prof *sim.Profile) engine.Config {
 	cfg := prof.EngineConfig()
 	if b := unboundBlocks(cfg, m.longest); b < cfg.NumBlocks && !s.fullKV {
 		cfg.NumBlocks, cfg.HostBlocks = b, 0
 	}
-	return s.replay(m, cfg, sim.NewExecutor(prof), load, items, idx, res)
+	return cfg
 }
 
 // Replay runs the first n requests of model m (every round, all ready at

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pitstop-llm/pitstop/cluster"
 	"github.com/pitstop-llm/pitstop/planner"
 )
 
@@ -23,6 +25,7 @@ type planFlags struct {
 	maxOutput int
 	seed      uint64
 	objective string
+	balancer  string
 	search    string
 	reach     int
 	effort    float64
@@ -47,6 +50,7 @@ func newPlanCmd() *cobra.Command {
 	fl.IntVar(&f.maxOutput, "max-output", 0, "override every model's output limit (0: the file's)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the sampled lengths (0: the file's)")
 	fl.StringVar(&f.objective, "objective", "model-rates", "what the greedy step maximises per GPU: model-rates (Σ models' remaining FLOPs / time to finish) or stage-work (FLOPs finished within the stage / its duration, the paper read literally)")
+	fl.StringVar(&f.balancer, "balancer", planner.DefaultBalancer, "how a plan's DP replicas share a model's requests, in the plan and under --run: "+strings.Join(cluster.Names(), ", ")+" (round-robin: in turn)")
 	fl.StringVar(&f.search, "search", "refine", "refine (the greedy's stages improved by moves priced on the whole application) or paper (Algorithm 1 as published)")
 	fl.IntVar(&f.reach, "refine-reach", 3, "with --search refine: how many models one move may change at once (1–3)")
 	fl.Float64Var(&f.effort, "refine-effort", 1, "with --search refine: engine replays the refinement may add, as a multiple of the greedy's own (0: no cap)")
@@ -54,6 +58,15 @@ func newPlanCmd() *cobra.Command {
 	fl.BoolVar(&f.run, "run", false, "execute the plan on the CPU executor (the models' cpu_model shapes, dummy weights) with the dynamic scheduler, and report planned against actual")
 	addPlanCPUFlags(fl, &f.cpu)
 	return cmd
+}
+
+// simulator prices app's plans with the flags' balancer.
+func (f planFlags) simulator(app *planner.App) (*planner.Simulator, error) {
+	s := planner.NewSimulator(app)
+	if err := s.UseBalancer(f.balancer); err != nil {
+		return nil, usageError{"--balancer: " + err.Error()}
+	}
+	return s, nil
 }
 
 // plan is the search the flags chose.
@@ -88,6 +101,9 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 	obj, err := planner.ParseObjective(f.objective)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	if _, err := cluster.New(f.balancer, cluster.Options{}); err != nil {
+		return usageError{"--balancer: " + err.Error()}
 	}
 	if f.search != "refine" && f.search != "paper" {
 		return usagef("--search %q: valid are refine, paper", f.search)
@@ -145,7 +161,7 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 			}
 		}
 	}
-	fmt.Fprintf(out, "app %s: %d models, %d GPUs, objective %s\n", spec.Name, len(app.Models), f.gpus, obj)
+	fmt.Fprintf(out, "app %s: %d models, %d GPUs, objective %s, balancer %s\n", spec.Name, len(app.Models), f.gpus, obj, f.balancer)
 	// Each method prices its stages with a simulator of its own, so that
 	// its search time counts every simulation it needs (none reuses
 	// another's).
@@ -158,7 +174,10 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 		},
 		planner.MaxHeuristic, planner.MinHeuristic,
 	} {
-		sim := planner.NewSimulator(app)
+		sim, err := f.simulator(app)
+		if err != nil {
+			return err
+		}
 		cpu0 := processCPU()
 		sc, err := method(app, sim, f.gpus)
 		if err != nil {

@@ -124,6 +124,7 @@ func TestPlanBadInput(t *testing.T) {
 		{"no profile", []string{"--gpus", "2", "--app", planApp(t, func(m []map[string]any) { delete(m[1], "profile") })}, []string{"model b", "no profile"}},
 		{"more GPUs per plan than the budget", []string{"--gpus", "1", "--app", planApp(t, func(m []map[string]any) { m[1]["tp"] = []int{2} })}, []string{"model b", "needs 2 GPUs", "budget is 1"}},
 		{"objective", []string{"--gpus", "2", "--objective", "fast", "--app", planApp(t, nil)}, []string{`unknown objective "fast"`}},
+		{"balancer", []string{"--gpus", "2", "--balancer", "random", "--app", planApp(t, nil)}, []string{`--balancer: unknown balancer "random"`, "least-tokens"}},
 		{"search", []string{"--gpus", "2", "--search", "best", "--app", planApp(t, nil)}, []string{`--search "best": valid are refine, paper`}},
 		{"reach", []string{"--gpus", "2", "--refine-reach", "4", "--app", planApp(t, nil)}, []string{"--refine-reach must be 1–3"}},
 		{"effort", []string{"--gpus", "2", "--refine-effort", "-1", "--app", planApp(t, nil)}, []string{"--refine-effort not negative"}},

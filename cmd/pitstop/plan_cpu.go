@@ -173,7 +173,11 @@ func runPlanCPU(cmd *cobra.Command, f planFlags, spec *planner.AppSpec, dir stri
 			return err
 		}
 	}
-	plan, err := f.plan(app, planner.NewSimulator(app), f.gpus, obj)
+	sim, err := f.simulator(app)
+	if err != nil {
+		return err
+	}
+	plan, err := f.plan(app, sim, f.gpus, obj)
 	if err != nil {
 		return err
 	}
@@ -191,7 +195,11 @@ func runPlanCPU(cmd *cobra.Command, f planFlags, spec *planner.AppSpec, dir stri
 		}
 		return x, x.EngineConfig(engine.Config{MaxBatchedTokens: c.maxBatched, MaxSeqs: c.maxSeqs}), nil
 	}
-	rep, err := planner.NewRunner(actual, plan, f.gpus, load).Run(context.Background())
+	runner := planner.NewRunner(actual, plan, f.gpus, load)
+	if err := runner.UseBalancer(f.balancer); err != nil {
+		return usageError{"--balancer: " + err.Error()}
+	}
+	rep, err := runner.Run(context.Background())
 	if err != nil {
 		return err
 	}
