@@ -27,8 +27,11 @@ type Event struct {
 	Seq      *Sequence
 	Token    int32
 	Handling handling.Kind
-	Err      error
-	Iter     *IterationStats
+	// Context is, at EvPaused, the call's computed context when the policy
+	// chose Handling: a discard has freed it by the time the event is seen.
+	Context int
+	Err     error
+	Iter    *IterationStats
 }
 
 // IterationStats summarises one iteration.

@@ -185,6 +185,7 @@ func (e *Engine) pause(s *Sequence, tool ToolCall) {
 	v := e.HandlingView(s)
 	kind := e.policy.Handle(&v, s)
 	s.handling = kind
+	context := s.computed
 	switch kind {
 	case handling.Discard:
 		e.discard(s)
@@ -194,7 +195,7 @@ func (e *Engine) pause(s *Sequence, tool ToolCall) {
 	default:
 		e.paused = append(e.paused, s)
 	}
-	e.emit(Event{Kind: EvPaused, Seq: s, Handling: kind})
+	e.emit(Event{Kind: EvPaused, Seq: s, Handling: kind, Context: context})
 }
 
 // finish ends a call and frees everything it holds.

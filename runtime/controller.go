@@ -429,7 +429,7 @@ func (s *seqCtl) paused(ev *engine.Event) {
 	}
 	s.pending = nil
 	round := Round{Index: len(s.rounds), Predicted: p.predicted, Handling: ev.Handling.String(),
-		HandlingReason: s.rt.explainHandling(ev.Seq, ev.Handling)}
+		HandlingReason: s.rt.explainHandling(ev.Seq, ev.Handling, ev.Context)}
 	s.pausedAt, s.handlingLater = time.Now(), nil
 	s.call.push(Delta{Kind: DeltaToolRoundStart, Round: roundStarted(round, p.calls)})
 	go s.rt.runRound(s, p, round, ev.Seq.NumTokens())

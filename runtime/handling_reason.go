@@ -19,11 +19,16 @@ import (
 // (memory held idle or spent recomputing, byte·seconds). The least waste
 // is what InferCept picks; other policies have their own rules, and the
 // text says so when their choice differs.
-func (rt *Runtime) explainHandling(seq *engine.Sequence, k handling.Kind) string {
+func (rt *Runtime) explainHandling(seq *engine.Sequence, k handling.Kind, context int) string {
 	v := rt.eng.HandlingView(seq)
 	sit := v.Situation(seq)
+	sit.Context = context // the context the policy decided on (a discard has freed it since)
+	needed := seq.ResidentBlocks()
+	if v.BlockSize > 0 && needed == 0 {
+		needed = (context + v.BlockSize - 1) / v.BlockSize
+	}
 	var allowed []handling.Kind
-	if v.HostFree < seq.ResidentBlocks() {
+	if v.HostFree < needed {
 		allowed = []handling.Kind{handling.Preserve, handling.Discard}
 	}
 	best, w := handling.Choose(sit, v.Cost, allowed...)
@@ -32,12 +37,18 @@ func (rt *Runtime) explainHandling(seq *engine.Sequence, k handling.Kind) string
 		rt.policyName, k, sit.Context, seconds(sit.ToolRemaining), sit.OtherRunning,
 		rt.waste(w[handling.Preserve]), rt.waste(w[handling.Swap]), rt.waste(w[handling.Discard]))
 	if allowed != nil {
-		fmt.Fprintf(&b, " (swap impossible: %d host blocks free, %d needed)", v.HostFree, seq.ResidentBlocks())
+		fmt.Fprintf(&b, " (swap impossible: %d host blocks free, %d needed)", v.HostFree, needed)
 	}
 	if k == best {
 		fmt.Fprintf(&b, "; %s wastes least", k)
 	} else {
 		fmt.Fprintf(&b, "; the least waste would be %s: the policy decides by its own rule", best)
+	}
+	if k == handling.Discard {
+		// The runtime always runs the prefix cache (withPrefixCache): the
+		// freed blocks stay findable until evicted, which InferCept's model,
+		// pricing a discard as a full recompute, does not count.
+		b.WriteString(" (the discarded blocks stay in the prefix cache until other calls need the memory, so the call may find its context there when the tool returns)")
 	}
 	return b.String()
 }
