@@ -103,7 +103,8 @@ type hookRun struct {
 	handled  map[int][]handling.Kind
 	preempts map[int]int
 	done     int
-	onHost   map[int]bool // KV on the host when its tool returned
+	onHost   map[int]bool  // KV on the host when its tool returned
+	paused   map[int][]int // EvPaused's Context, per pause
 }
 
 func (r *hookRun) Observe(ev *Event) {
@@ -122,6 +123,7 @@ func (r *hookRun) Observe(ev *Event) {
 	case EvPaused, EvHandled:
 		r.handled[i] = append(r.handled[i], ev.Handling)
 		if ev.Kind == EvPaused {
+			r.paused[i] = append(r.paused[i], ev.Context)
 			id := ev.Seq.ID()
 			r.e.At(ev.Time+time.Duration(r.plans[i].tool*float64(time.Second)), func() {
 				r.onHost[i] = r.e.Sequence(id).Place() == OnHost
@@ -142,7 +144,7 @@ func (r *hookRun) Observe(ev *Event) {
 func runHooks(t *testing.T, cfg Config, p Policy, plans []plan) *hookRun {
 	t.Helper()
 	r := &hookRun{plans: plans, index: map[SeqID]int{}, first: map[int]time.Duration{}, handled: map[int][]handling.Kind{},
-		preempts: map[int]int{}, onHost: map[int]bool{}}
+		preempts: map[int]int{}, onHost: map[int]bool{}, paused: map[int][]int{}}
 	e, err := New(cfg, NewVirtualClock(), &fixedExec{}, p, r)
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +168,20 @@ func runHooks(t *testing.T, cfg Config, p Policy, plans []plan) *hookRun {
 			e.Leaked(), e.Blocks().UsedBlocks(), e.Host().Used())
 	}
 	return r
+}
+
+// EvPaused carries the context the policy decided on, also after a discard
+// has freed it (the runtime explains the decision from it).
+func TestPausedEventCarriesTheDecidedContext(t *testing.T) {
+	plans := []plan{{prompt: 10, before: 3, expect: 0.5, tool: 0.5, after: 2}}
+	for _, k := range []handling.Kind{handling.Preserve, handling.Discard} {
+		r := runHooks(t, baseConfig(), &hookPolicy{handle: k}, plans)
+		// The pause comes after the prompt and the tokens generated before
+		// it; the last sampled token is not yet computed.
+		if got := r.paused[0]; len(got) != 1 || got[0] < 10 {
+			t.Errorf("%v: EvPaused contexts %v, want one of at least the 10-token prompt", k, got)
+		}
+	}
 }
 
 // A waiting call that does not fit holds back the calls ranked after it
