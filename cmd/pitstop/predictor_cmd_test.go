@@ -40,3 +40,37 @@ func TestPredictorEvalOnline(t *testing.T) {
 		t.Fatalf("--curve without --online: exit %d, %s", code, errOut)
 	}
 }
+
+// convert-swe-agent turns a trajectory's timed steps into shell calls, and
+// durations --eval replays them against the per-tool running median. The
+// trajectory twice: each class's second call is predicted by its median
+// exactly (3 of the 5 scored calls).
+func TestPredictorDurationsEval(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls.jsonl")
+	traj := filepath.Join("..", "..", "predictor", "testdata", "swe-agent-mini.traj")
+	code, out, errOut := pitstop(t, "predictor", "convert-swe-agent", "--source", "swe-agent/test", "--out", calls, traj, traj)
+	if code != 0 || !strings.Contains(out, "6 tool calls from 2 trajectories") {
+		t.Fatalf("convert: exit %d: %s%s", code, out, errOut)
+	}
+	code, out, errOut = pitstop(t, "predictor", "durations", "--traces", calls, "--eval")
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"calls 6 (tools 1, argument classes 3), scored 5", "per-tool running median                    5",
+		"per-argument-class estimator (serve)       5", "per-class running median, always           5      60.0%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	shipped := filepath.Join("..", "..", "predictor", "data", "traces", "swe-agent-demos.jsonl.gz")
+	if code, out, errOut := pitstop(t, "predictor", "durations", "--traces", shipped, "--eval"); code != 0 || !strings.Contains(out, "calls 40 (tools 1") {
+		t.Fatalf("shipped trace: exit %d: %s%s", code, out, errOut)
+	}
+	if code, _, errOut := pitstop(t, "predictor", "durations", "--traces", calls, "--eval", "--out", filepath.Join(dir, "d.json")); code != 2 || !strings.Contains(errOut, "does not go with --eval") {
+		t.Fatalf("--eval --out: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := pitstop(t, "predictor", "convert-swe-agent", "--out", calls, traj); code != 2 || !strings.Contains(errOut, "--out and --source are required") {
+		t.Fatalf("no --source: exit %d, %s", code, errOut)
+	}
+}
