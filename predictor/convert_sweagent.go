@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // SWEAgentShellTool is the tool name ConvertSWEAgent gives every action:
@@ -13,14 +15,45 @@ import (
 // the program from it).
 const SWEAgentShellTool = "bash"
 
-// ConvertSWEAgent turns one SWE-agent trajectory (a .traj file, SWE-agent
-// 1.0 or later) into trace records, one per step that recorded its
-// execution_time: the step's action as the shell tool's "command" argument
-// and its measured wall time as the tool's duration. Older trajectories did
-// not record execution_time and give an error. The records carry durations,
-// not output lengths: PreToolOutputTokens is 0, so they are for
+// maxCommandBytes caps the command kept in a converted record's arguments:
+// its program is what the duration estimator reads (ArgumentClass), and
+// agents write whole files through heredocs.
+const maxCommandBytes = 128
+
+// shellArgs is the JSON arguments {"command": cmd}, cmd cut to
+// maxCommandBytes (at a rune boundary).
+func shellArgs(cmd string) string {
+	if len(cmd) > maxCommandBytes {
+		cut := maxCommandBytes
+		for cut > 0 && !utf8.RuneStart(cmd[cut]) {
+			cut--
+		}
+		cmd = cmd[:cut]
+	}
+	args, _ := json.Marshal(map[string]string{"command": cmd})
+	return string(args)
+}
+
+// ConvertSWEAgent turns one trajectory of SWE-agent (a .traj file, 1.0 or
+// later) or of mini-swe-agent (a .traj.json file, trajectory_format
+// "mini-swe-agent-1.x", version 2 or later) into trace records, one per
+// shell command whose wall time the trajectory records: the command as the
+// shell tool's "command" argument (cut to 128 bytes) and its measured time
+// as the tool's duration. SWE-agent records each step's execution_time;
+// mini-swe-agent timestamps each model response when it arrives and each
+// command's output when it is done, so a command took the time from the
+// response (or from the previous command of the same response) to its
+// output. Trajectories that record neither give an error. The records carry
+// durations, not output lengths: PreToolOutputTokens is 0, so they are for
 // `predictor durations`, not for training the length model.
 func ConvertSWEAgent(data []byte, source, program string) ([]TraceRecord, error) {
+	var probe struct {
+		Format   string          `json:"trajectory_format"`
+		Messages json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(data, &probe); err == nil && (strings.HasPrefix(probe.Format, "mini-swe-agent") || probe.Messages != nil) {
+		return convertMiniSWEAgent(data, source, program)
+	}
 	var traj struct {
 		Trajectory []struct {
 			Action        string          `json:"action"`
@@ -42,13 +75,9 @@ func ConvertSWEAgent(data []byte, source, program string) ([]TraceRecord, error)
 		if err != nil {
 			return nil, fmt.Errorf("swe-agent trajectory: step %d: %w", i, err)
 		}
-		args, err := json.Marshal(map[string]string{"command": step.Action})
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, TraceRecord{
 			FeatureVersion: FeatureVersion, Source: source, Program: program, Segment: i,
-			Tool: SWEAgentShellTool, ToolArgs: string(args), ToolDurationS: &secs,
+			Tool: SWEAgentShellTool, ToolArgs: shellArgs(step.Action), ToolDurationS: &secs,
 		})
 	}
 	if len(out) == 0 {
@@ -74,4 +103,67 @@ func sweAgentSeconds(raw json.RawMessage) (float64, error) {
 		return 0, fmt.Errorf("execution_time %v: want seconds >= 0", v)
 	}
 	return v, nil
+}
+
+// convertMiniSWEAgent reads mini-swe-agent's messages: an assistant message
+// (extra.timestamp: when the response arrived) with its tool calls, then one
+// tool message per call (extra.timestamp: when the command was done),
+// matched by tool_call_id.
+func convertMiniSWEAgent(data []byte, source, program string) ([]TraceRecord, error) {
+	var traj struct {
+		Messages []struct {
+			Role      string `json:"role"`
+			ToolCalls []struct {
+				ID       string   `json:"id"`
+				Function ChatCall `json:"function"`
+			} `json:"tool_calls"`
+			ToolCallID string `json:"tool_call_id"`
+			Extra      struct {
+				Timestamp *float64 `json:"timestamp"`
+			} `json:"extra"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(data, &traj); err != nil {
+		return nil, fmt.Errorf("mini-swe-agent trajectory: %w", err)
+	}
+	type call struct{ tool, command string }
+	var (
+		out     []TraceRecord
+		pending = map[string]call{}
+		since   *float64 // when the last response arrived or the last command ended
+		segment int      // assistant messages so far
+	)
+	for _, m := range traj.Messages {
+		switch m.Role {
+		case "assistant":
+			segment++
+			clear(pending)
+			since = m.Extra.Timestamp
+			for _, tc := range m.ToolCalls {
+				var args struct {
+					Command string `json:"command"`
+				}
+				_ = json.Unmarshal([]byte(tc.Function.Arguments), &args)
+				pending[tc.ID] = call{tool: tc.Function.Name, command: args.Command}
+			}
+		case "tool":
+			c, ok := pending[m.ToolCallID]
+			end := m.Extra.Timestamp
+			if ok && since != nil && end != nil && c.command != "" {
+				secs := *end - *since
+				if validSeconds(secs) {
+					out = append(out, TraceRecord{
+						FeatureVersion: FeatureVersion, Source: source, Program: program, Segment: segment - 1,
+						Tool: c.tool, ToolArgs: shellArgs(c.command), ToolDurationS: &secs,
+					})
+				}
+			}
+			delete(pending, m.ToolCallID)
+			since = end
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("mini-swe-agent trajectory: no tool call with timestamps (mini-swe-agent before 2.0 did not record them)")
+	}
+	return out, nil
 }

@@ -69,6 +69,11 @@ func FuzzConvertSWEAgent(f *testing.F) {
 	}
 	f.Add(data)
 	f.Add([]byte(`{"trajectory": [{"action": "ls", "execution_time": "1e400"}]}`))
+	mini, err := os.ReadFile("testdata/mini-swe-agent-mini.traj.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(mini)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		recs, err := ConvertSWEAgent(in, "s", "p")
 		if err != nil {
@@ -80,4 +85,46 @@ func FuzzConvertSWEAgent(f *testing.F) {
 			}
 		}
 	})
+}
+
+// mini-swe-agent: a command took from its response (or the previous command
+// of the same response) to its output; a response without a timestamp
+// gives nothing to measure.
+func TestConvertMiniSWEAgent(t *testing.T) {
+	data, err := os.ReadFile("testdata/mini-swe-agent-mini.traj.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ConvertSWEAgent(data, "mini/test", "run1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		seg   int
+		class string
+		secs  float64
+	}{{0, "prog:ls", 0.25}, {1, "prog:pip", 7.5}, {1, "prog:python -m pytest", 2}}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records, want %d: %+v", len(recs), len(want), recs)
+	}
+	for i, w := range want {
+		r := recs[i]
+		if r.Segment != w.seg || r.Tool != "bash" || ArgumentClass(r.ToolArgs) != w.class || r.ToolDurationS == nil || *r.ToolDurationS != w.secs {
+			t.Errorf("record %d = %+v (args %s), want segment %d class %s %v s", i, r, r.ToolArgs, w.seg, w.class, w.secs)
+		}
+	}
+	if _, err := ConvertSWEAgent([]byte(`{"trajectory_format": "mini-swe-agent-1.1", "messages": []}`), "s", "p"); err == nil ||
+		!strings.Contains(err.Error(), "no tool call with timestamps") {
+		t.Errorf("empty messages: %v", err)
+	}
+}
+
+// Long commands are cut to maxCommandBytes at a rune boundary and stay
+// valid JSON whose program still classifies.
+func TestShellArgsCut(t *testing.T) {
+	long := "make " + strings.Repeat("é", 200)
+	args := shellArgs(long)
+	if ArgumentClass(args) != "prog:make" || len(args) > maxCommandBytes+20 {
+		t.Fatalf("shellArgs = %s (%d bytes)", args, len(args))
+	}
 }

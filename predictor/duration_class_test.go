@@ -15,6 +15,10 @@ func TestArgumentClass(t *testing.T) {
 		`{"query": "weather"}`:                      "",
 		`not json`:                                  "",
 		`{"command": "   "}`:                        "",
+		`{"command": "cd /testbed && python -m pytest tests/x.py -q"}`: "prog:python -m pytest",
+		`{"command": "cd /repo; export A=1\nmake all | tail"}`:         "prog:make",
+		`{"command": "cd /repo"}`:                                      "prog:cd",
+		`{"command": "python3 reproduce.py"}`:                          "prog:python3",
 	} {
 		if got := ArgumentClass(args); got != want {
 			t.Errorf("ArgumentClass(%s) = %q, want %q", args, got, want)

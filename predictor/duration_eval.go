@@ -31,7 +31,15 @@ type DurationEval struct {
 	Tools   int
 	Classes int // distinct (tool, ArgumentClass) pairs with a class
 	Scores  []DurationScore
+	// LongScores are the same predictors scored on the calls that took at
+	// least LongCallSeconds: the ones that decide whether a paused
+	// program's context is worth keeping.
+	LongScores []DurationScore
 }
+
+// LongCallSeconds is the duration from which EvalDurations also scores a
+// call among the long ones.
+const LongCallSeconds = 1.0
 
 // EvalDurations replays the records' tool calls in order, prequentially:
 // each call is predicted by every predictor, then learnt by all of them. A
@@ -49,11 +57,11 @@ func EvalDurations(recs []TraceRecord) DurationEval {
 		logs   []float64
 		within int
 	}
-	scorers := []*scorer{
-		{name: "per-tool running median"},
-		{name: "per-tool estimator (EWMA + prior)"},
-		{name: "per-argument-class estimator (serve)"},
-		{name: "per-class running median, always"},
+	names := []string{"per-tool running median", "per-tool estimator (EWMA + prior)",
+		"per-argument-class estimator (serve)", "per-class running median, always"}
+	scorers, long := make([]*scorer, len(names)), make([]*scorer, len(names))
+	for i, n := range names {
+		scorers[i], long[i] = &scorer{name: n}, &scorer{name: n}
 	}
 	perTool := NewDurationEstimator(DurationOptions{})
 	classes := NewClassDurations(DurationOptions{})
@@ -83,9 +91,14 @@ func EvalDurations(recs []TraceRecord) DurationEval {
 			preds := []float64{sortedMedian(tool), perTool.PredictDuration(r.Tool), classes.Predict(r.Tool, r.ToolArgs), classMed}
 			for i, p := range preds {
 				l := logRatio(p, actual)
-				scorers[i].logs = append(scorers[i].logs, l)
-				if l <= math.Ln2+1e-12 {
-					scorers[i].within++
+				for _, s := range []*scorer{scorers[i], long[i]} {
+					if s == long[i] && actual < LongCallSeconds {
+						continue
+					}
+					s.logs = append(s.logs, l)
+					if l <= math.Ln2+1e-12 {
+						s.within++
+					}
 				}
 			}
 		}
@@ -96,13 +109,17 @@ func EvalDurations(recs []TraceRecord) DurationEval {
 			past[ck] = insertSorted(past[ck], actual)
 		}
 	}
-	for _, s := range scorers {
+	score := func(s *scorer) DurationScore {
 		ds := DurationScore{Name: s.name, N: len(s.logs), Within2x: s.within}
 		if len(s.logs) > 0 {
 			slices.Sort(s.logs)
 			ds.MedianLogRatio = sortedMedian(s.logs)
 		}
-		ev.Scores = append(ev.Scores, ds)
+		return ds
+	}
+	for i := range scorers {
+		ev.Scores = append(ev.Scores, score(scorers[i]))
+		ev.LongScores = append(ev.LongScores, score(long[i]))
 	}
 	return ev
 }

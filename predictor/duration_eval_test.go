@@ -49,6 +49,13 @@ func TestEvalDurationsArgumentClassesBeatThePerToolMedian(t *testing.T) {
 	if s := byName["per-argument-class estimator (serve)"]; s.Within2xRate() < 0.8 || s.MedianLogRatio > 0.01 {
 		t.Errorf("serve's class estimator: %+v, want >= 80%% within 2x", s)
 	}
+	// The long calls are make's 49 scored ones, each predicted at 60 s by
+	// its class.
+	for _, s := range ev.LongScores {
+		if s.N != 49 || s.Name == "per-class running median, always" && (s.Within2x != 49 || s.MedianLogRatio != 0) {
+			t.Errorf("long calls: %+v, want 49 scored (all within 2x for the class median)", s)
+		}
+	}
 }
 
 // One program with steady durations: every predictor is within 2x; the

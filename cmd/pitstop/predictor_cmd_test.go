@@ -67,6 +67,10 @@ func TestPredictorDurationsEval(t *testing.T) {
 	if code, out, errOut := pitstop(t, "predictor", "durations", "--traces", shipped, "--eval"); code != 0 || !strings.Contains(out, "calls 40 (tools 1") {
 		t.Fatalf("shipped trace: exit %d: %s%s", code, out, errOut)
 	}
+	mini := filepath.Join("..", "..", "predictor", "testdata", "mini-swe-agent-mini.traj.json")
+	if code, out, errOut := pitstop(t, "predictor", "convert-swe-agent", "--source", "mini/test", "--out", calls, mini, mini); code != 0 || !strings.Contains(out, "6 tool calls from 2 trajectories") {
+		t.Fatalf("convert mini-swe-agent: exit %d: %s%s", code, out, errOut)
+	}
 	if code, _, errOut := pitstop(t, "predictor", "durations", "--traces", calls, "--eval", "--out", filepath.Join(dir, "d.json")); code != 2 || !strings.Contains(errOut, "does not go with --eval") {
 		t.Fatalf("--eval --out: exit %d, %s", code, errOut)
 	}

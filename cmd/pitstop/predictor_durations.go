@@ -28,7 +28,8 @@ learn it), and prints, for a per-tool running median (the baseline), the runtime
 per-tool estimator, the per-argument-class estimator that serve uses (a shell command's
 program, a URL's host; the per-tool median is its floor) and a per-class running median,
 the share of calls predicted within 2x of their measured duration and the median
-|ln(predicted/actual)|. A tool's first call is not scored.`,
+|ln(predicted/actual)|, over all calls and over those that took 1 s or more. A tool's
+first call is not scored.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(traces) == 0 {
@@ -52,6 +53,10 @@ the share of calls predicted within 2x of their measured duration and the median
 				fmt.Fprintf(stdout, "%-38s %5s %10s %16s\n", "predictor", "n", "within-2x", "median|ln(p/a)|")
 				for _, s := range ev.Scores {
 					fmt.Fprintf(stdout, "%-38s %5d %9.1f%% %16.2f\n", s.Name, s.N, 100*s.Within2xRate(), s.MedianLogRatio)
+				}
+				fmt.Fprintf(stdout, "calls that took %g s or more:\n", predictor.LongCallSeconds)
+				for _, s := range ev.LongScores {
+					fmt.Fprintf(stdout, "  %-36s %5d %9.1f%% %16.2f\n", s.Name, s.N, 100*s.Within2xRate(), s.MedianLogRatio)
 				}
 				return nil
 			}
@@ -92,24 +97,30 @@ func newPredictorConvertSWEAgentCmd() *cobra.Command {
 	var source, out string
 	cmd := &cobra.Command{
 		Use:   "convert-swe-agent TRAJ...",
-		Short: "Convert SWE-agent trajectories (.traj) into trace records with measured tool durations",
-		Long: `convert-swe-agent writes one trace record per step of SWE-agent trajectories (1.0 or
-later, which record each action's execution_time): the action as the "command" argument of
-the shell tool (` + predictor.SWEAgentShellTool + `) and its measured wall time as the tool duration, for
-'predictor durations'. A trajectory's program is its file name without .traj; files are
-read in the order given. --out ending in .gz is gzip-compressed.`,
+		Short: "Convert SWE-agent / mini-swe-agent trajectories into trace records with measured tool durations",
+		Long: `convert-swe-agent writes one trace record per shell command of SWE-agent trajectories
+(.traj, 1.0 or later: each step's execution_time) or mini-swe-agent trajectories (.traj.json,
+2.0 or later: the time from a model response to its command's output, from their
+timestamps): the command as the "command" argument of the shell tool and its measured wall
+time as the tool duration, for 'predictor durations'. A trajectory's program is its file
+name without .traj / .traj.json; files are read in the order given. --out ending in .gz is
+gzip-compressed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			if out == "" || source == "" {
 				return usagef("predictor convert-swe-agent: --out and --source are required")
 			}
 			var recs []predictor.TraceRecord
-			for i, f := range files {
+			seen := map[string]int{}
+			for _, f := range files {
 				data, err := os.ReadFile(f)
 				if err != nil {
 					return err
 				}
-				program := fmt.Sprintf("%d-%s", i, strings.TrimSuffix(filepath.Base(f), ".traj"))
+				program := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".json"), ".traj")
+				if seen[program]++; seen[program] > 1 {
+					program = fmt.Sprintf("%s#%d", program, seen[program])
+				}
 				r, err := predictor.ConvertSWEAgent(data, source, program)
 				if err != nil {
 					return fmt.Errorf("%s: %w", f, err)
