@@ -105,14 +105,35 @@ func sweAgentSeconds(raw json.RawMessage) (float64, error) {
 	return v, nil
 }
 
+// maxMiniMessageBytes caps the last message kept in a mini-swe-agent
+// record: a coding agent's tool outputs are long, and the 99 runs converted
+// so far would take 2.1 MB compressed at Featurize's MaxTextBytes.
+const maxMiniMessageBytes = 2048
+
+// clipTo cuts s to at most n bytes, at a rune boundary.
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // convertMiniSWEAgent reads mini-swe-agent's messages: an assistant message
-// (extra.timestamp: when the response arrived) with its tool calls, then one
+// (extra.timestamp: when the response arrived; extra.response.usage: its
+// token counts, by the model's own tokenizer) with its tool calls, then one
 // tool message per call (extra.timestamp: when the command was done),
-// matched by tool_call_id.
+// matched by tool_call_id. Each assistant message is a segment: a record
+// with its output tokens and inputs; its tool call's duration is added when
+// both timestamps are there. A second call of the same message (none in the
+// sets converted so far) becomes a record of its own with no output tokens.
 func convertMiniSWEAgent(data []byte, source, program string) ([]TraceRecord, error) {
 	var traj struct {
 		Messages []struct {
 			Role      string `json:"role"`
+			Content   string `json:"content"`
 			ToolCalls []struct {
 				ID       string   `json:"id"`
 				Function ChatCall `json:"function"`
@@ -120,49 +141,81 @@ func convertMiniSWEAgent(data []byte, source, program string) ([]TraceRecord, er
 			ToolCallID string `json:"tool_call_id"`
 			Extra      struct {
 				Timestamp *float64 `json:"timestamp"`
+				Response  struct {
+					Usage struct {
+						CompletionTokens *int `json:"completion_tokens"`
+						PromptTokens     int  `json:"prompt_tokens"`
+					} `json:"usage"`
+				} `json:"response"`
 			} `json:"extra"`
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(data, &traj); err != nil {
 		return nil, fmt.Errorf("mini-swe-agent trajectory: %w", err)
 	}
-	type call struct{ tool, command string }
 	var (
-		out     []TraceRecord
-		pending = map[string]call{}
-		since   *float64 // when the last response arrived or the last command ended
-		segment int      // assistant messages so far
+		out          []TraceRecord
+		pending      = map[string]int{} // tool call id → index of its record in out
+		since        *float64           // when the last response arrived or the last command ended
+		h            History
+		system, last string
+		lastTool     string
+		timed        int
 	)
 	for _, m := range traj.Messages {
 		switch m.Role {
+		case "system":
+			system = clipText(m.Content)
+		case "user":
+			last, lastTool = clipTo(m.Content, maxMiniMessageBytes), ""
 		case "assistant":
-			segment++
 			clear(pending)
 			since = m.Extra.Timestamp
-			for _, tc := range m.ToolCalls {
+			usage := m.Extra.Response.Usage
+			tokens := 0
+			if usage.CompletionTokens != nil {
+				tokens = max(*usage.CompletionTokens, 0)
+			}
+			rec := TraceRecord{FeatureVersion: FeatureVersion, Source: source, Program: program, Segment: h.Calls,
+				Input: Input{SystemPrompt: system, LastMessage: last, ToolNames: []string{SWEAgentShellTool},
+					PromptTokens: max(usage.PromptTokens, 0), LastTool: lastTool, History: h},
+				PreToolOutputTokens: tokens}
+			for i, tc := range m.ToolCalls {
 				var args struct {
 					Command string `json:"command"`
 				}
 				_ = json.Unmarshal([]byte(tc.Function.Arguments), &args)
-				pending[tc.ID] = call{tool: tc.Function.Name, command: args.Command}
+				r := rec
+				if i > 0 { // a second call: its duration only
+					r.PreToolOutputTokens, r.Input = 0, Input{}
+				}
+				r.Tool, r.ToolArgs = tc.Function.Name, shellArgs(args.Command)
+				pending[tc.ID] = len(out)
+				out = append(out, r)
 			}
+			if len(m.ToolCalls) == 0 {
+				out = append(out, rec)
+			}
+			tool := ""
+			if len(m.ToolCalls) > 0 {
+				tool = m.ToolCalls[0].Function.Name
+			}
+			h = h.Observe(tokens, tool)
 		case "tool":
-			c, ok := pending[m.ToolCallID]
+			last, lastTool = clipTo(m.Content, maxMiniMessageBytes), SWEAgentShellTool
+			i, ok := pending[m.ToolCallID]
 			end := m.Extra.Timestamp
-			if ok && since != nil && end != nil && c.command != "" {
-				secs := *end - *since
-				if validSeconds(secs) {
-					out = append(out, TraceRecord{
-						FeatureVersion: FeatureVersion, Source: source, Program: program, Segment: segment - 1,
-						Tool: c.tool, ToolArgs: shellArgs(c.command), ToolDurationS: &secs,
-					})
+			if ok && since != nil && end != nil {
+				if secs := *end - *since; validSeconds(secs) {
+					out[i].ToolDurationS = &secs
+					timed++
 				}
 			}
 			delete(pending, m.ToolCallID)
 			since = end
 		}
 	}
-	if len(out) == 0 {
+	if timed == 0 {
 		return nil, errors.New("mini-swe-agent trajectory: no tool call with timestamps (mini-swe-agent before 2.0 did not record them)")
 	}
 	return out, nil

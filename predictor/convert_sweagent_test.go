@@ -79,17 +79,28 @@ func FuzzConvertSWEAgent(f *testing.F) {
 		if err != nil {
 			return
 		}
+		timed := 0
 		for _, r := range recs {
-			if r.ToolDurationS == nil || !validSeconds(*r.ToolDurationS) || r.ToolArgs == "" {
-				t.Fatalf("invalid record %+v", r)
+			if r.ToolDurationS != nil {
+				timed++
+				if !validSeconds(*r.ToolDurationS) {
+					t.Fatalf("invalid duration %+v", r)
+				}
 			}
+			if r.PreToolOutputTokens < 0 || r.Input.PromptTokens < 0 {
+				t.Fatalf("negative tokens %+v", r)
+			}
+		}
+		if timed == 0 {
+			t.Fatal("converted with no timed call")
 		}
 	})
 }
 
-// mini-swe-agent: a command took from its response (or the previous command
-// of the same response) to its output; a response without a timestamp
-// gives nothing to measure.
+// mini-swe-agent: each response is a segment with its own token counts; a
+// command took from its response (or the previous command of the same
+// response) to its output; a response without a timestamp gives a record
+// with no duration.
 func TestConvertMiniSWEAgent(t *testing.T) {
 	data, err := os.ReadFile("testdata/mini-swe-agent-mini.traj.json")
 	if err != nil {
@@ -100,18 +111,29 @@ func TestConvertMiniSWEAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []struct {
-		seg   int
-		class string
-		secs  float64
-	}{{0, "prog:ls", 0.25}, {1, "prog:pip", 7.5}, {1, "prog:python -m pytest", 2}}
+		seg, tokens, prompt int
+		lastTool, class     string
+		secs                float64 // -1: none
+	}{
+		{0, 84, 1500, "", "prog:ls", 0.25},
+		{1, 120, 1700, "bash", "prog:pip", 7.5},
+		{1, 0, 0, "", "prog:python -m pytest", 2}, // the response's second call
+		{2, 30, 1900, "bash", "prog:ls", -1},
+	}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records, want %d: %+v", len(recs), len(want), recs)
 	}
 	for i, w := range want {
 		r := recs[i]
-		if r.Segment != w.seg || r.Tool != "bash" || ArgumentClass(r.ToolArgs) != w.class || r.ToolDurationS == nil || *r.ToolDurationS != w.secs {
-			t.Errorf("record %d = %+v (args %s), want segment %d class %s %v s", i, r, r.ToolArgs, w.seg, w.class, w.secs)
+		secsOK := (w.secs < 0 && r.ToolDurationS == nil) || (r.ToolDurationS != nil && *r.ToolDurationS == w.secs)
+		if r.Segment != w.seg || r.PreToolOutputTokens != w.tokens || r.Input.PromptTokens != w.prompt || r.Input.LastTool != w.lastTool ||
+			r.Tool != "bash" || ArgumentClass(r.ToolArgs) != w.class || !secsOK {
+			t.Errorf("record %d = %+v (args %s), want %+v", i, r, r.ToolArgs, w)
 		}
+	}
+	// The history the third response sees: two tool-call segments, 84 and 120 tokens.
+	if h := recs[3].Input.History; h.Calls != 2 || h.MeanOutputTokens != 102 || h.LastOutputTokens != 120 {
+		t.Errorf("history %+v", h)
 	}
 	if _, err := ConvertSWEAgent([]byte(`{"trajectory_format": "mini-swe-agent-1.1", "messages": []}`), "s", "p"); err == nil ||
 		!strings.Contains(err.Error(), "no tool call with timestamps") {

@@ -360,13 +360,17 @@ program's earlier segments (predictor.ProgramBlend).`,
 				if rep, err = predictor.Evaluate(pred, recs); err != nil {
 					return err
 				}
-				onlineBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs), recs)
+				blended := predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs)
+				onlineBlend, err := predictor.Evaluate(blended, recs)
 				if err != nil {
 					return err
 				}
 				rep.WriteSummary(stdout, "model, online")
 				onlineBlend.WriteSummary(stdout, "model, online + blend")
 				cold.WriteSummary(stdout, "model, not learning")
+				if err := writeSecondHalf(stdout, pred, blended, recs, predictor.MedianTokens(train)); err != nil {
+					return err
+				}
 			} else {
 				rep.WriteSummary(stdout, "model")
 			}

@@ -20,7 +20,8 @@ func TestPredictorEvalOnline(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"model, online          n=52", "model, online + blend  n=52", "model, not learning    n=52",
-		"model + program blend  n=52", "baseline: history", "baseline: history, training median start", "wrote " + csv} {
+		"model + program blend  n=52", "baseline: history", "baseline: history, training median start", "wrote " + csv,
+		"second half (records 27-52, after learning from the first):", "  online + blend       n=26", "  history              n=26"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -50,7 +51,7 @@ func TestPredictorDurationsEval(t *testing.T) {
 	calls := filepath.Join(dir, "calls.jsonl")
 	traj := filepath.Join("..", "..", "predictor", "testdata", "swe-agent-mini.traj")
 	code, out, errOut := pitstop(t, "predictor", "convert-swe-agent", "--source", "swe-agent/test", "--out", calls, traj, traj)
-	if code != 0 || !strings.Contains(out, "6 tool calls from 2 trajectories") {
+	if code != 0 || !strings.Contains(out, "6 records, 6 timed tool calls, from 2 trajectories") {
 		t.Fatalf("convert: exit %d: %s%s", code, out, errOut)
 	}
 	code, out, errOut = pitstop(t, "predictor", "durations", "--traces", calls, "--eval")
@@ -68,7 +69,7 @@ func TestPredictorDurationsEval(t *testing.T) {
 		t.Fatalf("shipped trace: exit %d: %s%s", code, out, errOut)
 	}
 	mini := filepath.Join("..", "..", "predictor", "testdata", "mini-swe-agent-mini.traj.json")
-	if code, out, errOut := pitstop(t, "predictor", "convert-swe-agent", "--source", "mini/test", "--out", calls, mini, mini); code != 0 || !strings.Contains(out, "6 tool calls from 2 trajectories") {
+	if code, out, errOut := pitstop(t, "predictor", "convert-swe-agent", "--source", "mini/test", "--out", calls, mini, mini); code != 0 || !strings.Contains(out, "8 records, 6 timed tool calls, from 2 trajectories") {
 		t.Fatalf("convert mini-swe-agent: exit %d: %s%s", code, out, errOut)
 	}
 	if code, _, errOut := pitstop(t, "predictor", "durations", "--traces", calls, "--eval", "--out", filepath.Join(dir, "d.json")); code != 2 || !strings.Contains(errOut, "does not go with --eval") {

@@ -104,7 +104,8 @@ func newPredictorConvertSWEAgentCmd() *cobra.Command {
 timestamps): the command as the "command" argument of the shell tool and its measured wall
 time as the tool duration, for 'predictor durations'. A trajectory's program is its file
 name without .traj / .traj.json; files are read in the order given. --out ending in .gz is
-gzip-compressed.`,
+gzip-compressed. mini-swe-agent records also carry each response's output and prompt tokens
+(the model's own usage counts) and its inputs, for the length model ('predictor eval').`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			if out == "" || source == "" {
@@ -130,7 +131,13 @@ gzip-compressed.`,
 			if err := predictor.WriteTraces(out, recs); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d tool calls from %d trajectories\n", out, len(recs), len(files))
+			timed := 0
+			for _, r := range recs {
+				if r.ToolDurationS != nil {
+					timed++
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d records, %d timed tool calls, from %d trajectories\n", out, len(recs), timed, len(files))
 			return nil
 		},
 	}
