@@ -69,3 +69,14 @@ func TestClassDurationsKeepThePerToolFloor(t *testing.T) {
 		t.Fatalf("predicted %v, the per-tool median is %v: a class without signal was used", got, floor)
 	}
 }
+
+// ArgumentClass runs on every server-side tool call serve predicts and
+// learns (twice per call), not per engine step.
+func BenchmarkArgumentClass(b *testing.B) {
+	args := `{"command": "cd /testbed && python -m pytest tests/test_fields.py -q 2>&1 | tail -20"}`
+	for b.Loop() {
+		if ArgumentClass(args) != "prog:python -m pytest" {
+			b.Fatal("wrong class")
+		}
+	}
+}
