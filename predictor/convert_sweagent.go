@@ -23,14 +23,7 @@ const maxCommandBytes = 128
 // shellArgs is the JSON arguments {"command": cmd}, cmd cut to
 // maxCommandBytes (at a rune boundary).
 func shellArgs(cmd string) string {
-	if len(cmd) > maxCommandBytes {
-		cut := maxCommandBytes
-		for cut > 0 && !utf8.RuneStart(cmd[cut]) {
-			cut--
-		}
-		cmd = cmd[:cut]
-	}
-	args, _ := json.Marshal(map[string]string{"command": cmd})
+	args, _ := json.Marshal(map[string]string{"command": clipTo(cmd, maxCommandBytes)})
 	return string(args)
 }
 
@@ -43,9 +36,10 @@ func shellArgs(cmd string) string {
 // mini-swe-agent timestamps each model response when it arrives and each
 // command's output when it is done, so a command took the time from the
 // response (or from the previous command of the same response) to its
-// output. Trajectories that record neither give an error. The records carry
-// durations, not output lengths: PreToolOutputTokens is 0, so they are for
-// `predictor durations`, not for training the length model.
+// output. Trajectories that record neither give an error. SWE-agent's
+// records carry durations only (PreToolOutputTokens is 0: they are for
+// `predictor durations`, not for the length model); mini-swe-agent's are
+// also segments, with the tokens the model's API counted (convertMiniSWEAgent).
 func ConvertSWEAgent(data []byte, source, program string) ([]TraceRecord, error) {
 	var probe struct {
 		Format   string          `json:"trajectory_format"`
@@ -68,7 +62,7 @@ func ConvertSWEAgent(data []byte, source, program string) ([]TraceRecord, error)
 	}
 	var out []TraceRecord
 	for i, step := range traj.Trajectory {
-		if len(step.ExecutionTime) == 0 || step.Action == "" {
+		if len(step.ExecutionTime) == 0 || string(step.ExecutionTime) == "null" || step.Action == "" {
 			continue
 		}
 		secs, err := sweAgentSeconds(step.ExecutionTime)
