@@ -50,7 +50,7 @@ const LongCallSeconds = 1.0
 // prior until it has calls); ClassDurations, what serve uses (the median of
 // the call's argument class while it beats the per-tool median on the tool's
 // recent calls); and an exact per-class running median used whenever the
-// class has a call, the ceiling of what the argument class alone knows.
+// class has a call: what the argument class alone knows, with no floor.
 func EvalDurations(recs []TraceRecord) DurationEval {
 	type scorer struct {
 		name   string
