@@ -38,11 +38,15 @@
 // Training data are trace records (TraceRecord, JSONL: AppendTrace,
 // ReadTraces), one per finished segment, written by the runtime or converted
 // from BFCL (ConvertBFCL), from OpenAI-style agent trajectories (ConvertChat:
-// tau-bench, ToolBench) and from the InferCept/LAMPS set (by the package that
-// reads that format, bench/workload/infercept: predictor depends on no
+// tau-bench, ToolBench), from SWE-agent and mini-swe-agent trajectories
+// (ConvertSWEAgent: measured shell-command durations, and for mini-swe-agent
+// the API's token counts) and from the InferCept/LAMPS set (by the package
+// that reads that format, bench/workload/infercept: predictor depends on no
 // workload). Converted text is counted with the tokenizer of the models the
 // data came from (TiktokenCounter).
-// Evaluate computes LAMPS's Acc-5 / Acc-15 / MAE and a confusion matrix.
+// Evaluate computes LAMPS's Acc-5 / Acc-15 / MAE and a confusion matrix;
+// EvalDurations replays tool calls against a per-tool running median
+// (within-2x rates).
 // predictor/data/README.md says how the default model was made and how well
 // it does.
 package predictor

@@ -10,10 +10,10 @@ import (
 )
 
 // ArgumentClass names what in a tool call's JSON arguments decides its
-// duration, where something does: the program of a shell command (the
-// basename of the first word of a "command", "cmd" or "script" string) or
-// the host of a URL (a "url" or "uri" string). It returns "" when the
-// arguments hold neither, or are not a JSON object.
+// duration, where something does: the program of a shell command (from a
+// "command", "cmd" or "script" string: ShellProgram) or the host of a URL
+// (a "url" or "uri" string). It returns "" when the arguments hold neither,
+// or are not a JSON object.
 func ArgumentClass(args string) string {
 	var m map[string]any
 	if json.Unmarshal([]byte(args), &m) != nil {
@@ -21,13 +21,8 @@ func ArgumentClass(args string) string {
 	}
 	for _, k := range []string{"command", "cmd", "script"} {
 		if s, ok := m[k].(string); ok {
-			if f := strings.Fields(s); len(f) > 0 {
-				// Skip environment assignments (FOO=1 make test).
-				for _, w := range f {
-					if !strings.Contains(w, "=") {
-						return "prog:" + path.Base(w)
-					}
-				}
+			if p := ShellProgram(s); p != "" {
+				return "prog:" + p
 			}
 		}
 	}
@@ -39,6 +34,41 @@ func ArgumentClass(args string) string {
 		}
 	}
 	return ""
+}
+
+// setupPrograms only prepare the shell for the command that follows them
+// (cd /repo && pytest): they do not decide its duration.
+var setupPrograms = map[string]bool{"cd": true, "pushd": true, "popd": true, "export": true, "source": true, ".": true, "set": true}
+
+// ShellProgram is the program that decides a shell command line's
+// duration: the basename of the first word of its first simple command
+// (split at &&, ||, ;, | and newlines) that is not a setup command (cd,
+// export, source, ...), environment assignments (FOO=1 make) skipped; for
+// "python -m mod" it is "python -m mod". Only setup commands: the first of
+// them. "" for a blank line.
+func ShellProgram(line string) string {
+	first := ""
+	for _, simple := range strings.FieldsFunc(line, func(r rune) bool { return r == '&' || r == '|' || r == ';' || r == '\n' }) {
+		f := strings.Fields(simple)
+		for len(f) > 0 && strings.Contains(f[0], "=") {
+			f = f[1:] // FOO=1 make test
+		}
+		if len(f) == 0 {
+			continue
+		}
+		prog := path.Base(f[0])
+		if first == "" {
+			first = prog
+		}
+		if setupPrograms[prog] {
+			continue
+		}
+		if strings.HasPrefix(prog, "python") && len(f) > 2 && f[1] == "-m" {
+			return prog + " -m " + f[2]
+		}
+		return prog
+	}
+	return first
 }
 
 // classWindow is how many of a tool's calls the class-level and the

@@ -15,6 +15,10 @@ func TestArgumentClass(t *testing.T) {
 		`{"query": "weather"}`:                      "",
 		`not json`:                                  "",
 		`{"command": "   "}`:                        "",
+		`{"command": "cd /testbed && python -m pytest tests/x.py -q"}`: "prog:python -m pytest",
+		`{"command": "cd /repo; export A=1\nmake all | tail"}`:         "prog:make",
+		`{"command": "cd /repo"}`:                                      "prog:cd",
+		`{"command": "python3 reproduce.py"}`:                          "prog:python3",
 	} {
 		if got := ArgumentClass(args); got != want {
 			t.Errorf("ArgumentClass(%s) = %q, want %q", args, got, want)
@@ -63,5 +67,16 @@ func TestClassDurationsKeepThePerToolFloor(t *testing.T) {
 	args := `{"url": "https://h0.example/"}`
 	if got, floor := c.Predict("http_get", args), c.toolMedian("http_get"); got != floor {
 		t.Fatalf("predicted %v, the per-tool median is %v: a class without signal was used", got, floor)
+	}
+}
+
+// ArgumentClass runs on every server-side tool call serve predicts and
+// learns (twice per call), not per engine step.
+func BenchmarkArgumentClass(b *testing.B) {
+	args := `{"command": "cd /testbed && python -m pytest tests/test_fields.py -q 2>&1 | tail -20"}`
+	for b.Loop() {
+		if ArgumentClass(args) != "prog:python -m pytest" {
+			b.Fatal("wrong class")
+		}
 	}
 }

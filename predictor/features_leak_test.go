@@ -41,6 +41,7 @@ func TestFeaturesDoNotLeak(t *testing.T) {
 		d := 3.5
 		recs[k].ToolDurationS = &d
 		recs[k].ToolReturnTokens = 999
+		recs[k].ToolArgs = `{"command":"make test"}`
 		// What later segments know of it changes with it.
 		var h History
 		for i := range recs {

@@ -26,6 +26,10 @@ type TraceRecord struct {
 	// in this segment.
 	PreToolOutputTokens int    `json:"pre_tool_output_tokens"`
 	Tool                string `json:"tool,omitempty"` // tool called at the end of the segment; "" when the call ended
+	// ToolArgs are the JSON arguments of that call, where the source has
+	// them; the duration estimator reads them (ArgumentClass), the length
+	// model never (they are the segment's own output).
+	ToolArgs string `json:"tool_args,omitempty"`
 	// ToolDurationS is the tool's duration in seconds; nil when unknown.
 	ToolDurationS    *float64 `json:"tool_duration_s,omitempty"`
 	ToolReturnTokens int      `json:"tool_return_tokens,omitempty"` // tokens the tool's result added

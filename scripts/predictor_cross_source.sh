@@ -17,9 +17,11 @@ declare -A ROWS=(
 	[infercept-bfcl]="$T/infercept-bfcl.jsonl.gz"
 	[tau]="$T/tau-airline-gpt4o.jsonl.gz"
 	[infercept-bfcl+tau]="$T/infercept-bfcl.jsonl.gz,$T/tau-airline-gpt4o.jsonl.gz"
+	[infercept-bfcl+tau+mini-swe]="$T/infercept-bfcl.jsonl.gz,$T/tau-airline-gpt4o.jsonl.gz,$T/mini-swe-agent-deepseek.jsonl.gz"
 )
-COLS=(infercept-bfcl:$T/infercept-bfcl.jsonl.gz tau:$T/tau-airline-gpt4o.jsonl.gz toolbench:$T/toolbench-gpt35.jsonl.gz)
-for row in infercept-bfcl tau infercept-bfcl+tau; do
+COLS=(infercept-bfcl:$T/infercept-bfcl.jsonl.gz tau:$T/tau-airline-gpt4o.jsonl.gz toolbench:$T/toolbench-gpt35.jsonl.gz
+	mini-swe:$T/mini-swe-agent-deepseek.jsonl.gz)
+for row in infercept-bfcl tau infercept-bfcl+tau infercept-bfcl+tau+mini-swe; do
 	"$OUT/pitstop" predictor train --traces "${ROWS[$row]}" --split 0.8 --seed 1 --out "$OUT/$row.onnx" > "$OUT/$row.train.txt"
 	for col in "${COLS[@]}"; do
 		name=${col%%:*} file=${col#*:}
@@ -27,6 +29,6 @@ for row in infercept-bfcl tau infercept-bfcl+tau; do
 		[[ ",${ROWS[$row]}," == *",$file,"* ]] && heldout=true
 		echo "== train $row | eval $name (heldout $heldout)"
 		"$OUT/pitstop" predictor eval --model "$OUT/$row.onnx" --traces "$file" --per-bin=false --online --heldout=$heldout \
-			--curve "$OUT/$row.$name.csv" --curve-png "$OUT/$row.$name.png" | grep -E '^(model|baseline)'
+			--curve "$OUT/$row.$name.csv" --curve-png "$OUT/$row.$name.png" | grep -E '^(model|baseline|second half|  (online|history))'
 	done
 done

@@ -42,9 +42,11 @@ Runtime) and the per-tool duration estimator.
   pitstop predictor convert --out traces.jsonl            # InferCept (embedded) + BFCL → trace records
   pitstop predictor train --traces traces.jsonl --out model.onnx
   pitstop predictor eval --model model.onnx --traces traces.jsonl --heldout --plot confusion.png
-  pitstop predictor durations --traces traces.jsonl --out durations.json`,
+  pitstop predictor durations --traces traces.jsonl --out durations.json
+  pitstop predictor convert-swe-agent --source swe-agent/x --out calls.jsonl run.traj
+  pitstop predictor durations --traces calls.jsonl --eval    # within 2x vs a per-tool median`,
 	}
-	cmd.AddCommand(newPredictorConvertCmd(), newPredictorConvertChatCmd(), newPredictorTrainCmd(), newPredictorEvalCmd(), newPredictorDurationsCmd())
+	cmd.AddCommand(newPredictorConvertCmd(), newPredictorConvertChatCmd(), newPredictorTrainCmd(), newPredictorEvalCmd(), newPredictorDurationsCmd(), newPredictorConvertSWEAgentCmd())
 	return cmd
 }
 
@@ -358,13 +360,17 @@ program's earlier segments (predictor.ProgramBlend).`,
 				if rep, err = predictor.Evaluate(pred, recs); err != nil {
 					return err
 				}
-				onlineBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs), recs)
+				blended := predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs)
+				onlineBlend, err := predictor.Evaluate(blended, recs)
 				if err != nil {
 					return err
 				}
 				rep.WriteSummary(stdout, "model, online")
 				onlineBlend.WriteSummary(stdout, "model, online + blend")
 				cold.WriteSummary(stdout, "model, not learning")
+				if err := writeSecondHalf(stdout, pred, blended, recs, predictor.MedianTokens(train)); err != nil {
+					return err
+				}
 			} else {
 				rep.WriteSummary(stdout, "model")
 			}
@@ -446,53 +452,3 @@ program's earlier segments (predictor.ProgramBlend).`,
 type constPredictor int
 
 func (c constPredictor) PredictLength(predictor.Input) (int, []float32) { return int(c), nil }
-
-func newPredictorDurationsCmd() *cobra.Command {
-	var (
-		traces []string
-		out    string
-	)
-	cmd := &cobra.Command{
-		Use:   "durations",
-		Short: "Fit the per-tool duration estimator on trace records and print its statistics",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(traces) == 0 {
-				return usagef("predictor durations: --traces is required")
-			}
-			recs, err := predictor.ReadTraces(traces...)
-			if err != nil {
-				return err
-			}
-			d := predictor.NewDurationEstimator(predictor.DurationOptions{})
-			n := 0
-			for _, r := range recs {
-				if r.Tool != "" && r.ToolDurationS != nil {
-					d.Observe(r.Tool, *r.ToolDurationS)
-					n++
-				}
-			}
-			if n == 0 {
-				return fmt.Errorf("predictor durations: no record in %s has a tool duration", strings.Join(traces, ", "))
-			}
-			stdout := cmd.OutOrStdout()
-			fmt.Fprintf(stdout, "%-14s %6s %10s %10s %10s\n", "tool", "n", "ewma_s", "p50_s", "p90_s")
-			for _, t := range d.Tools() {
-				s, _ := d.Stats(t)
-				p50, _ := d.Quantile(t, 0.5)
-				p90, _ := d.Quantile(t, 0.9)
-				fmt.Fprintf(stdout, "%-14s %6d %10.4g %10.4g %10.4g\n", t, s.Count, s.EWMA, p50, p90)
-			}
-			if out != "" {
-				if err := d.Save(out); err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "wrote %s\n", out)
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringSliceVar(&traces, "traces", nil, "trace JSONL files")
-	cmd.Flags().StringVar(&out, "out", "", "write the estimator as JSON")
-	return cmd
-}

@@ -20,7 +20,8 @@ func TestPredictorEvalOnline(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"model, online          n=52", "model, online + blend  n=52", "model, not learning    n=52",
-		"model + program blend  n=52", "baseline: history", "baseline: history, training median start", "wrote " + csv} {
+		"model + program blend  n=52", "baseline: history", "baseline: history, training median start", "wrote " + csv,
+		"second half (records 27-52, after learning from the first):", "  online + blend       n=26", "  history              n=26"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -38,5 +39,43 @@ func TestPredictorEvalOnline(t *testing.T) {
 	}
 	if code, _, errOut := pitstop(t, "predictor", "eval", "--model", model, "--traces", traces, "--curve", csv); code == 0 || !strings.Contains(errOut, "--curve and --curve-png need --online") {
 		t.Fatalf("--curve without --online: exit %d, %s", code, errOut)
+	}
+}
+
+// convert-swe-agent turns a trajectory's timed steps into shell calls, and
+// durations --eval replays them against the per-tool running median. The
+// trajectory twice: each class's second call is predicted by its median
+// exactly (3 of the 5 scored calls).
+func TestPredictorDurationsEval(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls.jsonl")
+	traj := filepath.Join("..", "..", "predictor", "testdata", "swe-agent-mini.traj")
+	code, out, errOut := pitstop(t, "predictor", "convert-swe-agent", "--source", "swe-agent/test", "--out", calls, traj, traj)
+	if code != 0 || !strings.Contains(out, "6 records, 6 timed tool calls, from 2 trajectories") {
+		t.Fatalf("convert: exit %d: %s%s", code, out, errOut)
+	}
+	code, out, errOut = pitstop(t, "predictor", "durations", "--traces", calls, "--eval")
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"calls 6 (tools 1, argument classes 3), scored 5", "per-tool running median                    5",
+		"per-argument-class estimator (serve)       5", "per-class running median, always           5      60.0%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	shipped := filepath.Join("..", "..", "predictor", "data", "traces", "swe-agent-demos.jsonl.gz")
+	if code, out, errOut := pitstop(t, "predictor", "durations", "--traces", shipped, "--eval"); code != 0 || !strings.Contains(out, "calls 40 (tools 1") {
+		t.Fatalf("shipped trace: exit %d: %s%s", code, out, errOut)
+	}
+	mini := filepath.Join("..", "..", "predictor", "testdata", "mini-swe-agent-mini.traj.json")
+	if code, out, errOut := pitstop(t, "predictor", "convert-swe-agent", "--source", "mini/test", "--out", calls, mini, mini); code != 0 || !strings.Contains(out, "8 records, 6 timed tool calls, from 2 trajectories") {
+		t.Fatalf("convert mini-swe-agent: exit %d: %s%s", code, out, errOut)
+	}
+	if code, _, errOut := pitstop(t, "predictor", "durations", "--traces", calls, "--eval", "--out", filepath.Join(dir, "d.json")); code != 2 || !strings.Contains(errOut, "does not go with --eval") {
+		t.Fatalf("--eval --out: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := pitstop(t, "predictor", "convert-swe-agent", "--out", calls, traj); code != 2 || !strings.Contains(errOut, "--out and --source are required") {
+		t.Fatalf("no --source: exit %d, %s", code, errOut)
 	}
 }

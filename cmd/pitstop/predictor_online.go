@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"os"
 
 	"github.com/pitstop-llm/pitstop/predictor"
@@ -91,4 +92,30 @@ func absf(d int) float64 {
 		return float64(-d)
 	}
 	return float64(d)
+}
+
+// writeSecondHalf prints what the learner predicts once it has learnt from
+// the first half of the stream: the online predictions, blended and not,
+// and the history baseline (started at med) over the records' second half.
+func writeSecondHalf(w io.Writer, online, blended []int, recs []predictor.TraceRecord, med int) error {
+	half := len(recs) / 2
+	if half == 0 || len(recs)-half < 2 {
+		return nil
+	}
+	hist, err := predictor.PredictAll(predictor.HistoryPredictor{Default: med}, recs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "second half (records %d-%d, after learning from the first):\n", half+1, len(recs))
+	for _, l := range []struct {
+		name string
+		pred []int
+	}{{"  online", online}, {"  online + blend", blended}, {"  history", hist}} {
+		rep, err := predictor.Evaluate(l.pred[half:], recs[half:])
+		if err != nil {
+			return err
+		}
+		rep.WriteSummary(w, l.name)
+	}
+	return nil
 }
