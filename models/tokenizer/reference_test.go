@@ -1,6 +1,7 @@
 package tokenizer_test
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -107,5 +108,56 @@ func TestTokenizerMatchesHuggingFace(t *testing.T) {
 			same++
 		}
 		t.Logf("%s: %d of %d texts tokenized identically (vocabulary %d)", c.model, same, len(texts), tok.VocabSize())
+	}
+}
+
+// TestMetaspaceMatchesHuggingFace checks the Metaspace pre-tokenizer, the
+// form newer SentencePiece-style files take (the "▁" prepend as a
+// pre-tokenizer with prepend_scheme "first" or "always" instead of the
+// Prepend/Replace normalizer), against @huggingface/tokenizers: Llama 2's
+// vocabulary and merges with its normalizer swapped for the pre-tokenizer,
+// written to a temporary directory. Split stays false: @huggingface/
+// tokenizers 0.2.0 ignores it, where the Rust library splits words.
+func TestMetaspaceMatchesHuggingFace(t *testing.T) {
+	dir := hfref.TokenizerDir(t, "llama2")
+	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := referenceTexts(t, "mistral-v0.3-tools.jinja", "<s>", "</s>")
+	for _, scheme := range []string{"first", "always"} {
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["normalizer"] = nil
+		doc["pre_tokenizer"] = map[string]any{"type": "Metaspace", "replacement": "▁", "prepend_scheme": scheme, "split": false}
+		doc["decoder"] = map[string]any{"type": "Metaspace", "replacement": "▁", "prepend_scheme": scheme, "split": false}
+		out, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		variant := filepath.Join(t.TempDir(), "tokenizer.json")
+		if err := os.WriteFile(variant, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := tokenizer.Load(variant)
+		if err != nil {
+			t.Fatalf("metaspace %s: %v", scheme, err)
+		}
+		var got []struct {
+			IDs [][]int32 `json:"ids"`
+		}
+		hfref.Run(t, []map[string]any{{"op": "encode", "tokenizer": variant, "texts": texts}}, &got)
+		same := 0
+		for i, text := range texts {
+			ours := tok.Encode(text, true)
+			if !slices.Equal(ours, got[0].IDs[i]) {
+				t.Errorf("metaspace %s: %q:\npitstop %v\nhf      %v", scheme, text, ours, got[0].IDs[i])
+				continue
+			}
+			same++
+		}
+		t.Logf("llama2 with Metaspace (prepend_scheme %s): %d of %d texts tokenized identically", scheme, same, len(texts))
 	}
 }
