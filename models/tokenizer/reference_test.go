@@ -70,8 +70,8 @@ func referenceTexts(t *testing.T, template, bos, eos string) []string {
 // TestTokenizerMatchesHuggingFace encodes the same texts with pitstop's
 // tokenizer and @huggingface/tokenizers (the tokenizers of
 // @huggingface/transformers 4.x) on the real tokenizer.json files of Qwen3
-// and Llama 3.1, Qwen2.5, Llama 3.2 and Mistral NeMo (Tekken, the
-// tokenizer of Ministral too): the ids must be identical.
+// and Llama 3.1, Qwen2.5, Llama 3.2, Mistral NeMo (Tekken, the tokenizer of
+// Ministral too), o200k and Mistral 7B: the ids must be identical.
 func TestTokenizerMatchesHuggingFace(t *testing.T) {
 	for _, c := range []struct{ model, template, bos, eos string }{
 		{"qwen3", "qwen3.jinja", "", "<|im_end|>"},
@@ -82,10 +82,11 @@ func TestTokenizerMatchesHuggingFace(t *testing.T) {
 		// o200k (GPT-4o's file) is the vocabulary, merges and split
 		// pattern Phi-4-mini builds on, without Phi's added tokens.
 		{"o200k", "phi4-mini.jinja", "", "<|endoftext|>"},
-		// Llama 2's file: SentencePiece-style BPE with byte fallback and
-		// the Prepend/Replace "▁" normalizer, the code path of Mistral 7B
-		// v0.3's tokenizer.json (whose own file no package carries).
-		{"llama2", "mistral-v0.3-tools.jinja", "<s>", "</s>"},
+		// Mistral 7B's SentencePiece-style BPE (v0.1/v0.2: 32,000 tokens)
+		// with byte fallback and the Prepend/Replace "▁" normalizer: the
+		// vocabulary and code path of v0.3, which adds 768 control tokens
+		// in front ([INST], [TOOL_CALLS], ...) and no package carries.
+		{"mistral-7b", "mistral-v0.3-tools.jinja", "<s>", "</s>"},
 	} {
 		dir := hfref.TokenizerDir(t, c.model)
 		tok, err := tokenizer.Load(dir)
@@ -114,12 +115,12 @@ func TestTokenizerMatchesHuggingFace(t *testing.T) {
 // TestMetaspaceMatchesHuggingFace checks the Metaspace pre-tokenizer, the
 // form newer SentencePiece-style files take (the "▁" prepend as a
 // pre-tokenizer with prepend_scheme "first" or "always" instead of the
-// Prepend/Replace normalizer), against @huggingface/tokenizers: Llama 2's
+// Prepend/Replace normalizer), against @huggingface/tokenizers: Mistral 7B's
 // vocabulary and merges with its normalizer swapped for the pre-tokenizer,
 // written to a temporary directory. Split stays false: @huggingface/
 // tokenizers 0.2.0 ignores it, where the Rust library splits words.
 func TestMetaspaceMatchesHuggingFace(t *testing.T) {
-	dir := hfref.TokenizerDir(t, "llama2")
+	dir := hfref.TokenizerDir(t, "mistral-7b")
 	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +159,6 @@ func TestMetaspaceMatchesHuggingFace(t *testing.T) {
 			}
 			same++
 		}
-		t.Logf("llama2 with Metaspace (prepend_scheme %s): %d of %d texts tokenized identically", scheme, same, len(texts))
+		t.Logf("mistral-7b with Metaspace (prepend_scheme %s): %d of %d texts tokenized identically", scheme, same, len(texts))
 	}
 }
