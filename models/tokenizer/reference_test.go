@@ -1,11 +1,15 @@
 package tokenizer_test
 
 import (
+	"compress/gzip"
 	"encoding/json"
+	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,6 +35,7 @@ func referenceTexts(t *testing.T, template, bos, eos string) []string {
 		"path/to/file.go: a/b//c https://example.com/x?y=1 ALLCaps CamelCaseWord mixedUPPERlower",
 		"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
 		"1 22 333 4444 55555 666666 1234567890 3,000,000.50 2026-11-26",
+		"<|system|>You are a bot.<|tool|>  [{\"name\": \"f\"}]\n<|/tool|>\t<|end|>\n\n<|user|>  hi <|end|><|assistant|>\n<|tool_call|> [{\"name\": \"f\"}]  <|/tool_call|>\r\n<|tool_response|>x<|tag|> <|endofprompt|>",
 	}
 	if template != "" {
 		src, err := os.ReadFile(filepath.Join("..", "chat", "testdata", "templates", template))
@@ -55,7 +60,8 @@ func referenceTexts(t *testing.T, template, bos, eos string) []string {
 		texts = append(texts, p)
 	}
 	pieces := []string{"a", "the", " ", "  ", "\n", "\n\n", "\t", "'s", "'LL", "123", "4567", "é", "ß", "中文", "🙂", "<|im_end|>", "<|eot_id|>", "[INST]", "x_y", "/", "Ab", "CD", "(", "))", ".", "...", "\u00a0", "\u3000", "Ω", "ǅ", "٣",
-		"ʰ", "e\u0301", "İ", "ΣΑΣ", "ﬁ", "नमस्ते", "한국어", "ไทย", "\u200d", "\r", "'", "DON'T"}
+		"ʰ", "e\u0301", "İ", "ΣΑΣ", "ﬁ", "नमस्ते", "한국어", "ไทย", "\u200d", "\r", "'", "DON'T",
+		"<|tool_call|>", "<|end|>", "<|user|>", "▁", "<0x41>", "<unk>"}
 	r := rand.New(rand.NewPCG(17, 26))
 	for range 200 {
 		var b strings.Builder
@@ -161,4 +167,108 @@ func TestMetaspaceMatchesHuggingFace(t *testing.T) {
 		}
 		t.Logf("mistral-7b with Metaspace (prepend_scheme %s): %d of %d texts tokenized identically", scheme, same, len(texts))
 	}
+}
+
+// TestPhi4MiniAddedTokensMatchHuggingFace checks Phi-4-mini's added tokens
+// (its tokenizer_config.json's added_tokens_decoder, shipped in testdata:
+// <|assistant|>, <|end|>, <|user|>, <|system|> and <|tag|> special, the tool
+// markers <|tool|>, <|/tool|>, <|tool_call|>, <|/tool_call|> and
+// <|tool_response|> not special, all with rstrip) on the o200k file its
+// vocabulary comes from, against @huggingface/tokenizers. Phi-4-mini's own
+// tokenizer.json was not found in a reachable repository (see NOTICE).
+func TestPhi4MiniAddedTokensMatchHuggingFace(t *testing.T) {
+	dir := hfref.TokenizerDir(t, "o200k")
+	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := readGzip(t, filepath.Join("testdata", "phi-4-mini", "tokenizer_config.json.gz"))
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var tc struct {
+		Added map[string]map[string]any `json:"added_tokens_decoder"`
+	}
+	if err := json.Unmarshal(cfg, &tc); err != nil {
+		t.Fatal(err)
+	}
+	have := map[float64]bool{}
+	added := doc["added_tokens"].([]any)
+	for _, a := range added {
+		have[a.(map[string]any)["id"].(float64)] = true
+	}
+	var extra []map[string]any
+	for id, a := range tc.Added {
+		a = maps.Clone(a)
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if have[float64(n)] {
+			continue
+		}
+		a["id"] = n
+		extra = append(extra, a)
+	}
+	slices.SortFunc(extra, func(a, b map[string]any) int { return a["id"].(int) - b["id"].(int) })
+	if len(extra) != 10 {
+		t.Fatalf("%d added tokens beyond o200k's, want Phi-4-mini's 10", len(extra))
+	}
+	for _, a := range extra {
+		added = append(added, a)
+	}
+	doc["added_tokens"] = added
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	for name, b := range map[string][]byte{"tokenizer.json": out, "tokenizer_config.json": cfg} {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok, err := tokenizer.Load(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, ok := tok.TokenID("<|tool_call|>"); !ok || id != 200025 || tok.IsSpecial(id) {
+		t.Fatalf("<|tool_call|> = %d, %v, special %v; want 200025, not special", id, ok, tok.IsSpecial(id))
+	}
+	texts := referenceTexts(t, "phi4-mini.jinja", "", "<|endoftext|>")
+	var got []struct {
+		IDs [][]int32 `json:"ids"`
+	}
+	hfref.Run(t, []map[string]any{{"op": "encode", "tokenizer": filepath.Join(tmp, "tokenizer.json"),
+		"config": filepath.Join(tmp, "tokenizer_config.json"), "texts": texts}}, &got)
+	same := 0
+	for i, text := range texts {
+		ours := tok.Encode(text, true)
+		if !slices.Equal(ours, got[0].IDs[i]) {
+			t.Errorf("phi-4-mini: %q:\npitstop %v\nhf      %v", text, ours, got[0].IDs[i])
+			continue
+		}
+		same++
+	}
+	t.Logf("phi-4-mini (o200k with its added tokens): %d of %d texts tokenized identically (vocabulary %d)", same, len(texts), tok.VocabSize())
+}
+
+// readGzip returns the contents of a gzip-compressed file.
+func readGzip(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return b
 }
