@@ -2,7 +2,9 @@ package tokenizer_test
 
 import (
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -254,6 +256,31 @@ func TestPhi4MiniAddedTokensMatchHuggingFace(t *testing.T) {
 	t.Logf("phi-4-mini (o200k with its added tokens): %d of %d texts tokenized identically (vocabulary %d)", same, len(texts), tok.VocabSize())
 }
 
+// matchHuggingFace encodes texts with tok and with @huggingface/tokenizers
+// on the tokenizer.json at path (config: its tokenizer_config.json, or "")
+// and reports every text whose ids differ; it returns how many are equal.
+func matchHuggingFace(t *testing.T, name string, tok *tokenizer.Tokenizer, path, config string, texts []string) int {
+	t.Helper()
+	req := map[string]any{"op": "encode", "tokenizer": path, "texts": texts}
+	if config != "" {
+		req["config"] = config
+	}
+	var got []struct {
+		IDs [][]int32 `json:"ids"`
+	}
+	hfref.Run(t, []map[string]any{req}, &got)
+	same := 0
+	for i, text := range texts {
+		ours := tok.Encode(text, true)
+		if !slices.Equal(ours, got[0].IDs[i]) {
+			t.Errorf("%s: %q:\npitstop %v\nhf      %v", name, text, ours, got[0].IDs[i])
+			continue
+		}
+		same++
+	}
+	return same
+}
+
 // readGzip returns the contents of a gzip-compressed file.
 func readGzip(t *testing.T, path string) []byte {
 	t.Helper()
@@ -271,4 +298,90 @@ func readGzip(t *testing.T, path string) []byte {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return b
+}
+
+// smollmCheckHash is llama.cpp's pre-tokenizer hash for
+// HuggingFaceTB/SmolLM-135M (convert_hf_to_gguf.py, res = "smollm"): the
+// sha256 of Python's str() of the ids of llamacppCheckText.
+const smollmCheckHash = "855059429035d75a914d1eda9f10a876752e281a054a7a3d421ef0533e5b6249"
+
+// llamacppCheckText is chktxt of llama.cpp's convert_hf_to_gguf.py, the text
+// whose token ids identify a pre-tokenizer.
+const llamacppCheckText = "\n \n\n \n\n\n \t \t\t \t\n  \n   \n    \n     \n🚀 (normal) 😶\u200d🌫\ufe0f (multiple emojis concatenated) ✅ 🦙🦙 3 33 333 3333 33333 333333 3333333 33333333 3.3 3..3 3...3 កាន់តែពិសេសអាច😁 ?我想在apple工作1314151天～ ------======= нещо на Български ''''''```````\"\"\"\"......!!!!!!?????? I've been 'told he's there, 'RE you sure? 'M not sure I'll make it, 'D you like some tea? We'Ve a'lL"
+
+// pythonListHash is sha256 of ids as Python's str() writes the list.
+func pythonListHash(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return fmt.Sprintf("%x", sha256.Sum256([]byte("["+strings.Join(s, ", ")+"]")))
+}
+
+// smolLMTokenizer writes the shipped SmolLM tokenizer.json (testdata, see
+// NOTICE) to a temporary directory and loads it.
+func smolLMTokenizer(t *testing.T) (*tokenizer.Tokenizer, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(path, readGzip(t, filepath.Join("testdata", "smollm", "tokenizer.json.gz")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok, path
+}
+
+// TestSmolLMCheckHash: the shipped SmolLM tokenizer gives the ids llama.cpp
+// recorded for HuggingFaceTB/SmolLM-135M on its check text (produced there
+// by Hugging Face's Python tokenizers), which vouches for the file. Needs no
+// node.
+func TestSmolLMCheckHash(t *testing.T) {
+	tok, _ := smolLMTokenizer(t)
+	if got := pythonListHash(tok.Encode(llamacppCheckText, true)); got != smollmCheckHash {
+		t.Fatalf("check hash %s, want llama.cpp's %s for SmolLM-135M", got, smollmCheckHash)
+	}
+}
+
+// TestSmolLMMatchesHuggingFace: SmolLM's tokenizer (the one SmolLM2 uses:
+// byte-level BPE after a Digits split, 17 added tokens) against
+// @huggingface/tokenizers, on the texts of the other families with the
+// SmolLM2 chat template's prompt.
+func TestSmolLMMatchesHuggingFace(t *testing.T) {
+	tok, path := smolLMTokenizer(t)
+	texts := referenceTexts(t, "smollm2.jinja", "", "<|im_end|>")
+	same := matchHuggingFace(t, "smollm", tok, path, "", texts)
+	t.Logf("smollm: %d of %d texts tokenized identically (vocabulary %d)", same, len(texts), tok.VocabSize())
+}
+
+// TestLlamaCppCheckHashes is a second reference for the fetched files:
+// llama.cpp's pre-tokenizer hashes (convert_hf_to_gguf.py), made by Hugging
+// Face's Python tokenizers with the model's own post-processing (a BOS
+// first where it adds one), on its check text.
+func TestLlamaCppCheckHashes(t *testing.T) {
+	for _, c := range []struct {
+		model, llamacpp, hash string
+		bos                   bool
+	}{
+		{"llama3.1", "llama-bpe (Meta-Llama-3-8B)", "0ef9807a4087ebef797fc749390439009c3b9eda9ad1a097abbe738f486c01e5", true},
+		{"qwen2.5", "qwen2 (Qwen1.5-7B)", "e636dc30a262dcc0d8c323492e32ae2b70728f4df7dfe9737d9f920a282b8aea", false},
+		{"mistral-nemo", "tekken (Mistral-Nemo-Base-2407)", "63b97e4253352e6f357cc59ea5b583e3a680eaeaf2632188c2b952de2588485e", true},
+	} {
+		tok, err := tokenizer.Load(hfref.TokenizerDir(t, c.model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := tok.Encode(llamacppCheckText, true)
+		if c.bos {
+			bos, ok := tok.BOS()
+			if !ok {
+				t.Fatalf("%s: no BOS", c.model)
+			}
+			ids = append([]int32{bos}, ids...)
+		}
+		if got := pythonListHash(ids); got != c.hash {
+			t.Errorf("%s: check hash %s, want llama.cpp's %s for %s", c.model, got, c.hash, c.llamacpp)
+		}
+	}
 }
