@@ -101,10 +101,11 @@ func (kn *Kernels) qrowFor(t QType) qrow {
 // through once and is never dequantized whole: for one row of activations
 // (a decode step) each block is multiplied as it is read, in integers
 // against the activations converted once to int16 blocks (quantizeI16;
-// the portable kernels keep floats); for several rows, a few weight rows
-// at a time are dequantized into a buffer that stays in cache while the
-// float kernels multiply every activation row with them. The rows of w
-// are split between kn's workers.
+// the portable kernels keep floats); for 2 to 8 rows of Q8_0, the same
+// four rows at a time, each block widened once for the four; for more
+// rows or other types, a few weight rows at a time are dequantized into
+// a buffer that stays in cache while the float kernels multiply every
+// activation row with them. The rows of w are split between kn's workers.
 func (kn *Kernels) QGemm(m, n, k int, a []float32, w *QMatrix, beta float32, c []float32) {
 	if w.AllRows() != n || w.Cols != k {
 		panic(fmt.Sprintf("kernel: QGemm: weight is %d×%d, want %d×%d", w.AllRows(), w.Cols, n, k))
