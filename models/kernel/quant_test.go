@@ -65,13 +65,14 @@ func TestQuantizeError(t *testing.T) {
 // TestQGemm checks QGemm against a float64 product with the dequantized
 // weights, for decode (m ≤ 8) and prefill shapes, beta 0 and 1, on every
 // instruction set and worker count, with several rows through the row
-// kernels too (qrowsMax 8).
+// kernels (qrowsMax 8: Q8_0's four rows at a time) and through
+// dequantization (qrowsMax and qrows4Max 0).
 func TestQGemm(t *testing.T) {
-	for _, rows := range []int{1, 8} {
-		saved := qrowsMax
-		qrowsMax = rows
+	for _, rows := range []int{0, 8} {
+		saved, saved4 := qrowsMax, qrows4Max
+		qrowsMax, qrows4Max = rows, rows
 		testQGemm(t)
-		qrowsMax = saved
+		qrowsMax, qrows4Max = saved, saved4
 	}
 }
 
@@ -232,33 +233,6 @@ func TestQ4K(t *testing.T) {
 	}
 	if _, err := Quantize(Q4_K, 1, 256, got[:256]); err == nil {
 		t.Fatal("quantized to Q4_K")
-	}
-}
-
-// BenchmarkQGemmRows compares, on one run, the two ways of multiplying 8
-// activation rows: the row kernels once per row, or dequantizing weight
-// rows into cache for the float kernels.
-func BenchmarkQGemmRows(b *testing.B) {
-	n, k, m := 8960, 1536, 8
-	w := make([]float32, n*k)
-	for i := range w {
-		w[i] = float32(i%17) - 8
-	}
-	a := ramp(m*k, 13)
-	c := make([]float32, m*n)
-	q, _ := Quantize(Q8_0, n, k, w)
-	kn := New(1)
-	for _, limit := range []int{8, 0} {
-		b.Run(fmt.Sprintf("rowkernels=%v", limit > 0), func(b *testing.B) {
-			saved := qrowsMax
-			qrowsMax = limit
-			defer func() { qrowsMax = saved }()
-			c0 := cpuSeconds()
-			for b.Loop() {
-				kn.QGemm(m, n, k, a, q, 0, c)
-			}
-			b.ReportMetric((cpuSeconds()-c0)*1e3/float64(b.N), "cpu-ms/op")
-		})
 	}
 }
 

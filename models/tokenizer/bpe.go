@@ -97,7 +97,11 @@ func (t *Tokenizer) bpe(piece string, out []int32) []int32 {
 		return out
 	}
 	if t.ignoreMerges {
-		if id, ok := t.rawVocab[piece]; ok {
+		vocab := t.rawVocab
+		if t.pieces {
+			vocab = t.vocab
+		}
+		if id, ok := vocab[piece]; ok {
 			return append(out, id)
 		}
 	}
@@ -107,13 +111,19 @@ func (t *Tokenizer) bpe(piece string, out []int32) []int32 {
 			return append(out, ids...)
 		}
 	}
-	ids := t.mergeWord(piece)
+	var ids []int32
+	if t.pieces {
+		ids = t.mergePieces(piece)
+	} else {
+		ids = t.mergeWord(piece)
+	}
 	if cacheable {
 		t.cache.put(piece, ids)
 	}
 	return append(out, ids...)
 }
 
+// mergeWord is byte-level BPE: one symbol per byte, then the merges.
 func (t *Tokenizer) mergeWord(piece string) []int32 {
 	n := len(piece)
 	ids := make([]int32, 0, n)
@@ -129,7 +139,12 @@ func (t *Tokenizer) mergeWord(piece string) []int32 {
 		}
 		ids = append(ids, id)
 	}
-	n = len(ids)
+	return t.applyMerges(ids)
+}
+
+// applyMerges merges adjacent symbols by rank, lowest first, then leftmost.
+func (t *Tokenizer) applyMerges(ids []int32) []int32 {
+	n := len(ids)
 	if n < 2 {
 		return ids
 	}

@@ -93,24 +93,24 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if m.Type != "BPE" {
 		return nil, fmt.Errorf("%w: model type %q (only BPE)", ErrUnsupported, m.Type)
 	}
-	if m.ByteFallback {
-		return nil, fmt.Errorf("%w: byte_fallback BPE (SentencePiece style); only byte-level BPE", ErrUnsupported)
-	}
 	for name, raw := range map[string]json.RawMessage{"continuing_subword_prefix": m.ContinuingSubwordPrefix, "end_of_word_suffix": m.EndOfWordSuffix} {
 		var s string
 		if !isNull(raw) && (json.Unmarshal(raw, &s) != nil || s != "") {
 			return nil, fmt.Errorf("%w: model %s %s", ErrUnsupported, name, raw)
 		}
 	}
-	steps, err := parsePreTokenizer(f.PreTokenizer)
+	pre, err := parsePreTokenizer(f.PreTokenizer)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
+	}
+	if pre.byteLevel && m.ByteFallback {
+		return nil, fmt.Errorf("%w: byte_fallback with a ByteLevel pre-tokenizer", ErrUnsupported)
 	}
 	norm, err := parseNormalizer(f.Normalizer)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	if err := checkDecoder(f.Decoder); err != nil {
+	if err := checkDecoder(f.Decoder, !pre.byteLevel); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	merges, err := parseMerges(m.Merges)
@@ -137,12 +137,20 @@ func Parse(data []byte) (*Tokenizer, error) {
 	t.ignoreMerges = m.IgnoreMerges
 	t.fuseUnk = m.FuseUnk
 	t.norm = norm
-	t.steps = steps
+	t.steps = pre.steps
+	t.meta = pre.meta
 	t.raw = rawSections{
 		version: f.Version, truncation: f.Truncation, padding: f.Padding,
 		normalizer: f.Normalizer, preTokenizer: f.PreTokenizer, postProcess: f.PostProcessor,
 		decoder: f.Decoder, dropout: m.Dropout, unkToken: m.UnkToken,
 		contPrefix: m.ContinuingSubwordPrefix, eowSuff: m.EndOfWordSuffix,
+		byteFallback: m.ByteFallback,
+	}
+	if !pre.byteLevel {
+		// No ByteLevel step: a SentencePiece-style vocabulary.
+		if err := t.initPieces(); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }

@@ -181,7 +181,10 @@ func (m literalMatcher) find(s string) [][2]int {
 
 type preTokenizerJSON struct {
 	Type             string            `json:"type"`
-	AddPrefixSpace   bool              `json:"add_prefix_space"`
+	AddPrefixSpace   *bool             `json:"add_prefix_space"`
+	Replacement      *string           `json:"replacement"`
+	PrependScheme    string            `json:"prepend_scheme"`
+	Split            *bool             `json:"split"`
 	UseRegex         *bool             `json:"use_regex"`
 	Pattern          *patternJSON      `json:"pattern"`
 	Behavior         string            `json:"behavior"`
@@ -197,14 +200,25 @@ type patternJSON struct {
 
 var splitBehaviors = map[string]bool{"Isolated": true, "Removed": true, "MergedWithPrevious": true, "MergedWithNext": true, "Contiguous": true}
 
-// parsePreTokenizer flattens the pre_tokenizer tree into steps. It requires a
-// ByteLevel step, and that no splitting step follows it (they would see the
-// byte-level string, which this package never builds).
-func parsePreTokenizer(raw json.RawMessage) ([]preStep, error) {
+// preTokenizer is a parsed pre_tokenizer: its steps, whether it is byte
+// level (has a ByteLevel step) and its Metaspace step, if any.
+type preTokenizer struct {
+	steps     []preStep
+	byteLevel bool
+	meta      *metaspaceStep
+}
+
+// parsePreTokenizer flattens the pre_tokenizer tree into steps. No splitting
+// step may follow a ByteLevel one (they would see the byte-level string,
+// which this package never builds), and a Metaspace step must come first
+// (its prepend is applied before any step). A null pre_tokenizer has no
+// steps (SentencePiece-style files).
+func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 	if isNull(raw) {
-		return nil, fmt.Errorf("pre_tokenizer is null: only byte-level BPE (a ByteLevel pre-tokenizer) is supported")
+		return preTokenizer{}, nil
 	}
 	var steps []preStep
+	var meta *metaspaceStep
 	sawByteLevel := false
 	var walk func(raw json.RawMessage) error
 	walk = func(raw json.RawMessage) error {
@@ -223,7 +237,7 @@ func parsePreTokenizer(raw json.RawMessage) ([]preStep, error) {
 				}
 			}
 		case "ByteLevel":
-			st := byteLevelStep{addPrefixSpace: p.AddPrefixSpace}
+			st := byteLevelStep{addPrefixSpace: p.AddPrefixSpace != nil && *p.AddPrefixSpace}
 			if p.UseRegex == nil || *p.UseRegex {
 				m, _ := compilePattern(PatternGPT2)
 				st.regex = &splitStep{m: m, behavior: "Isolated"}
@@ -248,6 +262,27 @@ func parsePreTokenizer(raw json.RawMessage) ([]preStep, error) {
 				st.m = m
 			}
 			steps = append(steps, st)
+		case "Metaspace":
+			if len(steps) > 0 {
+				return fmt.Errorf("pre_tokenizer Metaspace after another step is not supported")
+			}
+			m := metaspaceStep{replacement: metaspace, prepend: "always", splitAll: true}
+			if p.Replacement != nil {
+				m.replacement = *p.Replacement
+			}
+			if p.PrependScheme != "" {
+				m.prepend = p.PrependScheme
+			} else if p.AddPrefixSpace != nil && !*p.AddPrefixSpace {
+				m.prepend = "never"
+			}
+			if p.Split != nil {
+				m.splitAll = *p.Split
+			}
+			if m.replacement == "" || (m.prepend != "always" && m.prepend != "first" && m.prepend != "never") {
+				return fmt.Errorf("pre_tokenizer Metaspace: replacement %q, prepend_scheme %q (want a non-empty replacement and always, first or never)", m.replacement, m.prepend)
+			}
+			meta = &m
+			steps = append(steps, m)
 		case "Digits":
 			b := "Contiguous"
 			if p.IndividualDigits {
@@ -255,25 +290,30 @@ func parsePreTokenizer(raw json.RawMessage) ([]preStep, error) {
 			}
 			steps = append(steps, splitStep{m: runeClassMatcher{unicode.IsNumber}, behavior: b})
 		default:
-			return fmt.Errorf("pre_tokenizer type %q is not supported (supported: ByteLevel, Split, Digits, Sequence)", p.Type)
+			return fmt.Errorf("pre_tokenizer type %q is not supported (supported: ByteLevel, Metaspace, Split, Digits, Sequence)", p.Type)
 		}
 		return nil
 	}
 	if err := walk(raw); err != nil {
-		return nil, err
+		return preTokenizer{}, err
 	}
-	if !sawByteLevel {
-		return nil, fmt.Errorf("pre_tokenizer has no ByteLevel step: only byte-level BPE is supported")
+	if sawByteLevel && meta != nil {
+		return preTokenizer{}, fmt.Errorf("pre_tokenizer has both ByteLevel and Metaspace steps")
 	}
-	return steps, nil
+	return preTokenizer{steps: steps, byteLevel: sawByteLevel, meta: meta}, nil
 }
 
-// normalizer transforms raw text before pre-tokenization.
-type normalizer func(string) string
+// normalizer transforms a run of raw text before pre-tokenization;
+// boundary says whether the run starts the text or follows an added token
+// (only there does Prepend add its prefix).
+type normalizer func(s string, boundary bool) string
 
 type normalizerJSON struct {
 	Type        string            `json:"type"`
 	Normalizers []json.RawMessage `json:"normalizers"`
+	Prepend     string            `json:"prepend"`
+	Pattern     *patternJSON      `json:"pattern"`
+	Content     string            `json:"content"`
 }
 
 func parseNormalizer(raw json.RawMessage) (normalizer, error) {
@@ -284,17 +324,34 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 	if err := json.Unmarshal(raw, &n); err != nil {
 		return nil, fmt.Errorf("normalizer: %w", err)
 	}
+	plain := func(f func(string) string) normalizer { return func(s string, _ bool) string { return f(s) } }
 	switch n.Type {
 	case "NFC":
-		return norm.NFC.String, nil
+		return plain(norm.NFC.String), nil
 	case "NFD":
-		return norm.NFD.String, nil
+		return plain(norm.NFD.String), nil
 	case "NFKC":
-		return norm.NFKC.String, nil
+		return plain(norm.NFKC.String), nil
 	case "NFKD":
-		return norm.NFKD.String, nil
+		return plain(norm.NFKD.String), nil
 	case "Lowercase":
-		return strings.ToLower, nil
+		return plain(strings.ToLower), nil
+	case "Prepend":
+		return func(s string, boundary bool) string {
+			if s == "" || !boundary {
+				return s
+			}
+			return n.Prepend + s
+		}, nil
+	case "Replace":
+		if n.Pattern == nil || n.Pattern.String == nil || n.Pattern.Regex != nil {
+			return nil, fmt.Errorf("normalizer Replace: only a String pattern is supported")
+		}
+		from, to := *n.Pattern.String, n.Content
+		if from == "" {
+			return nil, fmt.Errorf("normalizer Replace: empty pattern")
+		}
+		return plain(func(s string) string { return strings.ReplaceAll(s, from, to) }), nil
 	case "Sequence":
 		var fs []normalizer
 		for _, sub := range n.Normalizers {
@@ -309,14 +366,14 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 		if len(fs) == 0 {
 			return nil, nil
 		}
-		return func(s string) string {
+		return func(s string, boundary bool) string {
 			for _, f := range fs {
-				s = f(s)
+				s = f(s, boundary)
 			}
 			return s
 		}, nil
 	}
-	return nil, fmt.Errorf("normalizer type %q is not supported (supported: NFC, NFD, NFKC, NFKD, Lowercase, Sequence)", n.Type)
+	return nil, fmt.Errorf("normalizer type %q is not supported (supported: NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Sequence)", n.Type)
 }
 
 type decoderJSON struct {
@@ -324,8 +381,11 @@ type decoderJSON struct {
 	Decoders []json.RawMessage `json:"decoders"`
 }
 
-// checkDecoder accepts the decoders that byte-level decoding implements.
-func checkDecoder(raw json.RawMessage) error {
+// checkDecoder accepts the decoders that this package's decoding
+// implements: ByteLevel for byte-level vocabularies; for SentencePiece ones
+// the "▁" -> " " Replace, ByteFallback, Fuse, Metaspace and Strip (the
+// leading-space Strip is not applied: generated text continues a prompt).
+func checkDecoder(raw json.RawMessage, pieces bool) error {
 	if isNull(raw) {
 		return nil
 	}
@@ -335,16 +395,25 @@ func checkDecoder(raw json.RawMessage) error {
 	}
 	switch d.Type {
 	case "ByteLevel":
-		return nil
+		if !pieces {
+			return nil
+		}
+	case "Replace", "ByteFallback", "Fuse", "Strip", "Metaspace":
+		if pieces {
+			return nil
+		}
 	case "Sequence":
 		for _, sub := range d.Decoders {
-			if err := checkDecoder(sub); err != nil {
+			if err := checkDecoder(sub, pieces); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return fmt.Errorf("decoder type %q is not supported (only ByteLevel)", d.Type)
+	if pieces {
+		return fmt.Errorf("decoder type %q is not supported for a SentencePiece-style vocabulary (supported: Replace, ByteFallback, Fuse, Strip, Metaspace)", d.Type)
+	}
+	return fmt.Errorf("decoder type %q is not supported for a byte-level vocabulary (only ByteLevel)", d.Type)
 }
 
 func isNull(raw json.RawMessage) bool {

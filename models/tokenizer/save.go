@@ -92,8 +92,8 @@ func (t *Tokenizer) MarshalJSON() ([]byte, error) {
 	if t.unkID >= 0 {
 		unk = jsonStr(t.tokens[t.unkID])
 	}
-	fmt.Fprintf(&b, "  \"model\": {\n    \"type\": \"BPE\",\n    \"dropout\": %s,\n    \"unk_token\": %s,\n    \"continuing_subword_prefix\": %s,\n    \"end_of_word_suffix\": %s,\n    \"fuse_unk\": %t,\n    \"byte_fallback\": false,\n    \"ignore_merges\": %t,\n    \"vocab\": {",
-		rawOrNull(t.raw.dropout), unk, rawOrNull(t.raw.contPrefix), rawOrNull(t.raw.eowSuff), t.fuseUnk, t.ignoreMerges)
+	fmt.Fprintf(&b, "  \"model\": {\n    \"type\": \"BPE\",\n    \"dropout\": %s,\n    \"unk_token\": %s,\n    \"continuing_subword_prefix\": %s,\n    \"end_of_word_suffix\": %s,\n    \"fuse_unk\": %t,\n    \"byte_fallback\": %t,\n    \"ignore_merges\": %t,\n    \"vocab\": {",
+		rawOrNull(t.raw.dropout), unk, rawOrNull(t.raw.contPrefix), rawOrNull(t.raw.eowSuff), t.fuseUnk, t.raw.byteFallback, t.ignoreMerges)
 	type entry struct {
 		tok string
 		id  int32

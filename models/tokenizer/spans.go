@@ -33,6 +33,7 @@ func (t *Tokenizer) EncodeSpans(text string, spans []Span) ([]int32, error) {
 	}
 	out := make([]int32, 0, len(text)/3+8)
 	cur := 0
+	pos := atTextStart // where the text at cur starts, for "▁" prepends
 	var guards []Span
 	for _, s := range spans {
 		if s.Start == s.End {
@@ -42,22 +43,24 @@ func (t *Tokenizer) EncodeSpans(text string, spans []Span) ([]int32, error) {
 			guards = append(guards, s)
 			continue
 		}
-		out = t.encodeGuarded(text, cur, s.Start, guards, out)
+		out, pos = t.encodeGuarded(text, cur, s.Start, guards, pos, out)
 		guards = guards[:0]
-		out = t.appendEncode(text[s.Start:s.End], t.plainSpecial, out)
+		out, pos = t.appendEncode(text[s.Start:s.End], t.plainSpecial, pos, out)
 		cur = s.End
 	}
-	return t.encodeGuarded(text, cur, len(text), guards, out), nil
+	out, _ = t.encodeGuarded(text, cur, len(text), guards, pos, out)
+	return out, nil
 }
 
 // encodeGuarded encodes text[from:to] with special tokens, except those
-// that overlap a guard span (absolute offsets, in order).
-func (t *Tokenizer) encodeGuarded(text string, from, to int, guards []Span, out []int32) []int32 {
+// that overlap a guard span (absolute offsets, in order). pos is where
+// text[from:] starts; the result says where the text after it starts.
+func (t *Tokenizer) encodeGuarded(text string, from, to int, guards []Span, pos segPos, out []int32) ([]int32, segPos) {
 	if from >= to {
-		return out
+		return out, pos
 	}
 	if len(guards) == 0 {
-		return t.appendEncode(text[from:to], t.withSpecial, out)
+		return t.appendEncode(text[from:to], t.withSpecial, pos, out)
 	}
 	gi := 0
 	reject := func(start, end int, tok *AddedToken) bool {
@@ -70,24 +73,24 @@ func (t *Tokenizer) encodeGuarded(text string, from, to int, guards []Span, out 
 		}
 		return gi < len(guards) && guards[gi].Start < end
 	}
-	for _, seg := range t.withSpecial.splitReject(text[from:to], reject) {
-		if seg.id >= 0 {
-			out = append(out, seg.id)
-			continue
-		}
-		out = t.encodePlain(seg.text, out)
-	}
-	return out
+	return t.encodeSegments(t.withSpecial.splitReject(text[from:to], reject), pos, out)
 }
 
-// appendEncode is Encode with the matcher m, appending to out.
-func (t *Tokenizer) appendEncode(text string, m *addedMatcher, out []int32) []int32 {
-	for _, seg := range m.split(text) {
+// appendEncode is Encode with the matcher m, appending to out, for a text
+// starting at pos; it returns where the text after it would start.
+func (t *Tokenizer) appendEncode(text string, m *addedMatcher, pos segPos, out []int32) ([]int32, segPos) {
+	return t.encodeSegments(m.split(text), pos, out)
+}
+
+func (t *Tokenizer) encodeSegments(segs []segment, pos segPos, out []int32) ([]int32, segPos) {
+	for _, seg := range segs {
 		if seg.id >= 0 {
 			out = append(out, seg.id)
+			pos = afterAdded
 			continue
 		}
-		out = t.encodePlain(seg.text, out)
+		out = t.encodePlain(seg.text, pos, out)
+		pos = midText
 	}
-	return out
+	return out, pos
 }

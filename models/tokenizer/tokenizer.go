@@ -1,5 +1,6 @@
 // Package tokenizer loads Hugging Face tokenizer.json files for byte-level
-// BPE models (GPT-2, Llama 3, Qwen2 and their kin), encodes and decodes text,
+// BPE models (GPT-2, Llama 3, Qwen2 and their kin) and SentencePiece-style
+// BPE models with byte fallback (Llama 2, Mistral 7B), encodes and decodes text,
 // decodes token streams incrementally, and trains small byte-level BPE
 // vocabularies that it saves in the same format.
 //
@@ -42,6 +43,12 @@ type Tokenizer struct {
 
 	norm  normalizer
 	steps []preStep
+
+	// pieces marks a SentencePiece-style vocabulary ("▁" for a space,
+	// character-level BPE, byte fallback) rather than a byte-level one;
+	// meta is its Metaspace pre-tokenizer, if it has one.
+	pieces bool
+	meta   *metaspaceStep
 
 	bos, eos int32
 	eosIDs   []int32
@@ -126,12 +133,21 @@ func (t *Tokenizer) Encode(text string, allowSpecial bool) []int32 {
 	if allowSpecial {
 		m = t.withSpecial
 	}
-	return t.appendEncode(text, m, make([]int32, 0, len(text)/3+1))
+	out, _ := t.appendEncode(text, m, atTextStart, make([]int32, 0, len(text)/3+1))
+	return out
 }
 
-func (t *Tokenizer) encodePlain(text string, out []int32) []int32 {
+// encodePlain encodes a run of text holding no added token; pos is where
+// the run starts, for the SentencePiece "▁" prepends.
+func (t *Tokenizer) encodePlain(text string, pos segPos, out []int32) []int32 {
 	if t.norm != nil {
-		text = t.norm(text)
+		text = t.norm(text, pos != midText)
+	}
+	if text == "" {
+		return out
+	}
+	if t.meta != nil && t.meta.prependFor(pos) && !strings.HasPrefix(text, " ") && !strings.HasPrefix(text, t.meta.replacement) {
+		text = t.meta.replacement + text
 	}
 	pieces := []string{text}
 	for _, st := range t.steps {

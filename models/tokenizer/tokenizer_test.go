@@ -262,12 +262,28 @@ func TestLoadErrors(t *testing.T) {
 		{"duplicate id", mutate(func(_, m map[string]any) {
 			m["vocab"].(map[string]any)["dup"] = 5
 		}), "vocab id 5 is given to both", false},
-		{"metaspace", mutate(func(d, _ map[string]any) {
+		// Without a ByteLevel step the vocabulary is read as SentencePiece
+		// style, which a ByteLevel decoder contradicts.
+		{"metaspace with a byte-level decoder", mutate(func(d, _ map[string]any) {
 			d["pre_tokenizer"] = map[string]any{"type": "Metaspace"}
-		}), `pre_tokenizer type "Metaspace" is not supported`, true},
+		}), `decoder type "ByteLevel" is not supported for a SentencePiece-style vocabulary`, true},
 		{"no byte level", mutate(func(d, _ map[string]any) {
 			d["pre_tokenizer"] = map[string]any{"type": "Digits", "individual_digits": true}
-		}), "no ByteLevel step", true},
+		}), `decoder type "ByteLevel" is not supported for a SentencePiece-style vocabulary`, true},
+		{"byte fallback with byte level", mutate(func(_, m map[string]any) { m["byte_fallback"] = true }), "byte_fallback with a ByteLevel pre-tokenizer", true},
+		{"metaspace second", mutate(func(d, _ map[string]any) {
+			d["decoder"] = nil
+			d["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Digits"}, map[string]any{"type": "Metaspace"},
+			}}
+		}), "Metaspace after another step", true},
+		{"metaspace scheme", mutate(func(d, _ map[string]any) {
+			d["decoder"] = nil
+			d["pre_tokenizer"] = map[string]any{"type": "Metaspace", "prepend_scheme": "sometimes"}
+		}), `prepend_scheme "sometimes"`, true},
+		{"replace regex", mutate(func(d, _ map[string]any) {
+			d["normalizer"] = map[string]any{"type": "Replace", "pattern": map[string]any{"Regex": " +"}, "content": "_"}
+		}), "only a String pattern", true},
 		{"bad regex", mutate(func(d, _ map[string]any) {
 			d["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
 				map[string]any{"type": "Split", "pattern": map[string]any{"Regex": "(unclosed"}, "behavior": "Isolated"},

@@ -67,8 +67,8 @@ func Dir(t testing.TB) string {
 }
 
 // TokenizerDir is the directory of a model's tokenizer.json fetched with
-// the references: "qwen3", "qwen2.5", "llama3.1", "llama3.2" or
-// "mistral-nemo".
+// the references: "qwen3", "qwen2.5", "llama3.1", "llama3.2",
+// "mistral-nemo" or "o200k".
 func TokenizerDir(t testing.TB, model string) string {
 	return filepath.Join(Dir(t), "tokenizers", model)
 }
