@@ -107,7 +107,7 @@ func BenchmarkDecodeBandwidth(b *testing.B) {
 		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) { decodeBandwidth(b, kern, m, n, k, w) })
 	}
 	var huge *Weights // made on first use: only when a 2MiB benchmark runs
-	for _, m := range []int{1, 8} {
+	for _, m := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("2MiB/M=%d", m), func(b *testing.B) {
 			if huge == nil {
 				huge = AllocWeights(n * k)
