@@ -56,8 +56,9 @@ func (k *Kernels) gemvOne(workers, n, kk int, alpha float32, a, b []float32, ldb
 // so that the part of A a pass reads stays in L1, with the kernel taking
 // three rows of B at once against the eight rows of A. While a worker runs
 // a block, the kernel prefetches the worker's next block into L2 in address
-// order: a worker claims its next block before it starts the current one,
-// so that it knows what to prefetch.
+// order (a worker claims its next block before it starts the current one,
+// so that it knows what to prefetch), and the next three rows of B one
+// group ahead.
 //
 // Without the packing and the passes (A read from L2 at every step) and the
 // in-order prefetch of the next block (three rows at a time read straight
