@@ -150,9 +150,24 @@ func (k *Kernels) gemvBlock(m, n, kk, k16, rows, cur, next, blocks int, alpha fl
 		default:
 			slot, q = j-j0, 0
 		}
-		brow := b[j*ldb : j*ldb+kk]
-		for i := range m {
-			storeDot(i, j, out[slot*24+q*8+i], k16, a[i*lda:], brow, kk, alpha, beta, c, ldc)
+		sums := out[slot*24+q*8 : slot*24+q*8+m]
+		if k16 < kk {
+			brow := b[j*ldb : j*ldb+kk]
+			for i, s := range sums {
+				storeDot(i, j, s, k16, a[i*lda:], brow, kk, alpha, beta, c, ldc)
+			}
+			continue
+		}
+		// k a multiple of 16 (the models' products): the sums are
+		// whole, stored here rather than through a call of storeDot per
+		// element of C, which cost eight rows 3-9% of their speed on the
+		// development machine (docs/results-structure.md).
+		for i, s := range sums {
+			if beta == 0 {
+				c[i*ldc+j] = alpha * s
+			} else {
+				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			}
 		}
 	}
 }
