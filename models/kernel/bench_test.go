@@ -92,7 +92,12 @@ func ramp(n, period int) []float32 {
 // jobs on a shared machine. The weight is on the Go heap (4 KiB pages)
 // for M=…, and for 2MiB/M=… in AllocWeights' mapping (2 MiB pages where the
 // system gives them; huge-MiB says how much of it got them), the read
-// stream each time over the same buffer as the product.
+// stream each time over the same buffer as the product. The roofline:
+// fma-GFLOP/CPU-s is one core's FMA peak (BenchmarkFMAPeak's loop, run
+// after the product), roof-GFLOP/CPU-s the lower of it and the read stream
+// times the product's m/2 FLOP per byte, and roof-fraction the product's
+// FLOP per CPU-second over that roof (counting only the m rows asked for,
+// not the rows the kernel pads them to).
 func BenchmarkDecodeBandwidth(b *testing.B) {
 	const k = 1024
 	const n = (256 << 20) / 4 / k
@@ -102,7 +107,7 @@ func BenchmarkDecodeBandwidth(b *testing.B) {
 		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) { decodeBandwidth(b, kern, m, n, k, w) })
 	}
 	var huge *Weights // made on first use: only when a 2MiB benchmark runs
-	for _, m := range []int{1, 8} {
+	for _, m := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("2MiB/M=%d", m), func(b *testing.B) {
 			if huge == nil {
 				huge = AllocWeights(n * k)
@@ -143,7 +148,53 @@ func decodeBandwidth(b *testing.B, kern *Kernels, m, n, k int, w []float32) {
 		b.ReportMetric(bytes/cpu/1e9, "weight-GB/CPU-s")
 		b.ReportMetric(readCPU/1e9, "read-GB/CPU-s")
 		b.ReportMetric(bytes/cpu/readCPU, "cpu-fraction")
+		if peak := fmaPeakCPU(kern.ISA()); peak > 0 {
+			// m rows do 2m FLOP per 4-byte weight: m/2 FLOP per byte.
+			intensity := float64(m) / 2
+			roof := min(readCPU*intensity, peak)
+			b.ReportMetric(peak/1e9, "fma-GFLOP/CPU-s")
+			b.ReportMetric(roof/1e9, "roof-GFLOP/CPU-s")
+			b.ReportMetric(bytes/cpu*intensity/roof, "roof-fraction")
+		}
 	}
+}
+
+// BenchmarkFMAPeak measures one core's float32 FMA peak per instruction
+// set: independent multiply-add chains in registers, no memory operand
+// (peak_amd64.s). With the read stream of BenchmarkDecodeBandwidth it sets
+// the roofline of the decode products: m rows of A do m/2 FLOP per byte of
+// weights, so they are bound by the memory below the ridge point (peak
+// over stream, in FLOP per byte) and by the FMA units above it.
+func BenchmarkFMAPeak(b *testing.B) {
+	for _, isa := range Available() {
+		loop, flops := fmaPeak(isa)
+		if loop == nil {
+			continue
+		}
+		b.Run(string(isa), func(b *testing.B) {
+			const iters = 1 << 20
+			reportFLOPs(b, float64(flops*iters), func() { loop(iters) })
+		})
+	}
+}
+
+// fmaPeakCPU is the best of three runs of isa's FMA peak loop in FLOP per
+// CPU-second (each about 10 ms), or 0 where isa has none.
+func fmaPeakCPU(isa ISA) float64 {
+	loop, flops := fmaPeak(isa)
+	if loop == nil {
+		return 0
+	}
+	const iters = 1 << 20
+	var best float64
+	for range 3 {
+		c0 := cpuSeconds()
+		loop(iters)
+		if cpu := cpuSeconds() - c0; cpu > 0 {
+			best = max(best, float64(flops*iters)/cpu)
+		}
+	}
+	return best
 }
 
 // memoryBandwidth is the best of three tries of copying src (read plus

@@ -17,9 +17,11 @@
 //     HF-layout weights: a decode step): each weight row is read once for
 //     all the rows, in order for one row; two to eight rows take the weight
 //     in blocks, three rows at a time against A packed to stay in L1, each
-//     worker prefetching its next block (one row reads the weights at about
-//     0.8 of the memory's read speed per CPU-second on the development
-//     machine, eight rows at about 0.6, on 4 KiB pages or 2 MiB ones alike;
+//     worker prefetching its next block and the next three rows (one row
+//     reads the weights at 0.75-0.95 of the memory's read speed per
+//     CPU-second on the development machine; eight rows at about 0.6 of it
+//     on 4 KiB pages, and on 2 MiB pages, where eight rows are bound by the
+//     FMA units rather than the memory, at 0.7 of that compute roof;
 //     docs/results-structure.md; gemv.go, gemv_amd64.s);
 //   - both operands as stored, alpha 1, and a B that fits in L2 (the tiny
 //     model's training products): register tiles straight from A and B,

@@ -56,8 +56,9 @@ func (k *Kernels) gemvOne(workers, n, kk int, alpha float32, a, b []float32, ldb
 // so that the part of A a pass reads stays in L1, with the kernel taking
 // three rows of B at once against the eight rows of A. While a worker runs
 // a block, the kernel prefetches the worker's next block into L2 in address
-// order: a worker claims its next block before it starts the current one,
-// so that it knows what to prefetch.
+// order (a worker claims its next block before it starts the current one,
+// so that it knows what to prefetch), and the next three rows of B one
+// group ahead.
 //
 // Without the packing and the passes (A read from L2 at every step) and the
 // in-order prefetch of the next block (three rows at a time read straight
@@ -149,9 +150,24 @@ func (k *Kernels) gemvBlock(m, n, kk, k16, rows, cur, next, blocks int, alpha fl
 		default:
 			slot, q = j-j0, 0
 		}
-		brow := b[j*ldb : j*ldb+kk]
-		for i := range m {
-			storeDot(i, j, out[slot*24+q*8+i], k16, a[i*lda:], brow, kk, alpha, beta, c, ldc)
+		sums := out[slot*24+q*8 : slot*24+q*8+m]
+		if k16 < kk {
+			brow := b[j*ldb : j*ldb+kk]
+			for i, s := range sums {
+				storeDot(i, j, s, k16, a[i*lda:], brow, kk, alpha, beta, c, ldc)
+			}
+			continue
+		}
+		// k a multiple of 16 (the models' products): the sums are
+		// whole, stored here rather than through a call of storeDot per
+		// element of C, which cost eight rows 3-9% of their speed on the
+		// development machine (docs/results-structure.md).
+		for i, s := range sums {
+			if beta == 0 {
+				c[i*ldc+j] = alpha * s
+			} else {
+				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			}
 		}
 	}
 }
