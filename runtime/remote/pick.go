@@ -55,7 +55,7 @@ func (r *Router) pick(req *Request, pin string) *Backend {
 		rep := *r.holds[b.name] // the program records, by reference
 		rep.Weight = b.spec.Weight
 		rep.WaitingCalls, rep.RunningCalls = b.adm.queued(), b.adm.running()
-		rep.RunningTokens = r.work[b]
+		rep.RunningTokens = int(b.work.Load())
 		rep.BlockSize, rep.TotalBlocks, rep.FreeBlocks = 16, 1<<24, 1<<24
 		rep.MaxSeqs = b.adm.currentLimit()
 		rep.Speed = cluster.Speed{BaseS: r.speed.BaseS / rep.Weight, PrefillTokenS: r.speed.PrefillTokenS / rep.Weight,
