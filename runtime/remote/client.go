@@ -127,6 +127,7 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
 	var calls toolCalls
 	rep.Usage.CachedTokens = -1
 	sawDone, sawChunk := false, false
+	var ch wireChunk
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 || line[0] == ':' {
@@ -141,7 +142,11 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
 			sawDone = true
 			break
 		}
-		var ch wireChunk
+		// ch is reused: its choices' room is kept, cleared (Unmarshal
+		// would otherwise leave a field the new event lacks as it was).
+		choices := ch.Choices[:cap(ch.Choices)]
+		clear(choices)
+		ch = wireChunk{Choices: choices[:0]}
 		if err := json.Unmarshal(data, &ch); err != nil {
 			return rep, &failure{msg: fmt.Sprintf("malformed stream event: %v: %.120s", err, data)}
 		}

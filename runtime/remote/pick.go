@@ -15,7 +15,8 @@ import (
 func (r *Router) pick(req *Request, pin string) *Backend {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var cands []*Backend
+	var room [8]*Backend // most routers have few backends: no allocation
+	cands := room[:0]
 	for _, b := range r.backends {
 		if req.Exclude[b.name] {
 			continue

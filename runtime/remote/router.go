@@ -269,6 +269,19 @@ func (r *Router) Models() []Model {
 	return out
 }
 
+// Serves reports whether some backend serves model: Models' answer
+// without building the list (it is asked on every call).
+func (r *Router) Serves(model string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.backends {
+		if b.serves(model) {
+			return true
+		}
+	}
+	return false
+}
+
 // Unavailable reports whether no backend can take a call now (none is up
 // and not draining), and when to try again (the next health check).
 func (r *Router) Unavailable() (bool, time.Duration) {

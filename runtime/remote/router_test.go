@@ -342,3 +342,30 @@ func TestGenerateMovesAfterHeldEvents(t *testing.T) {
 		t.Errorf("events %v: want the failed attempt's, then EventRestart, then the new backend's", kinds)
 	}
 }
+
+// TestRequestBody: the request a backend gets carries the conversation,
+// the sampling fields given, streaming with usage, and its kind's own
+// fields only.
+func TestRequestBody(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, _ int64) {
+		sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, `[DONE]`)
+	})
+	r := newTestRouter(t, "", f.URL)
+	temp := 0.5
+	req := userReq("p")
+	req.Messages = append(req.Messages, chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}},
+		chat.Message{Role: chat.RoleTool, Content: "out", ToolCallID: "c1", Name: "f"})
+	req.Temperature, req.MaxTokens, req.Stop = &temp, 7, []string{"END"}
+	if _, err := r.Generate(context.Background(), req, "", func(Event) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(f.bodies[0])
+	want := `{"max_tokens":7,"messages":[{"content":"hi","role":"user"},{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{}","name":"f"},"id":"c1","type":"function"}]},` +
+		`{"content":"out","name":"f","role":"tool","tool_call_id":"c1"}],"model":"m1","stop":["END"],"stream":true,"stream_options":{"include_usage":true},"temperature":0.5}`
+	if string(got) != want {
+		t.Errorf("body\n got %s\nwant %s", got, want)
+	}
+	if !r.Serves("m1") || r.Serves("m2") {
+		t.Errorf("Serves(m1) %v, Serves(m2) %v; the backend serves m1", r.Serves("m1"), r.Serves("m2"))
+	}
+}
