@@ -80,6 +80,8 @@ func main() {
 	rate := flag.Float64("rate", 1000, "overhead mode: calls per second, open loop")
 	seconds := flag.Float64("seconds", 10, "overhead mode: how long")
 	direct := flag.Bool("overhead-direct", false, "overhead mode: send the calls straight to the fake backend (no router): the floor of the measurement, the client's and the fake backend's own HTTP work and two loopback round trips")
+	line := flag.Bool("line", false, "overhead mode: print one line (p50, p99, p99.9 and max overhead in ms, achieved calls/s, router CPU %, failed calls) instead of the JSON")
+	jsonOut := flag.String("json", "", "overhead mode: also write the JSON result to this file")
 	routerPID := flag.Int("router-pid", 0, "overhead mode: the router's process id: report its CPU use over the load (from /proc)")
 	flag.Parse()
 	if *fake != "" {
@@ -97,7 +99,16 @@ func main() {
 		res, _ := overhead(target, f, *rate, *seconds, *routerPID)
 		res.Direct = *direct
 		out, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Println(string(out))
+		if *jsonOut != "" {
+			if err := os.WriteFile(*jsonOut, out, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "routerload:", err)
+			}
+		}
+		if *line {
+			fmt.Println(res.line())
+		} else {
+			fmt.Println(string(out))
+		}
 		if res.Failed > 0 {
 			os.Exit(1)
 		}

@@ -205,3 +205,14 @@ func processCPU(pid int) (time.Duration, error) {
 	}
 	return time.Duration(ut+st) * 10 * time.Millisecond, nil
 }
+
+// line is the result on one line: p50, p99, p99.9 and max in ms, the
+// achieved rate, the router's CPU % ("-" when not read) and the failed
+// calls.
+func (r *overheadResult) line() string {
+	cpu := "-"
+	if r.RouterCPUPercent >= 0 {
+		cpu = strconv.FormatFloat(r.RouterCPUPercent, 'f', 1, 64)
+	}
+	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed)
+}

@@ -48,24 +48,24 @@ func (r *Router) key(program string) float64 {
 // *Error of kind ErrBackendFailed, as is one that had run tools of its own
 // (moving would run them twice). Errors are *Error values or ctx's error.
 func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit func(Event) bool) (Reply, error) {
-	// sub is req with the backends tried so far excluded: a copy of its
-	// Exclude is made only when a backend fails (most calls never do).
-	sub := *req
+	// exclude is req.Exclude and the backends tried so far: a copy is
+	// made only when a backend fails (most calls never do).
+	exclude := req.Exclude
 	copied := false
-	exclude := func(name string) {
+	tried := func(name string) {
 		if !copied {
 			copied = true
-			tried := make(map[string]bool, len(req.Exclude)+1)
+			m := make(map[string]bool, len(req.Exclude)+1)
 			for k := range req.Exclude {
-				tried[k] = true
+				m[k] = true
 			}
-			sub.Exclude = tried
+			exclude = m
 		}
-		sub.Exclude[name] = true
+		exclude[name] = true
 	}
 	var lastErr string
 	for {
-		b := r.pick(&sub, pin)
+		b := r.pick(req, exclude, pin)
 		if b == nil {
 			msg := "no backend is up"
 			if lastErr != "" {
@@ -73,7 +73,7 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 			}
 			return Reply{}, &Error{Kind: ErrNoBackend, Msg: msg, RetryAfter: r.cfg.HealthInterval}
 		}
-		rep, out, err := r.attempt(ctx, b, &sub, emit)
+		rep, out, err := r.attempt(ctx, b, req, emit)
 		if err == nil {
 			return rep, nil
 		}
@@ -82,7 +82,7 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 		}
 		var f *failure
 		if !errors.As(err, &f) {
-			exclude(b.name) // errBackendGone: queued, then sent away
+			tried(b.name) // errBackendGone: queued, then sent away
 			continue
 		}
 		switch {
@@ -97,7 +97,7 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 			emit(Event{Kind: EventRestart})
 		}
 		lastErr = b.name + ": " + f.msg
-		exclude(b.name)
+		tried(b.name)
 		r.m.moved.Inc()
 		r.log.Warn("backend failed before any output: moving the call", "backend", b.name, "program", req.Program, "err", f.msg)
 	}
