@@ -24,7 +24,7 @@ const maxEventBytes = 4 << 20
 // body is the JSON the router sends: the request, with the backend kind's
 // own fields.
 func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
-	w := wireRequest{Messages: toWireMessages(req.Messages), Stream: true, StreamOptions: wireStreamOptions{IncludeUsage: true},
+	w := wireRequest{Stream: true, StreamOptions: wireStreamOptions{IncludeUsage: true},
 		MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed, Stop: req.Stop, ResponseFormat: req.ResponseFormat}
 	w.Model = req.Model
 	if w.Model == "" || !b.serves(w.Model) {
@@ -46,7 +46,7 @@ func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
 			w.IDSlot = &slot
 		}
 	}
-	return json.Marshal(&w)
+	return req.encodeBody(&w)
 }
 
 // send runs one generation on the backend, streaming: emit sees every

@@ -32,8 +32,9 @@ type wireMessage struct {
 // wireRequest is the chat-completions request the router sends; the
 // backend kind's own fields are set only for that kind.
 type wireRequest struct {
-	Model             string            `json:"model,omitempty"`
-	Messages          []wireMessage     `json:"messages"`
+	Model string `json:"model,omitempty"`
+	// The messages come first, spliced in by body (their encoding may be
+	// an earlier generation's).
 	Stream            bool              `json:"stream"`
 	StreamOptions     wireStreamOptions `json:"stream_options"`
 	Tools             []wireTool        `json:"tools,omitempty"`
