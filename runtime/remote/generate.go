@@ -47,6 +47,8 @@ func (r *Router) key(program string) float64 {
 // it had seen events of the failed attempt); one that fails after is an
 // *Error of kind ErrBackendFailed, as is one that had run tools of its own
 // (moving would run them twice). Errors are *Error values or ctx's error.
+// req serves one Generate at a time: it keeps the encoding of the
+// conversation sent, for its next generation.
 func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit func(Event) bool) (Reply, error) {
 	// exclude is req.Exclude and the backends tried so far: a copy is
 	// made only when a backend fails (most calls never do).
