@@ -345,14 +345,7 @@ func remoteError(err error) *Error {
 }
 
 // remoteServes reports whether some backend serves a model.
-func (rt *Runtime) remoteServes(model string) bool {
-	for _, m := range rt.cfg.Remote.Models() {
-		if m.ID == model {
-			return true
-		}
-	}
-	return false
-}
+func (rt *Runtime) remoteServes(model string) bool { return rt.cfg.Remote.Serves(model) }
 
 func (rt *Runtime) remoteModelList() string {
 	var ids []string

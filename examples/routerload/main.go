@@ -79,6 +79,10 @@ func main() {
 	fake := flag.String("overhead-backend", "", "overhead mode: serve a fake backend that answers at once on this address (the router must route to it) and measure the router's own time per call")
 	rate := flag.Float64("rate", 1000, "overhead mode: calls per second, open loop")
 	seconds := flag.Float64("seconds", 10, "overhead mode: how long")
+	direct := flag.Bool("overhead-direct", false, "overhead mode: send the calls straight to the fake backend (no router): the floor of the measurement, the client's and the fake backend's own HTTP work and two loopback round trips")
+	line := flag.Bool("line", false, "overhead mode: print one line (p50, p99, p99.9 and max overhead in ms, achieved calls/s, router CPU %, failed calls) instead of the JSON")
+	jsonOut := flag.String("json", "", "overhead mode: also write the JSON result to this file")
+	routerPID := flag.Int("router-pid", 0, "overhead mode: the router's process id: report its CPU use over the load (from /proc)")
 	flag.Parse()
 	if *fake != "" {
 		f, stop, err := serveFake(*fake)
@@ -87,10 +91,24 @@ func main() {
 			os.Exit(1)
 		}
 		defer stop()
-		waitUp(c.router)
-		res, _ := overhead(c.router, f, *rate, *seconds)
+		target := c.router
+		if *direct {
+			target = "http://" + *fake
+		}
+		waitUp(target)
+		res, _ := overhead(target, f, *rate, *seconds, *routerPID)
+		res.Direct = *direct
 		out, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Println(string(out))
+		if *jsonOut != "" {
+			if err := os.WriteFile(*jsonOut, out, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "routerload:", err)
+			}
+		}
+		if *line {
+			fmt.Println(res.line())
+		} else {
+			fmt.Println(string(out))
+		}
 		if res.Failed > 0 {
 			os.Exit(1)
 		}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
@@ -76,11 +77,23 @@ func TestOverhead(t *testing.T) {
 	defer stop()
 	router := newRouter(t, "http://"+addr)
 	waitUp(router)
-	res, err := overhead(router, f, 200, 0.25)
+	res, err := overhead(router, f, 200, 0.25, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Calls != 50 || res.Failed != 0 || res.P50Ms <= 0 || res.P99Ms < res.P50Ms {
+	if res.Calls != 50 || res.Failed != 0 || res.P50Ms <= 0 || res.P99Ms < res.P50Ms || res.P999Ms < res.P99Ms || res.MaxMs < res.P999Ms {
 		t.Errorf("result %+v", res)
+	}
+	// The two ways of a call add up to the overhead; the router (in this
+	// process) used some CPU.
+	if res.InP50Ms <= 0 || res.OutP50Ms <= 0 || res.InP50Ms >= res.ClientP50Ms || res.RouterCPUPercent < 0 || res.AchievedRate <= 0 {
+		t.Errorf("result %+v", res)
+	}
+	direct, err := overhead("http://"+addr, f, 200, 0.25, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if direct.Failed != 0 || direct.P50Ms <= 0 || direct.RouterCPUPercent != -1 {
+		t.Errorf("direct result %+v", direct)
 	}
 }

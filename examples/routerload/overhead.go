@@ -1,37 +1,52 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
 
-// overheadResult is the router's own time per call: the client's
-// request-to-response time less the time the backend spent on it, at a
-// fixed open-loop rate.
+// overheadResult is the router's own time per call at a fixed open-loop
+// rate: the client's request-to-response time less the time the fake
+// backend's handler spent on the call. What remains is the router's work
+// (decode, pick, admission, encode, stream parse, re-encode, metrics), two
+// loopback round trips, the client's and the fake backend's HTTP work, and
+// any wait for a core: Direct runs measure that floor without a router.
 type overheadResult struct {
-	Rate, Seconds          float64
+	Rate, Seconds float64
+	// Direct: the calls went straight to the fake backend (no router).
+	Direct                 bool
 	Calls, Failed          int
-	P50Ms, P99Ms, MeanMs   float64
+	P50Ms, P99Ms, P999Ms   float64
+	MeanMs, MaxMs          float64
 	ClientP50Ms, ClientP99 float64
-	// Errors are the first failures, as the client saw them.
-	Errors []string
+	InP50Ms, InP99Ms       float64 // client's send to the backend's handler: the request's way
+	OutP50Ms, OutP99Ms     float64 // the handler's end to the client's last byte: the reply's way
+	LateP99Ms              float64 // how late the generator sent, against its schedule
+	AchievedRate           float64 // calls completed per second of the load's wall time
+	RouterCPUPercent       float64 // the router's CPU over the load (-router-pid; -1: not read)
+	Errors                 []string
 }
 
 // fakeBackend is an OpenAI-compatible server that answers at once (a
-// streamed two-word reply) and records how long each answer took it,
-// keyed by the request's last message.
+// streamed two-word reply) and records when its handler began and ended
+// each answer, keyed by the request's last message.
 type fakeBackend struct {
-	mu   sync.Mutex
-	took map[string]time.Duration
+	mu      sync.Mutex
+	in, out map[string]time.Time
 }
+
+const fakeStream = `data: {"model":"fake","choices":[{"index":0,"delta":{"role":"assistant","content":"ok "}}]}` + "\n\n" +
+	`data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}` + "\n\n" +
+	`data: {"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":0}}}` + "\n\ndata: [DONE]\n\n"
 
 func (f *fakeBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t0 := time.Now()
@@ -50,12 +65,13 @@ func (f *fakeBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	_, _ = io.WriteString(w, `data: {"model":"fake","choices":[{"index":0,"delta":{"role":"assistant","content":"ok "}}]}`+"\n\n"+
-		`data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}`+"\n\n"+
-		`data: {"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":0}}}`+"\n\ndata: [DONE]\n\n")
+	_, _ = io.WriteString(w, fakeStream)
 	id := req.Messages[len(req.Messages)-1].Content
+	// The handler's writes sit in the server's buffer until it returns;
+	// the flush is on the reply's way, counted as overhead.
+	t1 := time.Now()
 	f.mu.Lock()
-	f.took[id] = time.Since(t0)
+	f.in[id], f.out[id] = t0, t1
 	f.mu.Unlock()
 }
 
@@ -65,20 +81,25 @@ func serveFake(addr string) (*fakeBackend, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f := &fakeBackend{took: map[string]time.Duration{}}
+	f := &fakeBackend{in: map[string]time.Time{}, out: map[string]time.Time{}}
 	hs := &http.Server{Handler: f}
 	go func() { _ = hs.Serve(ln) }()
 	return f, func() { hs.Close() }, nil
 }
 
-// overhead sends calls to the router at rate per second for seconds,
-// open loop, and measures its overhead per call.
-func overhead(router string, f *fakeBackend, rate, seconds float64) (*overheadResult, error) {
+// overhead sends calls to target (the router, or the fake backend itself
+// for the floor) at rate per second for seconds, open loop, and measures
+// the time per call outside the fake backend's handler. routerPID, when
+// positive, is the router's process: its CPU time over the load is read
+// from /proc.
+func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID int) (*overheadResult, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 4096
 	cl := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	n := int(rate * seconds)
-	client := make([]time.Duration, n)
+	sent := make([]time.Time, n)
+	got := make([]time.Time, n)
+	late := make([]float64, n)
 	failed := make([]bool, n)
 	var errMu sync.Mutex
 	var errs []string
@@ -89,6 +110,7 @@ func overhead(router string, f *fakeBackend, rate, seconds float64) (*overheadRe
 		}
 		errMu.Unlock()
 	}
+	cpu0, cpuErr := processCPU(routerPID)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
@@ -97,10 +119,10 @@ func overhead(router string, f *fakeBackend, rate, seconds float64) (*overheadRe
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id := "call-" + strconv.Itoa(i)
-			body := fmt.Sprintf(`{"model":"fake","messages":[{"role":"user","content":%q}]}`, id)
+			body := `{"model":"fake","messages":[{"role":"user","content":"call-` + strconv.Itoa(i) + `"}]}`
 			t0 := time.Now()
-			resp, err := cl.Post(router+"/v1/chat/completions", "application/json", bytes.NewReader([]byte(body)))
+			late[i] = float64(t0.Sub(at)) / 1e6
+			resp, err := cl.Post(target+"/v1/chat/completions", "application/json", strings.NewReader(body))
 			if err == nil {
 				data, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
@@ -112,32 +134,85 @@ func overhead(router string, f *fakeBackend, rate, seconds float64) (*overheadRe
 				failed[i] = true
 				note(err.Error())
 			}
-			client[i] = time.Since(t0)
+			sent[i], got[i] = t0, time.Now()
 		}()
 	}
 	wg.Wait()
-	res := &overheadResult{Rate: rate, Seconds: seconds, Calls: n, Errors: errs}
-	var over, cl2 []float64
+	wall := time.Since(start)
+	cpu1, _ := processCPU(routerPID)
+	res := &overheadResult{Rate: rate, Seconds: seconds, Calls: n, Errors: errs, RouterCPUPercent: -1}
+	if routerPID > 0 && cpuErr == nil {
+		res.RouterCPUPercent = 100 * (cpu1 - cpu0).Seconds() / wall.Seconds()
+	}
+	var over, client, in, out []float64
 	f.mu.Lock()
 	for i := range n {
-		if failed[i] {
+		id := "call-" + strconv.Itoa(i)
+		bin, bout := f.in[id], f.out[id]
+		if failed[i] || bin.IsZero() {
 			res.Failed++
 			continue
 		}
-		took := f.took["call-"+strconv.Itoa(i)]
-		over = append(over, float64(client[i]-took)/1e6)
-		cl2 = append(cl2, float64(client[i])/1e6)
+		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+		in = append(in, ms(bin.Sub(sent[i])))
+		out = append(out, ms(got[i].Sub(bout)))
+		over = append(over, ms(got[i].Sub(sent[i])-bout.Sub(bin)))
+		client = append(client, ms(got[i].Sub(sent[i])))
 	}
 	f.mu.Unlock()
-	slices.Sort(over)
-	slices.Sort(cl2)
+	res.AchievedRate = float64(n-res.Failed) / wall.Seconds()
 	if len(over) > 0 {
 		for _, x := range over {
 			res.MeanMs += x
 		}
 		res.MeanMs /= float64(len(over))
-		res.P50Ms, res.P99Ms = over[(len(over)-1)/2], over[(99*len(over)+99)/100-1]
-		res.ClientP50Ms, res.ClientP99 = cl2[(len(cl2)-1)/2], cl2[(99*len(cl2)+99)/100-1]
+		res.P50Ms, res.P99Ms, res.P999Ms, res.MaxMs = quantile(over, 0.5), quantile(over, 0.99), quantile(over, 0.999), slices.Max(over)
+		res.ClientP50Ms, res.ClientP99 = quantile(client, 0.5), quantile(client, 0.99)
+		res.InP50Ms, res.InP99Ms = quantile(in, 0.5), quantile(in, 0.99)
+		res.OutP50Ms, res.OutP99Ms = quantile(out, 0.5), quantile(out, 0.99)
+		res.LateP99Ms = quantile(late, 0.99)
 	}
 	return res, nil
+}
+
+// quantile is the q-quantile of xs (nearest rank; xs is sorted in place).
+func quantile(xs []float64, q float64) float64 {
+	slices.Sort(xs)
+	i := int(q*float64(len(xs))+0.999999) - 1
+	return xs[min(max(i, 0), len(xs)-1)]
+}
+
+// processCPU is a process's user and system CPU time so far, from
+// /proc/PID/stat (Linux; clock ticks of 10 ms).
+func processCPU(pid int) (time.Duration, error) {
+	if pid <= 0 {
+		return 0, fmt.Errorf("no pid")
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: count fields after its ')'.
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: unreadable times", pid)
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
+}
+
+// line is the result on one line: p50, p99, p99.9 and max in ms, the
+// achieved rate, the router's CPU % ("-" when not read) and the failed
+// calls.
+func (r *overheadResult) line() string {
+	cpu := "-"
+	if r.RouterCPUPercent >= 0 {
+		cpu = strconv.FormatFloat(r.RouterCPUPercent, 'f', 1, 64)
+	}
+	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed)
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,6 +22,18 @@ type Backend struct {
 	apiKey string
 	adm    *admission
 	slots  *slotTable // llama.cpp with slots=N; nil otherwise
+	met    backendMetrics
+	// chatURL is the backend's chat-completions endpoint, parsed once.
+	chatURL *url.URL
+	// header is a generation's request headers, shared read-only by its
+	// requests (a transport does not change a request).
+	header http.Header
+	// lines are readStream's line buffers (4 KiB; a longer event line
+	// grows the scanner's own, which is not kept): one lives for a reply.
+	lines sync.Pool
+	// work is the tokens of the calls in flight or queued here (the
+	// balancer's RunningTokens).
+	work atomic.Int64
 
 	mu        sync.Mutex
 	models    []string
@@ -39,6 +53,12 @@ type Backend struct {
 
 func newBackend(s Spec, client *http.Client) (*Backend, error) {
 	b := &Backend{spec: s, name: s.Name(), client: client, adm: newAdmission(s.MaxInflight), up: true}
+	u, err := url.Parse(s.URL + "/v1/chat/completions")
+	if err != nil {
+		return nil, fmt.Errorf("backend %s: %v", b.name, err)
+	}
+	b.chatURL = u
+	b.header = http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
 	if s.Kind == KindLlamaCpp && s.Slots > 0 {
 		b.slots = newSlotTable(s.Slots)
 	}
@@ -47,6 +67,7 @@ func newBackend(s Spec, client *http.Client) (*Backend, error) {
 		if b.apiKey == "" {
 			return nil, fmt.Errorf("backend %s: $%s is empty or not set (api-key-env)", b.name, s.APIKeyEnv)
 		}
+		b.header.Set("Authorization", "Bearer "+b.apiKey)
 	}
 	return b, nil
 }

@@ -24,82 +24,54 @@ const maxEventBytes = 4 << 20
 // body is the JSON the router sends: the request, with the backend kind's
 // own fields.
 func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
-	m := map[string]any{
-		"messages":       toWireMessages(req.Messages),
-		"stream":         true,
-		"stream_options": map[string]any{"include_usage": true},
-	}
-	model := req.Model
-	if model == "" || !b.serves(model) {
-		model = b.firstModel()
-	}
-	if model != "" {
-		m["model"] = model
+	w := wireRequest{Stream: true, StreamOptions: wireStreamOptions{IncludeUsage: true},
+		MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed, Stop: req.Stop, ResponseFormat: req.ResponseFormat}
+	w.Model = req.Model
+	if w.Model == "" || !b.serves(w.Model) {
+		w.Model = b.firstModel()
 	}
 	if len(req.Tools) > 0 {
-		m["tools"] = toWireTools(req.Tools)
-		if req.ToolChoice != nil {
-			m["tool_choice"] = req.ToolChoice
-		}
-		if req.ParallelToolCalls != nil {
-			m["parallel_tool_calls"] = *req.ParallelToolCalls
-		}
-	}
-	if req.MaxTokens > 0 {
-		m["max_tokens"] = req.MaxTokens
-	}
-	if req.Temperature != nil {
-		m["temperature"] = *req.Temperature
-	}
-	if req.TopP != nil {
-		m["top_p"] = *req.TopP
-	}
-	if req.Seed != nil {
-		m["seed"] = *req.Seed
-	}
-	if len(req.Stop) > 0 {
-		m["stop"] = req.Stop
-	}
-	if req.ResponseFormat != nil {
-		m["response_format"] = req.ResponseFormat
+		w.Tools = toWireTools(req.Tools)
+		w.ToolChoice = req.ToolChoice
+		w.ParallelToolCalls = req.ParallelToolCalls
 	}
 	switch b.spec.Kind {
 	case KindVLLM, KindSGLang:
 		// Lower is earlier in both, as the router's queue key
 		// (docs/router.md).
-		m["priority"] = priority
+		w.Priority = &priority
 	case KindLlamaCpp:
-		m["cache_prompt"] = true
+		w.CachePrompt = true
 		if slot >= 0 {
-			m["id_slot"] = slot
+			w.IDSlot = &slot
 		}
 	}
-	return json.Marshal(m)
+	return req.encodeBody(&w)
 }
 
 // send runs one generation on the backend, streaming: emit sees every
-// event as it arrives. A *failure says what went wrong.
+// event as it arrives. A *failure says what went wrong. It goes to the
+// transport itself, not through an http.Client: a generation follows no
+// redirect and sets no cookie, and the client's copies of the request's
+// headers and URL would be work on every call.
 func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, emit func(Event)) (Reply, error) {
 	data, err := b.body(req, priority, slot)
 	if err != nil {
 		return Reply{}, &failure{rejected: true, msg: fmt.Sprintf("encoding the request: %v", err)}
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, b.spec.URL+"/v1/chat/completions", bytes.NewReader(data))
-	if err != nil {
-		return Reply{}, &failure{rejected: true, msg: err.Error()}
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	if b.apiKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+b.apiKey)
-	}
+	h := b.header
 	if b.spec.Kind == KindPitstop && req.ProgramID != "" {
-		hreq.Header.Set(headerProgram, req.ProgramID)
+		h = h.Clone()
+		h[headerProgram] = []string{req.ProgramID}
 		if req.Thread != "" {
-			hreq.Header.Set(headerThread, req.Thread)
+			h[headerThread] = []string{req.Thread}
 		}
 	}
-	resp, err := b.client.Do(hreq)
+	hreq := (&http.Request{Method: http.MethodPost, URL: b.chatURL, Host: b.chatURL.Host, Header: h,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Body: io.NopCloser(bytes.NewReader(data)), ContentLength: int64(len(data)),
+		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}).WithContext(ctx)
+	resp, err := b.client.Transport.RoundTrip(hreq)
 	if err != nil {
 		return Reply{}, &failure{down: true, msg: err.Error()}
 	}
@@ -142,13 +114,20 @@ func errorMessage(resp *http.Response) string {
 
 // readStream reads a server-sent-events reply.
 func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
+	buf, _ := b.lines.Get().(*[]byte)
+	if buf == nil {
+		nb := make([]byte, 4<<10)
+		buf = &nb
+	}
+	defer b.lines.Put(buf)
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4<<10), maxEventBytes)
+	sc.Buffer((*buf)[:0], maxEventBytes)
 	var rep Reply
 	var content strings.Builder
 	var calls toolCalls
 	rep.Usage.CachedTokens = -1
 	sawDone, sawChunk := false, false
+	var ch wireChunk
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 || line[0] == ':' {
@@ -163,7 +142,11 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
 			sawDone = true
 			break
 		}
-		var ch wireChunk
+		// ch is reused: its choices' room is kept, cleared (Unmarshal
+		// would otherwise leave a field the new event lacks as it was).
+		choices := ch.Choices[:cap(ch.Choices)]
+		clear(choices)
+		ch = wireChunk{Choices: choices[:0]}
 		if err := json.Unmarshal(data, &ch); err != nil {
 			return rep, &failure{msg: fmt.Sprintf("malformed stream event: %v: %.120s", err, data)}
 		}
@@ -185,15 +168,15 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
 			if c.Index != 0 {
 				continue
 			}
-			if c.Delta.Content != nil && *c.Delta.Content != "" {
-				content.WriteString(*c.Delta.Content)
-				emit(Event{Kind: EventContent, Text: *c.Delta.Content})
+			if c.Delta.Content != "" {
+				content.WriteString(c.Delta.Content)
+				emit(Event{Kind: EventContent, Text: c.Delta.Content})
 			}
 			for _, tc := range c.Delta.ToolCalls {
 				calls.add(tc, emit)
 			}
-			if c.FinishReason != nil && *c.FinishReason != "" {
-				rep.FinishReason = *c.FinishReason
+			if c.FinishReason != "" {
+				rep.FinishReason = c.FinishReason
 			}
 		}
 	}

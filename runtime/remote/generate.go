@@ -47,16 +47,27 @@ func (r *Router) key(program string) float64 {
 // it had seen events of the failed attempt); one that fails after is an
 // *Error of kind ErrBackendFailed, as is one that had run tools of its own
 // (moving would run them twice). Errors are *Error values or ctx's error.
+// req serves one Generate at a time: it keeps the encoding of the
+// conversation sent, for its next generation.
 func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit func(Event) bool) (Reply, error) {
-	tried := map[string]bool{}
-	for k := range req.Exclude {
-		tried[k] = true
+	// exclude is req.Exclude and the backends tried so far: a copy is
+	// made only when a backend fails (most calls never do).
+	exclude := req.Exclude
+	copied := false
+	tried := func(name string) {
+		if !copied {
+			copied = true
+			m := make(map[string]bool, len(req.Exclude)+1)
+			for k := range req.Exclude {
+				m[k] = true
+			}
+			exclude = m
+		}
+		exclude[name] = true
 	}
-	sub := *req
-	sub.Exclude = tried
 	var lastErr string
 	for {
-		b := r.pick(&sub, pin)
+		b := r.pick(req, exclude, pin)
 		if b == nil {
 			msg := "no backend is up"
 			if lastErr != "" {
@@ -64,7 +75,7 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 			}
 			return Reply{}, &Error{Kind: ErrNoBackend, Msg: msg, RetryAfter: r.cfg.HealthInterval}
 		}
-		rep, out, err := r.attempt(ctx, b, &sub, emit)
+		rep, out, err := r.attempt(ctx, b, req, emit)
 		if err == nil {
 			return rep, nil
 		}
@@ -73,7 +84,7 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 		}
 		var f *failure
 		if !errors.As(err, &f) {
-			tried[b.name] = true // errBackendGone: queued, then sent away
+			tried(b.name) // errBackendGone: queued, then sent away
 			continue
 		}
 		switch {
@@ -88,7 +99,7 @@ func (r *Router) Generate(ctx context.Context, req *Request, pin string, emit fu
 			emit(Event{Kind: EventRestart})
 		}
 		lastErr = b.name + ": " + f.msg
-		tried[b.name] = true
+		tried(b.name)
 		r.m.moved.Inc()
 		r.log.Warn("backend failed before any output: moving the call", "backend", b.name, "program", req.Program, "err", f.msg)
 	}
@@ -103,24 +114,15 @@ type delivery struct{ seen, forwarded bool }
 func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit func(Event) bool) (Reply, delivery, error) {
 	rank := r.key(req.Program)
 	est := req.PromptTokens + req.PredictedDecode
-	r.mu.Lock()
-	r.work[b] += est
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.work[b] -= est
-		if r.work[b] <= 0 {
-			delete(r.work, b)
-		}
-		r.mu.Unlock()
-	}()
-	r.m.queue.WithLabelValues(b.name).Inc()
+	b.work.Add(int64(est))
+	defer b.work.Add(-int64(est))
+	b.met.queue.Inc()
 	err := b.adm.acquire(ctx, rank)
-	r.m.queue.WithLabelValues(b.name).Dec()
+	b.met.queue.Dec()
 	if err != nil {
 		return Reply{}, delivery{}, err
 	}
-	r.m.inflight.WithLabelValues(b.name).Inc()
+	b.met.inflight.Inc()
 	start := time.Now()
 	var first time.Time
 	var out delivery
@@ -158,10 +160,10 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 		}
 	}
 	d := time.Since(start)
-	r.m.inflight.WithLabelValues(b.name).Dec()
+	b.met.inflight.Dec()
 	if !first.IsZero() {
 		b.adm.observe(first.Sub(start))
-		r.m.ttft.WithLabelValues(b.name).Observe(first.Sub(start).Seconds())
+		b.met.ttft.Observe(first.Sub(start).Seconds())
 	}
 	b.adm.release()
 	b.booked(d, rep.Usage, err != nil)
@@ -185,15 +187,15 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 		if ctx.Err() == nil {
 			r.m.errors.WithLabelValues(b.name, kind).Inc()
 		}
-		r.m.calls.WithLabelValues(b.name, "error").Inc()
+		b.met.failed.Inc()
 		return rep, out, err
 	}
 	rep.Backend = b.name
-	r.m.calls.WithLabelValues(b.name, "ok").Inc()
-	r.m.latency.WithLabelValues(b.name).Observe(d.Seconds())
+	b.met.ok.Inc()
+	b.met.latency.Observe(d.Seconds())
 	if rep.Usage.CachedTokens >= 0 {
-		r.m.promptTokens.WithLabelValues(b.name).Add(float64(rep.Usage.PromptTokens))
-		r.m.cachedTokens.WithLabelValues(b.name).Add(float64(rep.Usage.CachedTokens))
+		b.met.promptTokens.Add(float64(rep.Usage.PromptTokens))
+		b.met.cachedTokens.Add(float64(rep.Usage.CachedTokens))
 	}
 	r.mu.Lock()
 	miss := rep.Usage.PromptTokens - max(rep.Usage.CachedTokens, 0)

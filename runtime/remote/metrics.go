@@ -49,3 +49,21 @@ func (m *metrics) forget(name string) {
 		g.DeleteLabelValues(name)
 	}
 }
+
+// backendMetrics are one backend's series of the per-call path, bound
+// once when the backend is added: a call then does no label lookups.
+type backendMetrics struct {
+	inflight, queue            prometheus.Gauge
+	ok, failed                 prometheus.Counter
+	latency, ttft              prometheus.Observer
+	promptTokens, cachedTokens prometheus.Counter
+}
+
+func (m *metrics) bind(name string) backendMetrics {
+	return backendMetrics{
+		inflight: m.inflight.WithLabelValues(name), queue: m.queue.WithLabelValues(name),
+		ok: m.calls.WithLabelValues(name, "ok"), failed: m.calls.WithLabelValues(name, "error"),
+		latency: m.latency.WithLabelValues(name), ttft: m.ttft.WithLabelValues(name),
+		promptTokens: m.promptTokens.WithLabelValues(name), cachedTokens: m.cachedTokens.WithLabelValues(name),
+	}
+}

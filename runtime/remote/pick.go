@@ -11,13 +11,14 @@ import (
 // backend holding its context) unless its queue is much longer than the
 // others' (AffinitySlack); else the balancer's choice among the available
 // backends, with each backend's record of the program's context as its
-// cached prefix.
-func (r *Router) pick(req *Request, pin string) *Backend {
+// cached prefix. No backend in exclude is chosen.
+func (r *Router) pick(req *Request, exclude map[string]bool, pin string) *Backend {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var cands []*Backend
+	var room [8]*Backend // most routers have few backends: no allocation
+	cands := room[:0]
 	for _, b := range r.backends {
-		if req.Exclude[b.name] {
+		if exclude[b.name] {
 			continue
 		}
 		if b.name == pin && b.isUp() {
@@ -55,7 +56,7 @@ func (r *Router) pick(req *Request, pin string) *Backend {
 		rep := *r.holds[b.name] // the program records, by reference
 		rep.Weight = b.spec.Weight
 		rep.WaitingCalls, rep.RunningCalls = b.adm.queued(), b.adm.running()
-		rep.RunningTokens = r.work[b]
+		rep.RunningTokens = int(b.work.Load())
 		rep.BlockSize, rep.TotalBlocks, rep.FreeBlocks = 16, 1<<24, 1<<24
 		rep.MaxSeqs = b.adm.currentLimit()
 		rep.Speed = cluster.Speed{BaseS: r.speed.BaseS / rep.Weight, PrefillTokenS: r.speed.PrefillTokenS / rep.Weight,

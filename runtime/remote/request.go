@@ -34,6 +34,10 @@ type Request struct {
 	// does not stream): a backend that fails midway then moves the
 	// generation like one that failed before any output.
 	Buffered bool
+
+	// sent is the encoding of the last generation's messages, for the
+	// next generation of this Request (a tool round's continuation).
+	sent sentConversation
 }
 
 // Usage is what a backend reported of a reply's tokens.

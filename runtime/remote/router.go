@@ -83,7 +83,6 @@ type Router struct {
 	holds    map[string]*cluster.Replica // backend → its record of programs' contexts
 	attained map[string]float64          // program → tokens of service so far: its rank
 	lastUsed map[string]time.Time        // program → its last generation's end
-	work     map[*Backend]int            // tokens of the calls in flight or queued
 	start    time.Time
 
 	stop chan struct{}
@@ -142,7 +141,7 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	}
 	r := &Router{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registerer), client: &http.Client{Transport: tr}, bal: bal,
 		speed: cluster.Speed{BaseS: p.Iter.Base, PrefillTokenS: p.Iter.PrefillToken, DecodeSeqS: p.Iter.DecodeSeq, DecodeCtxS: p.Iter.DecodeCtx},
-		holds: map[string]*cluster.Replica{}, attained: map[string]float64{}, lastUsed: map[string]time.Time{}, work: map[*Backend]int{}, start: time.Now(),
+		holds: map[string]*cluster.Replica{}, attained: map[string]float64{}, lastUsed: map[string]time.Time{}, start: time.Now(),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	for _, s := range specs {
 		if err := r.Add(s); err != nil {
@@ -186,6 +185,7 @@ func (r *Router) Add(s Spec) error {
 			return fmt.Errorf("backend %s is already there", b.name)
 		}
 	}
+	b.met = r.m.bind(b.name)
 	r.backends = append(r.backends, b)
 	r.holds[b.name] = &cluster.Replica{Name: b.name}
 	r.mu.Unlock()
@@ -267,6 +267,19 @@ func (r *Router) Models() []Model {
 		}
 	}
 	return out
+}
+
+// Serves reports whether some backend serves model: Models' answer
+// without building the list (it is asked on every call).
+func (r *Router) Serves(model string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.backends {
+		if b.serves(model) {
+			return true
+		}
+	}
+	return false
 }
 
 // Unavailable reports whether no backend can take a call now (none is up

@@ -5,9 +5,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pitstop-llm/pitstop/models/chat"
 )
 
 // cannedTransport answers every request in memory: the model list, or a
@@ -40,14 +43,58 @@ func BenchmarkGenerate(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	req := userReq("p")
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
+		req := userReq("p")
 		for pb.Next() {
+			req.sent = sentConversation{} // each generation a new call's first
 			if _, err := r.Generate(ctx, req, "", func(Event) bool { return false }); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// toolRounds is a conversation after n tool rounds, each an assistant's
+// call and a 4 KiB result.
+func toolRounds(n int) []chat.Message {
+	msgs := []chat.Message{{Role: chat.RoleSystem, Content: strings.Repeat("You are an agent. ", 50)}, {Role: chat.RoleUser, Content: "Find it."}}
+	for i := range n {
+		id := "call_" + strconv.Itoa(i)
+		msgs = append(msgs, chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: id, Name: "search", Arguments: `{"q":"it"}`}}},
+			chat.Message{Role: chat.RoleTool, ToolCallID: id, Name: "search", Content: strings.Repeat("result line <b>& more</b>\n", 160)})
+	}
+	return msgs
+}
+
+// BenchmarkBodyToolRounds is the request body of a call's 20 generations
+// (a tool round between each, the conversation re-sent longer each time):
+// "reencode" encodes every generation's whole conversation (the router
+// before it kept the last encoding), "append" only what each round added.
+func BenchmarkBodyToolRounds(b *testing.B) {
+	specs, _ := ParseSpecs([]string{"http://a:1,kind=vllm"})
+	be, err := newBackend(specs[0], nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := toolRounds(19)
+	for _, keep := range []bool{false, true} {
+		name := map[bool]string{false: "reencode", true: "append"}[keep]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := &Request{}
+				for g := range 20 {
+					req.Messages = all[: 2+2*g : 2+2*g]
+					if !keep {
+						req.sent = sentConversation{}
+					}
+					if _, err := be.body(req, 0, -1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
 }

@@ -342,3 +342,78 @@ func TestGenerateMovesAfterHeldEvents(t *testing.T) {
 		t.Errorf("events %v: want the failed attempt's, then EventRestart, then the new backend's", kinds)
 	}
 }
+
+// TestRequestBody: the request a backend gets carries the conversation,
+// the sampling fields given, streaming with usage, and its kind's own
+// fields only.
+func TestRequestBody(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, _ int64) {
+		sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, `[DONE]`)
+	})
+	r := newTestRouter(t, "", f.URL)
+	temp := 0.5
+	req := userReq("p")
+	req.Messages = append(req.Messages, chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}},
+		chat.Message{Role: chat.RoleTool, Content: "out", ToolCallID: "c1", Name: "f"})
+	req.Temperature, req.MaxTokens, req.Stop = &temp, 7, []string{"END"}
+	if _, err := r.Generate(context.Background(), req, "", func(Event) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(f.bodies[0])
+	want := `{"max_tokens":7,"messages":[{"content":"hi","role":"user"},{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{}","name":"f"},"id":"c1","type":"function"}]},` +
+		`{"content":"out","name":"f","role":"tool","tool_call_id":"c1"}],"model":"m1","stop":["END"],"stream":true,"stream_options":{"include_usage":true},"temperature":0.5}`
+	if string(got) != want {
+		t.Errorf("body\n got %s\nwant %s", got, want)
+	}
+	if !r.Serves("m1") || r.Serves("m2") {
+		t.Errorf("Serves(m1) %v, Serves(m2) %v; the backend serves m1", r.Serves("m1"), r.Serves("m2"))
+	}
+}
+
+// TestBodyReusesConversation: a request's next generation (a longer
+// conversation, as after a tool round) sends what a fresh encoding would,
+// and so does one whose earlier messages changed.
+func TestBodyReusesConversation(t *testing.T) {
+	specs, _ := ParseSpecs([]string{"http://a:1,kind=llamacpp"})
+	b, err := newBackend(specs[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := toolRounds(3)
+	fresh := func(msgs []chat.Message) string {
+		data, err := b.body(&Request{Messages: msgs}, 0, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	req := &Request{}
+	for _, n := range []int{2, 4, 4, 8} {
+		req.Messages = all[:n:n]
+		got, err := b.body(req, 0, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fresh(req.Messages); string(got) != want {
+			t.Fatalf("%d messages:\n got %s\nwant %s", n, got, want)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(got, &v); err != nil || len(v["messages"].([]any)) != n || v["id_slot"] != 2.0 {
+			t.Fatalf("%d messages: not the request: %v %.200s", n, err, got)
+		}
+	}
+	// An earlier message changed (a new slice, not the one sent): encoded
+	// again, not reused.
+	changed := slices.Clone(all[:8])
+	changed[3].Content = "another result"
+	req.Messages = changed
+	got, _ := b.body(req, 0, 2)
+	if string(got) != fresh(changed) || !strings.Contains(string(got), "another result") {
+		t.Errorf("changed conversation sent as %.300s", got)
+	}
+	// Shorter (a new call reusing the request): encoded again.
+	req.Messages = all[:2]
+	if got, _ := b.body(req, 0, 2); string(got) != fresh(all[:2]) {
+		t.Errorf("shorter conversation sent as %.300s", got)
+	}
+}

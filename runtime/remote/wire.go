@@ -29,6 +29,32 @@ type wireMessage struct {
 	Name       string         `json:"name,omitempty"`
 }
 
+// wireRequest is the chat-completions request the router sends; the
+// backend kind's own fields are set only for that kind.
+type wireRequest struct {
+	Model string `json:"model,omitempty"`
+	// The messages come first, spliced in by body (their encoding may be
+	// an earlier generation's).
+	Stream            bool              `json:"stream"`
+	StreamOptions     wireStreamOptions `json:"stream_options"`
+	Tools             []wireTool        `json:"tools,omitempty"`
+	ToolChoice        json.RawMessage   `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls,omitempty"`
+	MaxTokens         int               `json:"max_tokens,omitempty"`
+	Temperature       *float64          `json:"temperature,omitempty"`
+	TopP              *float64          `json:"top_p,omitempty"`
+	Seed              *int64            `json:"seed,omitempty"`
+	Stop              []string          `json:"stop,omitempty"`
+	ResponseFormat    json.RawMessage   `json:"response_format,omitempty"`
+	Priority          *int              `json:"priority,omitempty"`     // vLLM, SGLang
+	CachePrompt       bool              `json:"cache_prompt,omitempty"` // llama.cpp
+	IDSlot            *int              `json:"id_slot,omitempty"`      // llama.cpp
+}
+
+type wireStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
 type wireTool struct {
 	Type     string `json:"type"`
 	Function struct {
@@ -50,11 +76,13 @@ type wireChunk struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Index int `json:"index"`
+		// Content and FinishReason: null and "" mean the same here, and
+		// strings spare the decoder an allocation each.
 		Delta struct {
-			Content   *string        `json:"content"`
+			Content   string         `json:"content"`
 			ToolCalls []wireToolCall `json:"tool_calls"`
 		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
+		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *wireUsage `json:"usage"`
 	Error *wireError `json:"error"`
@@ -72,14 +100,17 @@ type wireError struct {
 
 func toWireMessages(msgs []chat.Message) []wireMessage {
 	out := make([]wireMessage, len(msgs))
-	for i, m := range msgs {
-		content := m.Content
-		w := wireMessage{Role: m.Role, Content: &content, ToolCallID: m.ToolCallID, Name: m.Name}
-		if m.Role == chat.RoleAssistant && content == "" && len(m.ToolCalls) > 0 {
+	for i := range msgs {
+		m := &msgs[i]
+		w := wireMessage{Role: m.Role, Content: &m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.Role == chat.RoleAssistant && m.Content == "" && len(m.ToolCalls) > 0 {
 			w.Content = nil
 		}
 		if m.Role != chat.RoleTool {
 			w.Name = ""
+		}
+		if len(m.ToolCalls) > 0 {
+			w.ToolCalls = make([]wireToolCall, 0, len(m.ToolCalls))
 		}
 		for _, tc := range m.ToolCalls {
 			w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: tc.ID, Type: "function", Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Show 4 of docs/results-router.md: the router's own time per call at a fixed rate on loopback.
+# Builds pitstop for each git ref named in the configurations (and routerload from the working
+# tree: the same load generator for all), then runs the overhead measurement RUNS times per
+# configuration, alternating them run by run, one line per run.
+#   scripts/router_overhead.sh [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...
+# CONFIG is REF with optional suffixes; REF is a git ref, . (the working tree), or a directory
+# holding a built pitstop:
+#   +pin     the router on CPU 0 (taskset -c 0: Go then runs it with GOMAXPROCS 1), the load
+#            generator and its fake backend on CPU 1
+#   +gogc=N  the router runs with GOGC=N
+# or "direct" (+pin allowed): no router, the calls go straight to the fake backend: the floor
+# (the client's and the fake backend's HTTP work and two loopback round trips).
+#   e.g. scripts/router_overhead.sh -n 5 main . main+pin .+pin direct
+# Columns: p50, p99, p99.9 and max of the overhead (the client's time less the fake backend's
+# handler's), the achieved rate, the router's CPU (% of one core over the load), its collections
+# during the load (GODEBUG=gctrace=1 lines), failed calls, and the 1-minute load average before
+# the run. Needs go (unless ROUTERLOAD names a built routerload and every REF is a directory),
+# taskset for +pin. BASEPORT (default 18400) and BASEPORT+1 must be free. With OUT=DIR each run's
+# full result (JSON, with the first errors) is kept as DIR/RUN-CONFIG.json.
+set -euo pipefail
+RUNS=5 RATE=1000 SECONDS_=10
+while getopts "n:r:s:" o; do
+	case $o in
+	n) RUNS=$OPTARG ;;
+	r) RATE=$OPTARG ;;
+	s) SECONDS_=$OPTARG ;;
+	*) echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG..." >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+if [ $# -eq 0 ]; then
+	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N] or direct[+pin])" >&2
+	exit 2
+fi
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d /tmp/router_overhead.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+R=${BASEPORT:-18400} F=$((${BASEPORT:-18400} + 1))
+
+# bin REF: the directory holding REF's pitstop, built once.
+bin() {
+	local ref=$1 d
+	if [ -x "$ref/pitstop" ]; then
+		echo "$ref"
+		return
+	fi
+	d="$WORK/bin-$(printf %s "$ref" | tr -c 'A-Za-z0-9._-' _)"
+	if [ ! -x "$d/pitstop" ]; then
+		if [ "$ref" = . ]; then
+			(cd "$ROOT" && go build -o "$d/pitstop" ./cmd/pitstop)
+		else
+			mkdir -p "$d/src"
+			git -C "$ROOT" archive "$ref" | tar -x -C "$d/src"
+			(cd "$d/src" && go build -o "$d/pitstop" ./cmd/pitstop)
+		fi
+	fi
+	echo "$d"
+}
+
+echo "building..." >&2
+LOAD=${ROUTERLOAD:-}
+if [ -z "$LOAD" ]; then
+	(cd "$ROOT" && go build -o "$WORK/routerload" ./examples/routerload)
+	LOAD=$WORK/routerload
+fi
+for c in "$@"; do
+	ref=${c%%+*}
+	[ "$ref" = direct ] || bin "$ref" >/dev/null
+done
+
+printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %6s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs failed
+for run in $(seq 1 "$RUNS"); do
+	for c in "$@"; do
+		ref=${c%%+*} pin="" gogc=""
+		case "+$c+" in *+pin+*) pin=1 ;; esac
+		case "$c" in *+gogc=*) gogc=${c#*+gogc=} gogc=${gogc%%+*} ;; esac
+		load=$(cut -d' ' -f1 /proc/loadavg)
+		rpin=() lpin=()
+		if [ -n "$pin" ]; then rpin=(taskset -c 0) lpin=(taskset -c 1); fi
+		args=(-router "http://127.0.0.1:$R" -overhead-backend "127.0.0.1:$F" -rate "$RATE" -seconds "$SECONDS_" -line)
+		if [ -n "${OUT:-}" ]; then
+			mkdir -p "$OUT"
+			args+=(-json "$OUT/$run-$(printf %s "$c" | tr -c 'A-Za-z0-9._=-' _).json")
+		fi
+		rpid="" gcs=-
+		: >"$WORK/router.log"
+		if [ "$ref" = direct ]; then
+			args+=(-overhead-direct)
+		else
+			d=$(bin "$ref")
+			env ${gogc:+GOGC=$gogc} GODEBUG=gctrace=1 "${rpin[@]}" "$d/pitstop" serve --addr "127.0.0.1:$R" \
+				--backend "http://127.0.0.1:$F,max-inflight=1024" --health-interval 500ms >"$WORK/router.log" 2>&1 &
+			rpid=$!
+			for _ in $(seq 50); do
+				(exec 3<>"/dev/tcp/127.0.0.1/$R") 2>/dev/null && break
+				sleep 0.1
+			done
+			args+=(-router-pid "$rpid")
+		fi
+		gc0=$(grep -c '^gc ' "$WORK/router.log" || true)
+		res=$("${lpin[@]}" "$LOAD" "${args[@]}" 2>"$WORK/load.log") || true
+		if [ -n "$rpid" ]; then
+			gcs=$(($(grep -c '^gc ' "$WORK/router.log" || true) - gc0))
+			kill "$rpid" 2>/dev/null || true
+			wait "$rpid" 2>/dev/null || true
+		fi
+		if [ -z "$res" ]; then
+			echo "$run $c: routerload failed: $(tail -3 "$WORK/load.log")" >&2
+			continue
+		fi
+		read -r p50 p99 p999 mx rate cpu failed <<<"$res"
+		printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %6s\n' "$run" "$c" "$load" "$p50" "$p99" "$p999" "$mx" "$rate" "$cpu" "$gcs" "$failed"
+	done
+done
