@@ -108,7 +108,11 @@ type Report struct {
 	Workload string `json:"workload"`
 	Executor string `json:"executor"`
 	Profile  string `json:"profile"`
-	Runs     []Run  `json:"runs"`
+	// EngineFeatures is bench --engine-features: "same" (every policy with
+	// pitstop's prefix cache, chunked prefill and swap path) or "paper"
+	// (each policy's own traits).
+	EngineFeatures string `json:"engine_features,omitempty"`
+	Runs           []Run  `json:"runs"`
 }
 
 // ContractRunFields are the JSON names of a Run that DESIGN.md §8 promises.

@@ -11,7 +11,6 @@ import (
 	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/cluster"
 	"github.com/pitstop-llm/pitstop/engine"
-	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/engine/sim"
 )
 
@@ -90,7 +89,7 @@ func runClusterJob(ctx context.Context, rc bench.RunConfig, profiles []*sim.Prof
 	}
 	var polErr error
 	reps := bench.ProfileReplicas(profiles, func() engine.Policy {
-		p, err := policy.New(rc.Name, f.popts)
+		p, err := newBenchPolicy(rc.Name, f)
 		if err != nil {
 			polErr = err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/cluster"
+	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/engine/sim"
 	"github.com/pitstop-llm/pitstop/predictor"
@@ -40,6 +41,7 @@ type benchFlags struct {
 	parallel, checkEvery               int
 	progress                           bool
 	popts                              policy.Options
+	features                           string // --engine-features: bench.FeaturesSame or FeaturesPaper
 	scaleTokens, scaleTime             float64
 	sloTTFT, sloTPOT                   float64 // SLO attainment; 0: sola's SLOs
 	stopAfter                          float64 // seconds of engine time; 0: off
@@ -107,10 +109,29 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	addSustainedFlags(fl, &f.sustained)
 	addFamilyFlags(fl, &f.families)
 	addPolicyFlags(fl, &f.popts)
+	fl.StringVar(&f.features, "engine-features", bench.FeaturesSame, "engine features of each policy: same (every policy runs with pitstop's: prefix cache, chunked prefill, swap path; except "+strings.Join(bench.OwnFeatureNames(), " and ")+", defined by what they lack) or paper (each policy's own, the setup of the paper it reproduces: lamps and infercept without the prefix cache)")
 	addClusterFlags(fl, &f)
 	addTargetFlags(fl, &f.target)
 	f.cpuNames = addCPUFlags(fl, &f.cpu)
 	return cmd
+}
+
+// newBenchPolicy builds the policy named name with the bench's knobs and
+// engine features (--engine-features).
+func newBenchPolicy(name string, f benchFlags) (engine.Policy, error) {
+	p, err := policy.New(name, f.popts)
+	if err != nil {
+		return nil, err
+	}
+	return bench.WithEngineFeatures(f.engineFeatures(), name, p)
+}
+
+// engineFeatures is --engine-features, FeaturesSame when unset.
+func (f benchFlags) engineFeatures() string {
+	if f.features == "" {
+		return bench.FeaturesSame
+	}
+	return f.features
 }
 
 // addPolicyFlags registers the policies' knobs (policy.Options); zero means
@@ -184,7 +205,7 @@ func planBench(f benchFlags) (*benchPlan, error) {
 		return nil, usagef("no policies given (valid: %s)", strings.Join(policy.Names(), ", "))
 	}
 	for _, p := range f.policies {
-		if _, err := policy.New(p, f.popts); err != nil {
+		if _, err := newBenchPolicy(p, f); err != nil {
 			return nil, usageError{err.Error()}
 		}
 	}
@@ -291,7 +312,12 @@ func runBench(ctx context.Context, f benchFlags) error {
 	st := workload.Stats(plan.w)
 	fmt.Printf("workload %s: %d programs, %d calls, %d tool calls; mean prompt %.0f, decode %.0f tokens per call, tool %.2f s\n",
 		plan.w.Name, st.Programs, st.Calls, st.ToolCalls, st.MeanPrompt, st.MeanDecode, st.MeanToolTime)
-	rep := &report.Report{Workload: plan.w.Name, Executor: f.executor}
+	rep := &report.Report{Workload: plan.w.Name, Executor: f.executor, EngineFeatures: f.engineFeatures()}
+	if rep.EngineFeatures == bench.FeaturesPaper {
+		fmt.Println("engine features: paper (each policy's own: lamps and infercept without the prefix cache)")
+	} else {
+		fmt.Printf("engine features: same (prefix cache, chunked prefill, swap path for every policy but %s)\n", strings.Join(bench.OwnFeatureNames(), ", "))
+	}
 	sloTTFT, sloTPOT := f.slo()
 	parallel := max(f.parallel, 1)
 	if cb := plan.cpu; cb != nil {
@@ -345,7 +371,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 	g.SetLimit(parallel)
 	for i, j := range jobs {
 		g.Go(func() error {
-			pol, _ := policy.New(j.policy, f.popts)
+			pol, _ := newBenchPolicy(j.policy, f)
 			rc := bench.RunConfig{
 				Workload: plan.w, Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,
 				PredictionError: f.predErr, Predictors: newPredictors(lengthModel, f.predictor == "serve"), Progress: prog, CheckEvery: f.checkEvery,

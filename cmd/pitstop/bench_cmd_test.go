@@ -63,6 +63,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"malformed trace", []string{"--trace", bad}, []string{"bad.json"}},
 		{"missing trace", []string{"--trace", filepath.Join(dir, "none.json")}, []string{"none.json"}},
 		{"unknown executor", []string{"--executor", "tpu"}, []string{`unknown executor "tpu"`}},
+		{"unknown engine features", []string{"--engine-features", "vllm"}, []string{`unknown engine features "vllm"`, "same, paper"}},
 		{"zero duration", []string{"--duration", "0"}, []string{"invalid duration"}},
 		{"stop before the window ends", []string{"--stop-after", "4"}, []string{"invalid --stop-after 4", "at least --duration (5)"}},
 		{"unknown predictor", []string{"--predictor", "crystal-ball"}, []string{`unknown predictor "crystal-ball"`, "onnx"}},
@@ -204,6 +205,43 @@ func TestBenchWritesReports(t *testing.T) {
 	}
 	if _, err := os.Stat(csv); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// --engine-features reaches the engine: lamps runs with the prefix cache by
+// default (the report says "same") and without it under "paper", where a
+// program's next call recomputes the context its last call left behind.
+func TestBenchEngineFeatures(t *testing.T) {
+	dir := t.TempDir()
+	recomputed := map[string]int64{}
+	for _, mode := range []string{"", "paper"} {
+		js := filepath.Join(dir, "r"+mode+".json")
+		args := []string{"bench", "--workload", "infercept-multi", "--policies", "lamps", "--rates", "2", "--duration", "60", "--json", js}
+		if mode != "" {
+			args = append(args, "--engine-features", mode)
+		}
+		code, stdout, stderr := pitstop(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var rep struct {
+			EngineFeatures string `json:"engine_features"`
+			Runs           []struct {
+				Recompute int64 `json:"recompute_tokens"`
+			}
+		}
+		readJSON(t, js, &rep)
+		want := mode
+		if want == "" {
+			want = "same"
+		}
+		if rep.EngineFeatures != want || !strings.Contains(stdout, "engine features: "+want) {
+			t.Fatalf("report says engine features %q, want %q (stdout %q)", rep.EngineFeatures, want, stdout)
+		}
+		recomputed[want] = rep.Runs[0].Recompute
+	}
+	if recomputed["paper"] <= recomputed["same"] {
+		t.Fatalf("lamps recomputed %d tokens without the prefix cache and %d with it: the cache saved nothing", recomputed["paper"], recomputed["same"])
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/pitstop-llm/pitstop/bench"
 	"github.com/pitstop-llm/pitstop/bench/report"
-	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/engine/sim"
 )
 
@@ -106,7 +105,7 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 		Start: s.start, Resolution: s.resolution, MaxRate: s.maxRate, Parallel: f.parallel,
 		NewRun: func(name string, rate float64, seed int64) (bench.RunConfig, error) {
 			name, _, _ = strings.Cut(name, "/") // a cluster series is policy/balancer
-			pol, err := policy.New(name, f.popts)
+			pol, err := newBenchPolicy(name, f)
 			if err != nil {
 				return bench.RunConfig{}, err
 			}
