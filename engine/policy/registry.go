@@ -223,7 +223,6 @@ var constructors = map[string]func(Options) engine.Policy{
 	"pitstop-nodyn":    func(o Options) engine.Policy { o.NoDynamicHandling = true; return NewPitstop(o) },
 	"pitstop-noheld":   func(o Options) engine.Policy { o.NoHeldFirst = true; return NewPitstop(o) },
 	"pitstop-nocached": func(o Options) engine.Policy { o.NoCachedHandling = true; return NewPitstop(o) },
-	"pitstop-fcfs":     func(o Options) engine.Policy { o.PitstopFCFSTail = true; return NewPitstop(o) },
 }
 
 // Names lists the valid policy names.
