@@ -394,7 +394,8 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 		it := e.Iter
 		d.col.Iteration(t, it.Duration.Seconds(), it.UsedBlocks, it.TotalBlocks)
 		d.col.AddSwap(it.SwapOutBytes, it.SwapInBytes)
-		d.col.AddRecompute(it.RecomputeTokens)
+		by := it.RecomputeBy
+		d.col.AddRecompute(it.RecomputeTokens, by[engine.LostAtTool], by[engine.LostPreempted], by[engine.LostFromHost])
 		d.iters++
 		if d.cfg.CheckEvery > 0 && d.iters%d.cfg.CheckEvery == 0 {
 			if err := eng.Check(); err != nil {

@@ -415,3 +415,37 @@ func TestPauseSituationExcludesTheCall(t *testing.T) {
 		}
 	}
 }
+
+// recomputeCounter is a testPolicy that sums the iterations' recompute
+// counters.
+type recomputeCounter struct {
+	testPolicy
+	total int
+	by    [NumLossCauses]int
+}
+
+func (p *recomputeCounter) Observe(e *Event) {
+	if e.Kind == EvIteration {
+		p.total += e.Iter.RecomputeTokens
+		for i, n := range e.Iter.RecomputeBy {
+			p.by[i] += n
+		}
+	}
+}
+
+// TestRecomputeByCause: recomputation is split by why the KV was dropped,
+// and the parts add up to the total.
+func TestRecomputeByCause(t *testing.T) {
+	tool := &recomputeCounter{testPolicy: testPolicy{kind: handling.Discard}}
+	runEngine(t, baseConfig(), tool, prompts(3, 13), []int{6, 4, 3})
+	if tool.total == 0 || tool.by[LostAtTool] != tool.total {
+		t.Fatalf("discard at every tool call: recompute %d, by cause %v, want all at the tool", tool.total, tool.by)
+	}
+	cfg := baseConfig()
+	cfg.NumBlocks = 12 // 48 tokens for 6 calls of up to 13+30 tokens, no tools
+	pre := &recomputeCounter{testPolicy: testPolicy{kind: handling.Preserve, evict: handling.Discard}}
+	runEngine(t, cfg, pre, prompts(6, 13), []int{30})
+	if pre.total == 0 || pre.by[LostPreempted] != pre.total {
+		t.Fatalf("preemption by recompute: recompute %d, by cause %v, want all preempted", pre.total, pre.by)
+	}
+}

@@ -20,6 +20,16 @@ const (
 	EvIteration                  // one engine iteration ran (Iter)
 )
 
+// LossCause is why a call's KV left the device without a copy.
+type LossCause uint8
+
+const (
+	LostAtTool    LossCause = iota // discarded at its tool call, or evicted while paused
+	LostPreempted                  // preempted while running, recomputed
+	LostFromHost                   // parked on the host, gave way to a newcomer (HostRanker)
+	NumLossCauses
+)
+
 // Event is one state change. Seq is nil for EvIteration.
 type Event struct {
 	Kind     EventKind
@@ -48,10 +58,14 @@ type IterationStats struct {
 	SwapOutBytes    int64
 	SwapInBytes     int64
 	RecomputeTokens int
-	Preemptions     int
-	HostEvictions   int // parked calls whose host KV gave way to a newcomer (HostRanker)
-	Waiting         int // runnable calls left out of the batch
-	Paused          int
+	// RecomputeBy splits RecomputeTokens by why the call's KV was dropped
+	// (LossCause): discarded at or during a tool call, preempted while
+	// running, or its host copy given way to another call's.
+	RecomputeBy   [NumLossCauses]int
+	Preemptions   int
+	HostEvictions int // parked calls whose host KV gave way to a newcomer (HostRanker)
+	Waiting       int // runnable calls left out of the batch
+	Paused        int
 }
 
 // Observer receives every event on the engine's goroutine; it must not block

@@ -94,6 +94,7 @@ func (e *Engine) makeHostRoom(s *Sequence, n int) bool {
 		room += len(h.seqs[i].host)
 	}
 	for _, v := range victims {
+		v.lostBy = LostFromHost
 		e.discard(v) // changes the parked set: hostOrder sorts again when next asked
 		v.handling = handling.Discard
 		e.stats.HostEvictions++

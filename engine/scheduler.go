@@ -163,6 +163,7 @@ func (e *Engine) preemptible(v, s *Sequence) bool {
 // swapped when it asks for a swap and the host tier and swap budget allow,
 // discarded otherwise.
 func (e *Engine) evictPaused(s *Sequence) {
+	s.lostBy = LostAtTool
 	kind := handling.Discard
 	if e.policy.EvictPaused(&e.view, s) == handling.Swap && e.swapOut(s) && s.place == OnHost {
 		kind = handling.Swap
@@ -177,6 +178,7 @@ func (e *Engine) evictPaused(s *Sequence) {
 // preempt evicts a running call: swapped if the policy prefers it and room
 // allows, recomputed later otherwise.
 func (e *Engine) preempt(s *Sequence) {
+	s.lostBy = LostPreempted
 	kind := e.policy.Evict(&e.view, s)
 	if kind == handling.Swap && e.swapOut(s) && s.place == OnHost {
 		e.setState(s, Swapped)

@@ -129,7 +129,8 @@ type Sequence struct {
 
 	promptLen int
 	generated int
-	highWater int // most tokens ever computed, to count recomputation
+	highWater int       // most tokens ever computed, to count recomputation
+	lostBy    LossCause // why its KV was last dropped, to say what its recomputation is for
 
 	arrival    time.Duration
 	firstToken time.Duration

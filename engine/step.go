@@ -78,6 +78,7 @@ func (e *Engine) handlePaused() {
 		if !s.pendingOut {
 			kind = e.policy.Handle(&e.view, s)
 		}
+		s.lostBy = LostAtTool
 		switch kind {
 		case handling.Swap:
 			s.pendingOut = !e.swapOut(s)
@@ -116,7 +117,9 @@ func (e *Engine) postprocess(dur time.Duration) {
 		before := s.computed
 		s.computed += it.Len
 		if before < s.highWater {
-			e.stats.RecomputeTokens += min(s.computed, s.highWater) - before
+			n := min(s.computed, s.highWater) - before
+			e.stats.RecomputeTokens += n
+			e.stats.RecomputeBy[s.lostBy] += n
 		}
 		s.highWater = max(s.highWater, s.computed)
 		e.commitBlocks(s)
@@ -180,6 +183,7 @@ func (e *Engine) pause(s *Sequence, tool ToolCall) {
 	e.setState(s, Paused)
 	s.place = OnDevice
 	s.tool = tool
+	s.lostBy = LostAtTool
 	s.pausedAt = e.clock.Now()
 	e.view.Now = s.pausedAt
 	v := e.HandlingView(s)

@@ -120,6 +120,7 @@ type Collector struct {
 	swapOut     int64
 	swapIn      int64
 	recompute   int64
+	recomputeBy [3]int64 // tool, preempted, host (see Run.RecomputeBy)
 	preemptions int
 	handling    map[string]int
 	decisions   map[string]DecisionCost
@@ -399,10 +400,14 @@ func (c *Collector) AddSwap(outBytes, inBytes int64) {
 	c.mu.Unlock()
 }
 
-// AddRecompute adds tokens recomputed after a discard.
-func (c *Collector) AddRecompute(tokens int) {
+// AddRecompute adds tokens recomputed after a discard, in all and by why
+// the KV was dropped: at a tool call, by a preemption, from the host tier.
+func (c *Collector) AddRecompute(tokens, tool, preempted, host int) {
 	c.mu.Lock()
 	c.recompute += int64(tokens)
+	c.recomputeBy[0] += int64(tool)
+	c.recomputeBy[1] += int64(preempted)
+	c.recomputeBy[2] += int64(host)
 	c.mu.Unlock()
 }
 
@@ -461,6 +466,11 @@ func (c *Collector) Summarize(policy string, rate float64) Run {
 		SwapOutBytes:    c.swapOut,
 		SwapInBytes:     c.swapIn,
 		RecomputeTokens: c.recompute,
+		RecomputeBy: map[string]int64{
+			"tool":      c.recomputeBy[0],
+			"preempted": c.recomputeBy[1],
+			"host":      c.recomputeBy[2],
+		},
 		LeakedBlocks:    c.leaked,
 		Preemptions:     c.preemptions,
 		Iterations:      c.iterations,

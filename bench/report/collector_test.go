@@ -265,8 +265,8 @@ func TestCountersAndHandling(t *testing.T) {
 	c := NewCollector()
 	c.AddSwap(100, 40)
 	c.AddSwap(1, 2)
-	c.AddRecompute(7)
-	c.AddRecompute(3)
+	c.AddRecompute(7, 4, 3, 0)
+	c.AddRecompute(3, 1, 0, 2)
 	c.AddPreemption()
 	c.AddPreemption()
 	c.AddHandling("swap")
@@ -279,7 +279,8 @@ func TestCountersAndHandling(t *testing.T) {
 	want := Run{
 		Policy: "fcfs", Rate: 2.5, SwapOutBytes: 101, SwapInBytes: 42, RecomputeTokens: 10,
 		Preemptions: 2, LeakedBlocks: 3, OrphanEvents: 2, // orphans do not move VirtualS
-		Handling: map[string]int{"swap": 2, "preserve": 1},
+		Handling:    map[string]int{"swap": 2, "preserve": 1},
+		RecomputeBy: map[string]int64{"tool": 5, "preempted": 3, "host": 2},
 	}
 	r.WallS = 0
 	if !reflect.DeepEqual(r, want) {

@@ -29,14 +29,18 @@ type Run struct {
 	LeakedBlocks         int     `json:"leaked_blocks"`
 
 	// Extras.
-	TTFTP50S                float64        `json:"ttft_p50_s"`
-	TPOTMeanS               float64        `json:"tpot_mean_s"`
-	TPOTP99S                float64        `json:"tpot_p99_s"`
-	Programs                int            `json:"programs"`
-	ProgramsCompleted       int            `json:"programs_completed"`
-	ProgramTokenLatencyP99S float64        `json:"program_token_latency_p99_s"`
-	Preemptions             int            `json:"preemptions"`
-	Handling                map[string]int `json:"handling,omitempty"` // tool-call handling kind → count
+	TTFTP50S                float64 `json:"ttft_p50_s"`
+	TPOTMeanS               float64 `json:"tpot_mean_s"`
+	TPOTP99S                float64 `json:"tpot_p99_s"`
+	Programs                int     `json:"programs"`
+	ProgramsCompleted       int     `json:"programs_completed"`
+	ProgramTokenLatencyP99S float64 `json:"program_token_latency_p99_s"`
+	Preemptions             int     `json:"preemptions"`
+	// RecomputeBy splits RecomputeTokens by why the KV was dropped: "tool"
+	// (discarded at or while paused on a tool call), "preempted" (evicted
+	// while running), "host" (its host copy gave way to another call's).
+	RecomputeBy map[string]int64 `json:"recompute_by,omitempty"`
+	Handling    map[string]int   `json:"handling,omitempty"` // tool-call handling kind → count
 	// DecisionCost is, per handling kind chosen at a tool call, the waste
 	// that InferCept's model expected with the predicted tool time, the
 	// waste it realised with the true tool time, and the least waste any

@@ -80,9 +80,10 @@ func TestJSONContractKeys(t *testing.T) {
 	// Every key is either contract or a known extra: the key set is exact.
 	names, _ := runFields()
 	// A one-engine run omits the cluster fields (bench --replicas), and a
-	// run without tool calls the cost of handling decisions.
+	// run without tool calls the cost of handling decisions, and one that
+	// recomputed nothing the split of its recomputation.
 	names = slices.DeleteFunc(names, func(n string) bool {
-		return slices.Contains([]string{"replicas", "balancer", "prefix_hit_rate", "replica_util", "decision_cost"}, n)
+		return slices.Contains([]string{"replicas", "balancer", "prefix_hit_rate", "replica_util", "decision_cost", "recompute_by"}, n)
 	})
 	var keys []string
 	for k := range runs[0] {

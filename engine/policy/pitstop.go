@@ -58,6 +58,13 @@ import (
 //     would pass the bound goes ahead of the ranked calls, earliest deadline
 //     first. A bound, not a knob fitted to a workload: what it costs the
 //     mean and the throughput is measured in docs/results-policies.md.
+//   - A tail rule against arrival order (PitstopFCFSTail, off by default:
+//     measured in docs/results-policies.md, it cuts the p99 past capacity
+//     but costs the mean there and the tail of mixed at 0.7): a waiting call
+//     that has waited longer than arrival order's p99 end-to-end time (the
+//     wait arrival order would give, learned by the conservation law, times
+//     1+PitstopFCFSSlack, plus the p99 of the calls' own times:
+//     fcfsReference) goes ahead of the ranked calls, in arrival order.
 //   - Eviction of a running call (when a running call needs a block) by swap
 //     or recompute, whichever the waste model says costs less.
 //   - Goodput protection. With the prefix cache a call's freed blocks stay
@@ -97,6 +104,9 @@ type Pitstop struct {
 	noHeld     bool
 	noCached   bool
 	readmit    readmitWait
+	fcfs       fcfsReference
+	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
+	fcfsSlack  float64 // its ε
 }
 
 // NewPitstop builds the policy.
@@ -127,6 +137,8 @@ func NewPitstop(o Options) *Pitstop {
 		noDynamic:  o.NoDynamicHandling,
 		noHeld:     o.NoHeldFirst,
 		noCached:   o.NoCachedHandling,
+		fcfsTail:   o.PitstopFCFSTail,
+		fcfsSlack:  o.PitstopFCFSSlack,
 	}
 }
 
@@ -230,10 +242,27 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		// it; docs/results-policies.md). Where recomputing is the cheaper
 		// (short contexts, per-block copies) the rule only adds swaps.
 		class = 1.25
+	case p.lateVsFCFS(v, s):
+		// Waited past arrival order's p99 end-to-end time: served in
+		// arrival order, ahead of the ranked calls.
+		return engine.Priority{Class: 1.5, Key: s.Arrival().Seconds()}
 	case (ord == byQueue || ord == byGittins) && p.overdue(v, s, st):
 		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
 	}
 	return engine.Priority{Class: class, Key: key}
+}
+
+// lateVsFCFS reports whether the call has waited longer than arrival order
+// would let any call take from arrival to its end at its p99: more than the
+// reference wait (stretched by 1+ε) plus the p99 own time (fcfsReference).
+// Such a call is in the tail whatever its own size; its wait alone decides,
+// not a prediction of its rest.
+func (p *Pitstop) lateVsFCFS(v *engine.View, s *engine.Sequence) bool {
+	if !p.fcfsTail {
+		return false
+	}
+	b, ok := p.fcfs.bound(p.fcfsSlack)
+	return ok && v.Wait(s).Seconds() > b
 }
 
 // overdue is the tail guard: the call has waited (in all its runnable
@@ -390,7 +419,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
@@ -402,6 +431,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
+	p.fcfs.observe(e)
 	switch e.Kind {
 	case engine.EvPaused:
 		if st := stateOf(e.Seq); st.queue < 0 {

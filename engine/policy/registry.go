@@ -65,6 +65,14 @@ type Options struct {
 	// whose time since arrival plus the predicted rest of its service would
 	// pass it goes ahead of the ranked calls, earliest deadline first.
 	PitstopTailBound float64
+	// PitstopFCFSTail turns on pitstop's tail rule against arrival order: a
+	// waiting call that has waited more than (1+PitstopFCFSSlack) times the
+	// wait arrival order would give (learned by the conservation law) plus
+	// the p99 of the calls' own times goes ahead of the ranked calls, in
+	// arrival order (fcfsReference). Off by default: measured in
+	// docs/results-policies.md. PitstopFCFSSlack (ε) defaults to 0.
+	PitstopFCFSTail  bool
+	PitstopFCFSSlack float64
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -183,6 +191,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
 		return fmt.Errorf("TTL scale must not be negative, got %g", o.TTLScale)
+	case o.PitstopFCFSSlack < 0:
+		return fmt.Errorf("pitstop fcfs slack must not be negative, got %g", o.PitstopFCFSSlack)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:

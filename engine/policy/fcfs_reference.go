@@ -1,0 +1,80 @@
+package policy
+
+import (
+	"slices"
+
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// fcfsReference learns the wait that arrival order would give a call, with
+// no run of arrival order: by Kleinrock's conservation law, under any
+// work-conserving order that does not preempt running calls, the waits
+// weighted by each call's service, Σ S·W / Σ S, equal the one wait that
+// first-come-first-served gives every call (all calls wait alike there). So
+// the service-weighted mean wait of the calls the policy finished is the
+// reference: a call that has waited longer than it waited more than arrival
+// order would have made it wait. Kept as an exponentially weighted mean over
+// about the last 20 finished calls (in service weight), so that it follows
+// the backlog as the load changes.
+//
+// A call's end-to-end time under arrival order is that wait plus its own
+// time (e2e less its wait: its service, tools and chunking), so the p99 of
+// arrival order's e2e is about the reference wait plus the p99 of the own
+// times: own keeps the last fcfsWindow own times and p99 their 99th
+// percentile, refreshed every fcfsEvery calls.
+type fcfsReference struct {
+	num, den float64 // decayed Σ S·W and Σ S, seconds² and seconds
+	n        int     // calls seen
+	own      []float64
+	p99      float64
+	sorted   []float64 // scratch
+}
+
+// fcfsWindow own times are kept; the p99 is refreshed every fcfsEvery calls.
+const fcfsWindow, fcfsEvery = 1000, 50
+
+// fcfsAlpha weighs a finished call: about the last 20 count, as readmitWait.
+const fcfsAlpha = 0.05
+
+// fcfsMinCalls is how many calls must finish before the reference is used.
+const fcfsMinCalls = 10
+
+func (r *fcfsReference) observe(e *engine.Event) {
+	if e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
+		return
+	}
+	s, w := e.Seq.Service().Seconds(), e.Seq.Waited().Seconds()
+	if s <= 0 {
+		return
+	}
+	r.num += fcfsAlpha * (s*w - r.num)
+	r.den += fcfsAlpha * (s - r.den)
+	own := (e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds() - w
+	if len(r.own) < fcfsWindow {
+		r.own = append(r.own, own)
+	} else {
+		r.own[r.n%fcfsWindow] = own
+	}
+	r.n++
+	if r.n%fcfsEvery == 0 || r.n == fcfsMinCalls {
+		r.sorted = append(r.sorted[:0], r.own...)
+		slices.Sort(r.sorted)
+		r.p99 = r.sorted[(len(r.sorted)*99)/100]
+	}
+}
+
+// bound is arrival order's p99 end-to-end time now (the reference wait
+// stretched by 1+slack, plus the p99 own time), and whether it is known.
+func (r *fcfsReference) bound(slack float64) (float64, bool) {
+	w, ok := r.wait()
+	return (1+slack)*w + r.p99, ok
+}
+
+// wait is the reference wait in seconds, and whether enough calls finished
+// to know it.
+func (r *fcfsReference) wait() (float64, bool) {
+	if r.n < fcfsMinCalls || r.den <= 0 {
+		return 0, false
+	}
+	return r.num / r.den, true
+}

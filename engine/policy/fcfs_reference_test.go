@@ -1,0 +1,102 @@
+package policy
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// TestFCFSReferenceLearns: the reference is the service-weighted mean wait
+// of the finished calls (exponentially weighted, in finish order), unknown
+// until fcfsMinCalls have finished.
+func TestFCFSReferenceLearns(t *testing.T) {
+	p := NewPitstop(Options{})
+	cfg := testConfig()
+	cfg.MaxSeqs = 2 // the calls queue: they wait different times
+	h := newHarness(t, p, cfg)
+	var seqs []*engine.Sequence
+	for i := range 14 {
+		seqs = append(seqs, h.submit("c", "p"+string(rune('a'+i)), "main", 8, []seg{{decode: 5 + 7*(i%3)}}, nil))
+	}
+	h.run(untilIteration(3))
+	if _, ok := p.fcfs.wait(); ok {
+		t.Fatal("reference known before any call finished")
+	}
+	h.run(nil)
+	slices.SortStableFunc(seqs, func(a, b *engine.Sequence) int { return cmp.Compare(a.FinishedAt(), b.FinishedAt()) })
+	var num, den float64
+	waited := false
+	for _, s := range seqs {
+		sv, w := s.Service().Seconds(), s.Waited().Seconds()
+		num += fcfsAlpha * (sv*w - num)
+		den += fcfsAlpha * (sv - den)
+		waited = waited || w > 0
+	}
+	got, ok := p.fcfs.wait()
+	if !ok || !waited || math.Abs(got-num/den) > 1e-9 {
+		t.Fatalf("reference %v (known %v), want %v; some call waited: %v", got, ok, num/den, waited)
+	}
+}
+
+// TestPitstopLateVsFCFS: a waiting call that has waited more than (1+ε)
+// times the reference wait plus the p99 own time goes ahead of the ranked
+// calls (class 1.5), in arrival order; before that, or with ε < 0,
+// memory-over-time decides.
+func TestPitstopLateVsFCFS(t *testing.T) {
+	p := NewPitstop(Options{PitstopFCFSTail: true, PitstopFCFSSlack: 0.5})
+	h := newHarness(t, p, testConfig())
+	h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
+	h.run(untilIteration(2))
+	long := h.submit("long", "n1", "main", 8, []seg{{decode: 80, tool: 1, ret: 4}, {decode: 20}}, nil)
+	long2 := h.submit("long2", "n2", "main", 8, []seg{{decode: 90}}, nil)
+	short := h.submit("short", "n3", "main", 8, []seg{{decode: 4}}, nil)
+	p.fcfs = fcfsReference{num: 3, den: 1, n: fcfsMinCalls, p99: 1} // a 3 s reference wait, 1 s p99 own time
+	v := h.view(h.e.Now(), 3)
+	if got, want := order(p, v, long, long2, short), []string{"short", "long2", "long"}; !slices.Equal(got, want) {
+		t.Fatalf("not late: order %v, want %v", got, want)
+	}
+	v.Now += 5 * time.Second // 5 s < 1.5·3 + 1
+	if got, want := order(p, v, long2, long, short), []string{"short", "long2", "long"}; !slices.Equal(got, want) {
+		t.Fatalf("within the slack: order %v, want %v", got, want)
+	}
+	v.Now += 1 * time.Second // 6 s > 5.5 s: every call is late; arrival order
+	if got, want := order(p, v, long2, short, long), []string{"long", "long2", "short"}; !slices.Equal(got, want) {
+		t.Fatalf("late: order %v, want %v", got, want)
+	}
+	if pr := p.Priority(v, long2); pr.Class != 1.5 || pr.Key != long2.Arrival().Seconds() {
+		t.Fatalf("late call ranked %+v, want class 1.5 keyed by its arrival", pr)
+	}
+	off := NewPitstop(Options{PitstopFCFSSlack: 0.5})
+	off.fcfs = p.fcfs
+	if pr := off.Priority(v, long); pr.Class == 1.5 {
+		t.Fatal("rule off: the call was promoted")
+	}
+}
+
+// TestFCFSReferenceP99: the bound adds the 99th percentile of the finished
+// calls' own times (e2e less wait) to the stretched reference wait.
+func TestFCFSReferenceP99(t *testing.T) {
+	var r fcfsReference
+	r.num, r.den, r.n = 2, 1, 0
+	for i := range 200 {
+		r.own = append(r.own, float64(i))
+	}
+	r.n = fcfsEvery - 1
+	h := newHarness(t, NewPitstop(Options{}), testConfig())
+	s := h.submit("c", "p", "main", 8, []seg{{decode: 3}}, nil)
+	h.run(nil)
+	r.observe(&engine.Event{Kind: engine.EvFinished, Seq: s})
+	own := (s.FinishedAt() - s.Arrival() - s.Waited()).Seconds()
+	want := 197.0 // index 201·99/100 = 198 of 0, own (< 1), 1, ..., 199
+	if own >= 1 || r.p99 != want {
+		t.Fatalf("p99 %v (own %v), want %v", r.p99, own, want)
+	}
+	w, _ := r.wait()
+	if b, ok := r.bound(0.5); !ok || math.Abs(b-(1.5*w+want)) > 1e-9 {
+		t.Fatalf("bound %v %v, want %v", b, ok, 1.5*w+want)
+	}
+}
