@@ -11,8 +11,9 @@
 #
 # FAMILY: any of policy_rates.sh's (default: all thirteen). SEEDS (default "1")
 # lists the seeds; ORACLE=1 adds the oracle rows (off by default: they are not
-# part of the bars). Runs are one at a time (each bench runs two at once);
-# seed 1 on all thirteen takes about 30 min on the shared 2-core VM.
+# part of the bars). Runs are one at a time (each bench runs PARALLEL, 2, at once);
+# on the shared 2-core VM (load 10-20) one seed of react, mcts or infercept-single took
+# 11-15 min at PARALLEL=1, the three trace families seconds (mooncake-conv: 3 s).
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
   echo "usage: scripts/policy_check.sh BIN OUTDIR [FAMILY...]" >&2
