@@ -87,6 +87,7 @@ type programRun struct {
 	children map[string][]int       // call id → indices of calls that list it as a parent
 	history  predictor.History      // finished segments, for the length predictor
 	blend    predictor.ProgramBlend // the length predictor's errors on them (as serve keeps)
+	tools    []string               // the tools its requests offer (offered)
 }
 
 // Run replays the workload and returns the run's summary. It fails if the

@@ -72,6 +72,8 @@ func overflowTokens(l predictor.LengthPredictor) int {
 		return m.OverflowTokens
 	case *predictor.OnlineLength:
 		return m.OverflowTokens()
+	case *MemoLength:
+		return m.OverflowTokens()
 	}
 	return predictor.DefaultOverflowTokens
 }
@@ -85,7 +87,7 @@ func segmentInput(c *scriptCall, promptTokens int) predictor.Input {
 	}
 	return predictor.Input{
 		PromptTokens: promptTokens,
-		ToolNames:    programTools(c.prog.prog),
+		ToolNames:    c.prog.offered(),
 		LastTool:     lastTool,
 		History:      c.prog.history,
 	}
@@ -122,6 +124,17 @@ func (p *Predictors) learnTool(tool string, seconds float64) {
 	if p.Duration != nil && tool != "" {
 		p.Duration.Observe(tool, seconds)
 	}
+}
+
+// offered is programTools of the program, derived once per arrival.
+func (p *programRun) offered() []string {
+	if p.tools == nil {
+		p.tools = programTools(p.prog)
+		if p.tools == nil {
+			p.tools = []string{}
+		}
+	}
+	return p.tools
 }
 
 // programTools is the tool set a program's requests offer: the union of

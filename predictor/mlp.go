@@ -86,8 +86,9 @@ func (m *MLP) Forward(x, hidden, logits []float32) {
 			continue
 		}
 		row := m.W1[i*H : i*H+H]
+		h := hidden[:len(row)] // no bounds checks below
 		for j, w := range row {
-			hidden[j] += v * w
+			h[j] += v * w
 		}
 	}
 	logits = logits[:O]
@@ -98,8 +99,9 @@ func (m *MLP) Forward(x, hidden, logits []float32) {
 			continue
 		}
 		row := m.W2[j*O : j*O+O]
+		l := logits[:len(row)]
 		for k, w := range row {
-			logits[k] += v * w
+			l[k] += v * w
 		}
 	}
 }

@@ -2,9 +2,16 @@
 # Issue 12/21 Show 1: every policy at three rates per family (light load up to
 # about 1.2x pitstop's sustained rate), 1,800 s windows, with the predictor
 # serve uses (bench's default); then pitstop and lamps with --predictor oracle
-# (the upper bound) at the same rates.
+# (the upper bound) at the same rates (ORACLE=0 skips them).
 #
 #   scripts/policy_rates.sh OUTDIR SEED [FAMILY...]
+#
+# FAMILY names a workload on its profile (the profiles of docs/results-policies.md);
+# the default is the four of Session 4. BIN picks the binary (bin/pitstop),
+# PARALLEL the runs at once (2). The top rate of each of the nine other
+# families is about 1.2x pitstop's sustained rate found with seed 1
+# (docs/results-policies.md, "Show 1-3 on the other nine families"); react's
+# search was stopped between 8 (sustained) and 16, and its grid is Show 2's.
 set -euo pipefail
 out=$1 seed=$2
 shift 2
@@ -14,17 +21,27 @@ bin=${BIN:-bin/pitstop}
 mkdir -p "$out"
 P=fcfs,vllm-opt,infercept,lamps,atlas,pitstop
 for f in "${fams[@]}"; do
+  w=$f
   case $f in
     infercept-multi) args=(--profile a100-40g-gptj-6b --rates 2,4,5.2) ;;
     mixed) args=(--profile a100-80g-llama3-8b --rates 0.2,0.5,0.7) ;;
     coding) args=(--profile a100-80g-llama3-8b --rates 0.1,0.25,0.36) ;;
     fanout) args=(--profile a100-80g-llama3-8b --rates 0.05,0.1,0.14) ;;
-    chat) args=(--profile a100-80g-llama3-8b --rates 0.2,0.5,0.8) ;;
-    *) echo "unknown family $f" >&2; exit 2 ;;
+    infercept-single) args=(--profile a100-40g-gptj-6b --rates 4,10,12.75) ;;
+    infercept-multi-vicuna) w=infercept-multi args=(--profile a100-40g-vicuna-13b --rates 0.25,0.5,0.8) ;;
+    infercept-single-vicuna) w=infercept-single args=(--profile a100-40g-vicuna-13b --rates 1,1.5,1.8) ;;
+    chat) args=(--profile a100-80g-llama3-8b --rates 0.1,0.175,0.225) ;;
+    react) args=(--profile a100-80g-llama3-8b --rates 2,8,12) ;;
+    mcts) args=(--profile a100-80g-llama3-8b --rates 0.1,0.25,0.4) ;;
+    azure-conv) args=(--profile a100-80g-llama3-8b --rates 3,5,6) ;;
+    mooncake-conv) args=(--profile a100-80g-llama3-8b --rates 0.1,0.3,0.5) ;;
+    azure-code) args=(--profile a100-80g-llama3-8b --rates 0.5,1,1.35) ;;
+    *) echo "unknown family $f (valid: infercept-multi, mixed, coding, fanout, infercept-single, infercept-multi-vicuna, infercept-single-vicuna, chat, react, mcts, azure-conv, mooncake-conv, azure-code)" >&2; exit 2 ;;
   esac
   echo "== $f seed $seed $(date -u +%H:%M:%S)"
-  nice -n 10 "$bin" bench --workload "$f" --policies $P --duration 1800 --seed "$seed" --stop-after 5400 \
+  nice -n 10 "$bin" bench --workload "$w" --policies $P --duration 1800 --seed "$seed" --stop-after 5400 --parallel "${PARALLEL:-2}" \
     "${args[@]}" --json "$out/$f-s$seed.json" > "$out/$f-s$seed.txt" 2>&1
-  nice -n 10 "$bin" bench --workload "$f" --policies pitstop,lamps --predictor oracle --duration 1800 --seed "$seed" \
+  [[ ${ORACLE:-1} == 0 ]] && continue
+  nice -n 10 "$bin" bench --workload "$w" --policies pitstop,lamps --predictor oracle --duration 1800 --seed "$seed" \
     --stop-after 5400 "${args[@]}" --json "$out/$f-s$seed-oracle.json" > "$out/$f-s$seed-oracle.txt" 2>&1
 done

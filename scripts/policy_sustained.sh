@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Sustained rate per policy on the four families of docs/results-policies.md
+# Sustained rate per policy on the families of docs/results-policies.md
 # (issue 12), with the predictor serve uses (bench's default, --predictor serve).
 #
 #   scripts/policy_sustained.sh OUTDIR POLICIES [FAMILY...] [-- extra bench flags]
 #
-# FAMILY: infercept-multi, mixed, coding, fanout (default: all four). Each search
+# FAMILY: infercept-multi, mixed, coding, fanout (the default: these four), or one
+# of the nine others as scripts/policy_rates.sh names them (p99 targets 3x the
+# lowest p99 at the light rate of policy_rates.sh's grid, seed 1). SEEDS sets
+# --sustained-seeds (3) and PARALLEL --parallel (2). Each search
 # writes OUTDIR/<family>-<tag>.json and its plot, tag = POLICIES with commas as
 # '+' (so baselines and pitstop can be searched apart and merged by
 # scripts/policy_sustained_table.py). Settings are those of the 1,800 s tables.
@@ -19,16 +22,26 @@ bin=${BIN:-bin/pitstop}
 mkdir -p "$out"
 tag=${pols//,/+}
 for f in "${fams[@]}"; do
+  w=$f
   case $f in
     infercept-multi) args=(--profile a100-40g-gptj-6b --sustained-start 2 --sustained-resolution 0.25 --sustained-p99 984) ;;
     mixed) args=(--profile a100-80g-llama3-8b --sustained-start 0.5 --sustained-resolution 0.05 --sustained-p99 15.3) ;;
     coding) args=(--profile a100-80g-llama3-8b --sustained-start 0.25 --sustained-resolution 0.025 --sustained-p99 1020) ;;
     fanout) args=(--profile a100-80g-llama3-8b --sustained-start 0.125 --sustained-resolution 0.025 --sustained-p99 180) ;;
-    *) echo "unknown family $f (valid: infercept-multi, mixed, coding, fanout)" >&2; exit 2 ;;
+    infercept-single) args=(--profile a100-40g-gptj-6b --sustained-start 10 --sustained-resolution 0.5 --sustained-p99 188) ;;
+    infercept-multi-vicuna) w=infercept-multi args=(--profile a100-40g-vicuna-13b --sustained-start 0.5 --sustained-resolution 0.0625 --sustained-p99 1109) ;;
+    infercept-single-vicuna) w=infercept-single args=(--profile a100-40g-vicuna-13b --sustained-start 1.5 --sustained-resolution 0.125 --sustained-p99 197) ;;
+    chat) args=(--profile a100-80g-llama3-8b --sustained-start 0.2 --sustained-resolution 0.025 --sustained-p99 82.9) ;;
+    react) args=(--profile a100-80g-llama3-8b --sustained-start 8 --sustained-resolution 0.5 --sustained-p99 5.3) ;;
+    mcts) args=(--profile a100-80g-llama3-8b --sustained-start 0.3 --sustained-resolution 0.025 --sustained-p99 9.9) ;;
+    azure-conv) args=(--profile a100-80g-llama3-8b --sustained-start 5 --sustained-resolution 0.25 --sustained-p99 174) ;;
+    mooncake-conv) args=(--profile a100-80g-llama3-8b --sustained-start 0.4 --sustained-resolution 0.025 --sustained-p99 236) ;;
+    azure-code) args=(--profile a100-80g-llama3-8b --sustained-start 1 --sustained-resolution 0.125 --sustained-p99 122.5) ;;
+    *) echo "unknown family $f (valid: infercept-multi, mixed, coding, fanout, infercept-single, infercept-multi-vicuna, infercept-single-vicuna, chat, react, mcts, azure-conv, mooncake-conv, azure-code)" >&2; exit 2 ;;
   esac
   echo "== $f $pols $(date -u +%H:%M:%S)"
-  nice -n 10 "$bin" bench --sustained --workload "$f" --policies "$pols" --parallel 2 \
-    --duration 1800 --sustained-seeds 3 "${args[@]}" "$@" \
+  nice -n 10 "$bin" bench --sustained --workload "$w" --policies "$pols" --parallel "${PARALLEL:-2}" \
+    --duration 1800 --sustained-seeds "${SEEDS:-3}" "${args[@]}" "$@" \
     --json "$out/$f-$tag.json" --out "$out/$f-$tag" > "$out/$f-$tag.txt" 2>&1
   tail -n 12 "$out/$f-$tag.txt"
 done

@@ -495,20 +495,25 @@ func lengthPredictor(name string) (predictor.LengthPredictor, error) {
 
 // newPredictors gives one run its predictors: the shared length model (with
 // learn, wrapped in the run's own online learner, as serve runs it) and its
-// own tool-duration statistics, learnt online during the run.
+// own tool-duration statistics, learnt online during the run. The fixed
+// models' answers go through the run's memo (bench.MemoLength: the same
+// answers, fewer ONNX Runtime calls).
 func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predictors {
 	if length == nil {
 		return nil
 	}
+	var mlp *predictor.MLP
+	over := 0
+	switch m := length.(type) {
+	case *predictor.Model:
+		mlp, over = m.Info().MLP, m.OverflowTokens()
+	case predictor.GoClassifier:
+		mlp, over = m.MLP, m.OverflowTokens
+	}
+	if mlp != nil {
+		length = bench.NewMemoLength(length)
+	}
 	if learn {
-		var mlp *predictor.MLP
-		over := 0
-		switch m := length.(type) {
-		case *predictor.Model:
-			mlp, over = m.Info().MLP, m.OverflowTokens()
-		case predictor.GoClassifier:
-			mlp, over = m.MLP, m.OverflowTokens
-		}
 		if o, err := predictor.NewOnlineLength(length, mlp, over, predictor.OnlineOptions{}); err == nil {
 			length = o
 		}
