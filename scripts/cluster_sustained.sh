@@ -2,9 +2,10 @@
 # The steady-state cluster runs of docs/results-cluster.md (issue 13): sustained rate per
 # policy/balancer on simulated replicas of a100-80g-llama3-8b by bench --sustained.
 # Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
-#   STEP: chat, mcts, mixed, scale, speed (policy plas); pol-chat, pol-mcts-1, pol-mcts-23,
-#   pol-mixed-1, pol-mixed-23, pol-chat-base (policies atlas and pitstop); POLICIES and SEED
-#   set the policies and the first seed of the other steps.
+#   STEP: chat, mcts, mixed, scale, speed (policy plas); pol-chat-1, pol-chat-23, pol-chat-base,
+#   pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23 (policies atlas and pitstop); POLICIES and SEED
+#   set the policies and the first seed of the other steps; POL the policies of pol-mcts-* and
+#   pol-mixed-* (default atlas,pitstop; the JSON is named after them).
 # Heavy: run one step at a time, under nice, on a quiet machine if you have one.
 set -euo pipefail
 step=${1:?usage: $0 chat|mcts|mixed|scale|speed [out_dir]}
@@ -29,21 +30,19 @@ scale) # one replica: every balancer places alike
 	sustained chat 8 round-robin,autellix,pitstop 1 4 0.25 scale-8
 	sustained chat 16 autellix,pitstop,round-robin 1 8 0.5 scale-16
 	sustained chat 32 autellix,pitstop 1 16 1 scale-32 ;;
-pol-chat) policies=atlas,pitstop sustained chat 4 autellix,pitstop 3 1.5 0.1 chat-atlas-pitstop ;;
-pol-chat-base) policies=atlas,pitstop sustained chat 4 round-robin,least-used 3 1.5 0.1 chat-atlas-pitstop-base ;;
-pol-mcts-1) policies=atlas,pitstop sustained mcts 4 autellix,pitstop 1 1.5 0.1 mcts-atlas-pitstop-s1 ;;
-pol-mixed-1) policies=atlas,pitstop sustained mixed 4 autellix,pitstop 1 1.5 0.1 mixed-atlas-pitstop-s1 ;;
-pol-mcts-23) policies=atlas,pitstop seed=2 sustained mcts 4 autellix,pitstop 2 1.5 0.1 mcts-atlas-pitstop-s23 ;;
-pol-mixed-23) policies=atlas,pitstop seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.1 mixed-atlas-pitstop-s23 ;;
+# Policies atlas and pitstop. On chat (single-threaded programs) atlas is plas (NewATLAS's
+# doc; the chat step's trials show it), so chat runs the pitstop policy only. mcts and mixed
+# start at 1 and 1.5 with resolution 0.2 (a trial there costs 4-8x a chat trial).
+pol-chat-1) policies=pitstop sustained chat 4 autellix,pitstop 1 1.5 0.1 chat-pitstop-s1 ;;
+pol-chat-23) policies=pitstop seed=2 sustained chat 4 autellix,pitstop 2 1.5 0.1 chat-pitstop-s23 ;;
+pol-chat-base) policies=pitstop sustained chat 4 round-robin,least-used 3 1.5 0.1 chat-pitstop-base ;;
+pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1 0.2 "mcts-${POL:-atlas,pitstop}-s1" ;;
+pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s1" ;;
+pol-mcts-23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 0.2 "mcts-${POL:-atlas,pitstop}-s23" ;;
+pol-mixed-23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s23" ;;
 speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
-*) echo "unknown step $step (valid: chat, mcts, mixed, scale, pol-chat) policies=atlas,pitstop sustained chat 4 autellix,pitstop 3 1.5 0.1 chat-atlas-pitstop ;;
-pol-chat-base) policies=atlas,pitstop sustained chat 4 round-robin,least-used 3 1.5 0.1 chat-atlas-pitstop-base ;;
-pol-mcts-1) policies=atlas,pitstop sustained mcts 4 autellix,pitstop 1 1.5 0.1 mcts-atlas-pitstop-s1 ;;
-pol-mixed-1) policies=atlas,pitstop sustained mixed 4 autellix,pitstop 1 1.5 0.1 mixed-atlas-pitstop-s1 ;;
-pol-mcts-23) policies=atlas,pitstop seed=2 sustained mcts 4 autellix,pitstop 2 1.5 0.1 mcts-atlas-pitstop-s23 ;;
-pol-mixed-23) policies=atlas,pitstop seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.1 mixed-atlas-pitstop-s23 ;;
-speed)" >&2; exit 2 ;;
+*) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23)" >&2; exit 2 ;;
 esac
