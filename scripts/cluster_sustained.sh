@@ -2,7 +2,7 @@
 # The steady-state cluster runs of docs/results-cluster.md (issue 13): sustained rate per
 # policy/balancer on simulated replicas of a100-80g-llama3-8b by bench --sustained.
 # Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
-#   STEP: chat, mcts, mixed, scale, speed (policy plas); pol-chat-1, pol-chat-23, pol-chat-base,
+#   STEP: chat, mcts, mixed, scale, speed (policy plas); plots (from docs/data/cluster/*.json); pol-chat-1, pol-chat-23, pol-chat-base,
 #   pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23 (policies atlas and pitstop); POLICIES and SEED
 #   set the policies and the first seed of the other steps; POL the policies of pol-mcts-* and
 #   pol-mixed-* (default atlas,pitstop; the JSON is named after them).
@@ -40,9 +40,19 @@ pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1
 pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s1" ;;
 pol-mcts-23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 0.2 "mcts-${POL:-atlas,pitstop}-s23" ;;
 pol-mixed-23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s23" ;;
+plots) # latency against rate per series, from each saved report's trials, into docs/img/cluster
+	tmp=$(mktemp -d)
+	for js in docs/data/cluster/*.json; do
+		stem=$(basename "$js" .json)
+		"$pitstop" bench --sustained --sustained-from "$js" --out "$tmp/$stem" >/dev/null
+		for f in "$tmp/$stem"/*-sustained-e2e_mean.png "$tmp/$stem"/*-sustained-e2e_p99.png; do
+			mv "$f" "docs/img/cluster/$stem-${f##*-sustained-}"
+		done
+	done
+	rm -r "$tmp" ;;
 speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
-*) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23)" >&2; exit 2 ;;
+*) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, plots)" >&2; exit 2 ;;
 esac
