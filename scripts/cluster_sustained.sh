@@ -3,7 +3,8 @@
 # policy/balancer on simulated replicas of a100-80g-llama3-8b by bench --sustained.
 # Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
 #   STEP: chat, mcts, mixed, scale, speed (policy plas); plots (from docs/data/cluster/*.json); pol-chat-1, pol-chat-23, pol-chat-base,
-#   pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23 (policies atlas and pitstop); POLICIES and SEED
+#   pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at (policies atlas
+#   and pitstop); POLICIES and SEED
 #   set the policies and the first seed of the other steps; POL the policies of pol-mcts-* and
 #   pol-mixed-* (default atlas,pitstop; the JSON is named after them).
 # Heavy: run one step at a time, under nice, on a quiet machine if you have one.
@@ -15,10 +16,10 @@ pitstop=${PITSTOP:-pitstop}
 all=round-robin,least-used,least-tokens,prefix,autellix,pitstop
 policies=${POLICIES:-plas}
 seed=${SEED:-1}
-sustained() { # workload replicas balancers seeds start resolution name
+sustained() { # workload replicas balancers seeds start resolution name [extra flags]
 	nice -n 10 "$pitstop" bench --sustained --workload "$1" --replicas "$2" --profile a100-80g-llama3-8b \
 		--policies "$policies" --seed "$seed" --balancers "$3" --duration 1800 --sustained-seeds "$4" --sustained-start "$5" \
-		--sustained-resolution "$6" --parallel 2 --json "$out/$7.json" --out "$out"
+		--sustained-resolution "$6" --parallel 2 --json "$out/$7.json" --out "$out" "${@:8}"
 }
 case $step in
 chat) sustained chat 4 "$all" 3 1.5 0.1 chat-plas ;;
@@ -36,6 +37,10 @@ scale) # one replica: every balancer places alike
 pol-chat-1) policies=pitstop sustained chat 4 autellix,pitstop 1 1.5 0.1 chat-pitstop-s1 ;;
 pol-chat-23) policies=pitstop seed=2 sustained chat 4 autellix,pitstop 2 1.5 0.1 chat-pitstop-s23 ;;
 pol-chat-base) policies=pitstop sustained chat 4 round-robin,least-used 3 1.5 0.1 chat-pitstop-base ;;
+# One rate each (start = max = resolution: a single trial per series), both policies: what
+# fitted the time when an mcts trial took 9-10 min wall here.
+pol-mcts-at) policies=atlas,pitstop sustained mcts 4 autellix,pitstop 1 1 1 mcts-atlas-pitstop-at1 --sustained-max 1 ;;
+pol-mixed-at) policies=atlas,pitstop sustained mixed 4 autellix,pitstop 1 2 2 mixed-atlas-pitstop-at2 --sustained-max 2 ;;
 pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1 0.2 "mcts-${POL:-atlas,pitstop}-s1" ;;
 pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s1" ;;
 pol-mcts-23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 0.2 "mcts-${POL:-atlas,pitstop}-s23" ;;
@@ -54,5 +59,5 @@ speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
-*) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, plots)" >&2; exit 2 ;;
+*) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, plots)" >&2; exit 2 ;;
 esac
