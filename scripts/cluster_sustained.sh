@@ -2,11 +2,12 @@
 # The steady-state cluster runs of docs/results-cluster.md (issue 13): sustained rate per
 # policy/balancer on simulated replicas of a100-80g-llama3-8b by bench --sustained.
 # Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
-#   STEP: chat, mcts, mixed, scale, speed (policy plas); plots (from docs/data/cluster/*.json); pol-chat-1, pol-chat-23, pol-chat-base,
-#   pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at (policies atlas
-#   and pitstop); POLICIES and SEED
-#   set the policies and the first seed of the other steps; POL the policies of pol-mcts-* and
-#   pol-mixed-* (default atlas,pitstop; the JSON is named after them).
+#   policy plas: chat, mcts, mixed, scale, speed;
+#   policies atlas and pitstop: pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1,
+#   pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at;
+#   plots: latency against rate per balancer from docs/data/cluster/*.json into docs/img/cluster.
+#   POLICIES and SEED set the policies and first seed of the plas steps; POL the policies of
+#   pol-mcts-1/23 and pol-mixed-1/23 (default atlas,pitstop; the JSON is named after them).
 # Heavy: run one step at a time, under nice, on a quiet machine if you have one.
 set -euo pipefail
 step=${1:?usage: $0 chat|mcts|mixed|scale|speed [out_dir]}
@@ -37,6 +38,7 @@ scale) # one replica: every balancer places alike
 pol-chat-1) policies=pitstop sustained chat 4 autellix,pitstop 1 1.5 0.1 chat-pitstop-s1 ;;
 pol-chat-23) policies=pitstop seed=2 sustained chat 4 autellix,pitstop 2 1.5 0.1 chat-pitstop-s23 ;;
 pol-chat-base) policies=pitstop sustained chat 4 round-robin,least-used 3 1.5 0.1 chat-pitstop-base ;;
+pol-chat-base-1) policies=pitstop sustained chat 4 round-robin,least-used 1 1.5 0.1 chat-pitstop-base-s1 ;;
 # One rate each (start = max = resolution: a single trial per series), both policies: what
 # fitted the time when an mcts trial took 9-10 min wall here.
 pol-mcts-at) policies=atlas,pitstop sustained mcts 4 autellix,pitstop 1 1 1 mcts-atlas-pitstop-at1 --sustained-max 1 ;;
@@ -59,5 +61,5 @@ speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
-*) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, plots)" >&2; exit 2 ;;
+*) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, plots)" >&2; exit 2 ;;
 esac
