@@ -4,10 +4,11 @@
 # Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
 #   policy plas: chat, mcts, mixed, scale, scale-rest, speed;
 #   policies atlas and pitstop: pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1,
-#   pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at;
+#   pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23,
+#   pol-mixed-at23;
 #   plots: latency against rate per balancer from docs/data/cluster/*.json into docs/img/cluster.
 #   POLICIES and SEED set the policies and first seed of the plas steps; POL the policies of
-#   pol-mcts-1/23 and pol-mixed-1/23 (default atlas,pitstop; the JSON is named after them).
+#   pol-mcts-1/23/at23 and pol-mixed-1/23/at23 (default atlas,pitstop; the JSON is named after them).
 # Heavy: run one step at a time, under nice, on a quiet machine if you have one.
 set -euo pipefail
 step=${1:?usage: $0 chat|mcts|mixed|scale|speed [out_dir]}
@@ -45,6 +46,8 @@ pol-chat-base-1) policies=pitstop sustained chat 4 round-robin,least-used 1 1.5 
 # fitted the time when an mcts trial took 9-10 min wall here.
 pol-mcts-at) policies=atlas,pitstop sustained mcts 4 autellix,pitstop 1 1 1 mcts-atlas-pitstop-at1 --sustained-max 1 ;;
 pol-mixed-at) policies=atlas,pitstop sustained mixed 4 autellix,pitstop 1 2 2 mixed-atlas-pitstop-at2 --sustained-max 2 ;;
+pol-mcts-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 1 "mcts-${POL:-atlas,pitstop}-at1-s23" --sustained-max 1 ;;
+pol-mixed-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 2 2 "mixed-${POL:-atlas,pitstop}-at2-s23" --sustained-max 2 ;;
 pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1 0.2 "mcts-${POL:-atlas,pitstop}-s1" ;;
 pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s1" ;;
 pol-mcts-23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 0.2 "mcts-${POL:-atlas,pitstop}-s23" ;;
@@ -63,5 +66,5 @@ speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
-*) echo "unknown step $step (valid: chat, mcts, mixed, scale, scale-rest, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, plots)" >&2; exit 2 ;;
+*) echo "unknown step $step (valid: chat, mcts, mixed, scale, scale-rest, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23, pol-mixed-at23, plots)" >&2; exit 2 ;;
 esac
