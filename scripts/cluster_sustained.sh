@@ -56,6 +56,7 @@ plots) # latency against rate per series, from each saved report's trials, into 
 	tmp=$(mktemp -d)
 	for js in docs/data/cluster/*.json; do
 		stem=$(basename "$js" .json)
+		case $stem in *-at[0-9]*) continue ;; esac # one rate per series: nothing to draw
 		"$pitstop" bench --sustained --sustained-from "$js" --out "$tmp/$stem" >/dev/null
 		for f in "$tmp/$stem"/*-sustained-e2e_mean.png "$tmp/$stem"/*-sustained-e2e_p99.png; do
 			mv "$f" "docs/img/cluster/$stem-${f##*-sustained-}"
