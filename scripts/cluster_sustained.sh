@@ -2,10 +2,10 @@
 # The steady-state cluster runs of docs/results-cluster.md (issue 13): sustained rate per
 # policy/balancer on simulated replicas of a100-80g-llama3-8b by bench --sustained.
 # Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
-#   policy plas: chat, mcts, mixed, scale, scale-rest, speed;
+#   policy plas: chat, mcts, mixed, scale, scale-rest, scale-rest-8, speed;
 #   policies atlas and pitstop: pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1,
-#   pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23,
-#   pol-mixed-at23;
+#   pol-chat-base-23, pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at,
+#   pol-mcts-at23, pol-mixed-at23;
 #   plots: latency against rate per balancer from docs/data/cluster/*.json into docs/img/cluster.
 #   POLICIES and SEED set the policies and first seed of the plas steps; POL the policies of
 #   pol-mcts-1/23/at23 and pol-mixed-1/23/at23 (default atlas,pitstop; the JSON is named after them).
@@ -35,6 +35,7 @@ scale) # one replica: every balancer places alike
 	sustained chat 32 autellix,pitstop 1 16 1 scale-32 ;;
 scale-rest) # the other balancers at 2 replicas (added 2026-11-27)
 	sustained chat 2 least-used,least-tokens,prefix 1 1 0.05 scale-2-rest ;;
+scale-rest-8) sustained chat 8 least-used,least-tokens,prefix 1 4 0.25 scale-8-rest ;;
 # Policies atlas and pitstop. On chat (single-threaded programs) atlas is plas (NewATLAS's
 # doc; the chat step's trials show it), so chat runs the pitstop policy only. mcts and mixed
 # start at 1 and 1.5 with resolution 0.2 (a trial there costs 4-8x a chat trial).
@@ -42,6 +43,7 @@ pol-chat-1) policies=pitstop sustained chat 4 autellix,pitstop 1 1.5 0.1 chat-pi
 pol-chat-23) policies=pitstop seed=2 sustained chat 4 autellix,pitstop 2 1.5 0.1 chat-pitstop-s23 ;;
 pol-chat-base) policies=pitstop sustained chat 4 round-robin,least-used 3 1.5 0.1 chat-pitstop-base ;;
 pol-chat-base-1) policies=pitstop sustained chat 4 round-robin,least-used 1 1.5 0.1 chat-pitstop-base-s1 ;;
+pol-chat-base-23) policies=pitstop seed=2 sustained chat 4 round-robin,least-used 2 1.5 0.1 chat-pitstop-base-s23 ;;
 # One rate each (start = max = resolution: a single trial per series), both policies: what
 # fitted the time when an mcts trial took 9-10 min wall here.
 pol-mcts-at) policies=atlas,pitstop sustained mcts 4 autellix,pitstop 1 1 1 mcts-atlas-pitstop-at1 --sustained-max 1 ;;
@@ -67,5 +69,5 @@ speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
-*) echo "unknown step $step (valid: chat, mcts, mixed, scale, scale-rest, speed, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23, pol-mixed-at23, plots)" >&2; exit 2 ;;
+*) echo "unknown step $step (valid: chat, mcts, mixed, scale, scale-rest, scale-rest-8, speed, pol-chat-base-23, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23, pol-mixed-at23, plots)" >&2; exit 2 ;;
 esac
