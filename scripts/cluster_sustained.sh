@@ -2,7 +2,8 @@
 # The steady-state cluster runs of docs/results-cluster.md (issue 13): sustained rate per
 # policy/balancer on simulated replicas of a100-80g-llama3-8b by bench --sustained.
 # Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
-#   policy plas: chat, mcts, mixed, scale, scale-rest, scale-rest-8, speed;
+#   policy plas: chat, mcts, mixed, scale, scale-rest, scale-rest-8, scale-rr-32,
+#   speed;
 #   policies atlas and pitstop: pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1,
 #   pol-chat-base-23, pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at,
 #   pol-mcts-at23, pol-mixed-at23;
@@ -36,6 +37,7 @@ scale) # one replica: every balancer places alike
 scale-rest) # the other balancers at 2 replicas (added 2026-11-27)
 	sustained chat 2 least-used,least-tokens,prefix 1 1 0.05 scale-2-rest ;;
 scale-rest-8) sustained chat 8 least-used,least-tokens,prefix 1 4 0.25 scale-8-rest ;;
+scale-rr-32) sustained chat 32 round-robin 1 8 1 scale-32-rr ;;
 # Policies atlas and pitstop. On chat (single-threaded programs) atlas is plas (NewATLAS's
 # doc; the chat step's trials show it), so chat runs the pitstop policy only. mcts and mixed
 # start at 1 and 1.5 with resolution 0.2 (a trial there costs 4-8x a chat trial).
@@ -69,5 +71,5 @@ speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
-*) echo "unknown step $step (valid: chat, mcts, mixed, scale, scale-rest, scale-rest-8, speed, pol-chat-base-23, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23, pol-mixed-at23, plots)" >&2; exit 2 ;;
+*) echo "unknown step $step (valid: chat, mcts, mixed, scale, scale-rest, scale-rest-8, scale-rr-32, speed, pol-chat-base-23, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23, pol-mixed-at23, plots)" >&2; exit 2 ;;
 esac
