@@ -230,3 +230,32 @@ func TestChatCallsOnBothSidesOfAutellixCutOff(t *testing.T) {
 		t.Fatalf("short calls: %.2f of calls, %.2f of tokens: Algorithm 2's two branches are not both exercised", callShare, tokenShare)
 	}
 }
+
+// On chat, whose programs are single-threaded, ATLAS is PLAS (NewATLAS's
+// doc): the same cluster replay under either gives the same run, so the
+// chat results of policy plas stand for atlas (docs/results-cluster.md).
+func TestATLASIsPLASOnChatReplicas(t *testing.T) {
+	w, err := workload.Chat(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := sim.LoadProfile("a100-80g-llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]report.Run{}
+	for _, pol := range []string{"plas", "atlas"} {
+		cfg := clusterConfig(t, w, []*sim.Profile{prof, prof}, pol, "autellix", 1)
+		cfg.Run.Duration = 10
+		run, err := RunCluster(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[pol] = run
+	}
+	p, a := runs["plas"], runs["atlas"]
+	if p.Completed == 0 || p.Completed != a.Completed || p.TokensGenerated != a.TokensGenerated || p.Iterations != a.Iterations ||
+		p.E2EMeanS != a.E2EMeanS || p.E2EP99S != a.E2EP99S || p.PrefixHitRate != a.PrefixHitRate {
+		t.Fatalf("plas %+v\natlas %+v", p, a)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/engine/sim"
@@ -181,5 +182,39 @@ func TestJudgeThroughputByArrival(t *testing.T) {
 	}
 	if r := steady(func(at float64, _ bool) float64 { return 0.1 * at }); r >= 0.98 {
 		t.Fatalf("a growing delay reads %.3f, want < 0.98", r)
+	}
+}
+
+// The searches' trials become one run per series and rate: latencies are
+// the means over the seeds that tried the rate, a stopped trial stops its
+// rate, and the series keeps its policy and balancer.
+func TestSustainedTrialsReport(t *testing.T) {
+	trial := func(rate, e2e, p99 float64, stopped bool) SustainedTrial {
+		r := report.Run{Policy: "plas", Balancer: "pitstop", Rate: rate, E2EMeanS: e2e, E2EP99S: p99}
+		if stopped {
+			r.StoppedAtS = 100
+		}
+		return SustainedTrial{Rate: rate, Sustained: !stopped, Run: r}
+	}
+	rep := &SustainedReport{Workload: "chat", Replicas: 4, WindowS: 100, Policies: []SustainedPolicy{{Policy: "plas/pitstop", Seeds: []SustainedSeed{
+		{Seed: 1, Trials: []SustainedTrial{trial(2, 10, 50, false), trial(4, 99, 999, true), trial(1, 4, 20, false)}},
+		{Seed: 2, Trials: []SustainedTrial{trial(2, 20, 70, false), trial(3, 30, 90, false)}},
+	}}}}
+	got := SustainedTrialsReport(rep)
+	want := []struct {
+		rate, e2e, p99 float64
+		stopped        bool
+	}{{1, 4, 20, false}, {2, 15, 60, false}, {3, 30, 90, false}, {4, 99, 999, true}}
+	if len(got.Runs) != len(want) {
+		t.Fatalf("%d runs, want %d: %+v", len(got.Runs), len(want), got.Runs)
+	}
+	for i, w := range want {
+		r := got.Runs[i]
+		if r.Rate != w.rate || r.E2EMeanS != w.e2e || r.E2EP99S != w.p99 || r.Stopped() != w.stopped || r.Series() != "plas/pitstop" || r.Replicas != 4 {
+			t.Fatalf("run %d: %+v, want %+v", i, r, w)
+		}
+	}
+	if _, err := report.Plot(t.TempDir(), got); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # The steady-state cluster runs of docs/results-cluster.md (issue 13): sustained rate per
 # policy/balancer on simulated replicas of a100-80g-llama3-8b by bench --sustained.
-# Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]  (STEP: chat, mcts, mixed, scale, speed)
+# Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
+#   policy plas: chat, mcts, mixed, scale, scale-rest, scale-rest-8, scale-rr-32,
+#   speed;
+#   policies atlas and pitstop: pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1,
+#   pol-chat-base-23, pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at,
+#   pol-mcts-at23, pol-mixed-at23;
+#   plots: latency against rate per balancer from docs/data/cluster/*.json into docs/img/cluster.
+#   POLICIES and SEED set the policies and first seed of the plas steps; POL the policies of
+#   pol-mcts-1/23/at23 and pol-mixed-1/23/at23 (default atlas,pitstop; the JSON is named after them).
 # Heavy: run one step at a time, under nice, on a quiet machine if you have one.
 set -euo pipefail
 step=${1:?usage: $0 chat|mcts|mixed|scale|speed [out_dir]}
@@ -9,10 +17,12 @@ out=${2:-out/cluster}
 mkdir -p "$out"
 pitstop=${PITSTOP:-pitstop}
 all=round-robin,least-used,least-tokens,prefix,autellix,pitstop
-sustained() { # workload replicas balancers seeds start resolution name
+policies=${POLICIES:-plas}
+seed=${SEED:-1}
+sustained() { # workload replicas balancers seeds start resolution name [extra flags]
 	nice -n 10 "$pitstop" bench --sustained --workload "$1" --replicas "$2" --profile a100-80g-llama3-8b \
-		--policies plas --balancers "$3" --duration 1800 --sustained-seeds "$4" --sustained-start "$5" \
-		--sustained-resolution "$6" --parallel 2 --json "$out/$7.json" --out "$out"
+		--policies "$policies" --seed "$seed" --balancers "$3" --duration 1800 --sustained-seeds "$4" --sustained-start "$5" \
+		--sustained-resolution "$6" --parallel 2 --json "$out/$7.json" --out "$out" "${@:8}"
 }
 case $step in
 chat) sustained chat 4 "$all" 3 1.5 0.1 chat-plas ;;
@@ -24,9 +34,42 @@ scale) # one replica: every balancer places alike
 	sustained chat 8 round-robin,autellix,pitstop 1 4 0.25 scale-8
 	sustained chat 16 autellix,pitstop,round-robin 1 8 0.5 scale-16
 	sustained chat 32 autellix,pitstop 1 16 1 scale-32 ;;
+scale-rest) # the other balancers at 2 replicas (added 2026-11-27)
+	sustained chat 2 least-used,least-tokens,prefix 1 1 0.05 scale-2-rest ;;
+scale-rest-8) sustained chat 8 least-used,least-tokens,prefix 1 4 0.25 scale-8-rest ;;
+scale-rr-32) sustained chat 32 round-robin 1 8 1 scale-32-rr ;;
+# Policies atlas and pitstop. On chat (single-threaded programs) atlas is plas (NewATLAS's
+# doc; the chat step's trials show it), so chat runs the pitstop policy only. mcts and mixed
+# start at 1 and 1.5 with resolution 0.2 (a trial there costs 4-8x a chat trial).
+pol-chat-1) policies=pitstop sustained chat 4 autellix,pitstop 1 1.5 0.1 chat-pitstop-s1 ;;
+pol-chat-23) policies=pitstop seed=2 sustained chat 4 autellix,pitstop 2 1.5 0.1 chat-pitstop-s23 ;;
+pol-chat-base) policies=pitstop sustained chat 4 round-robin,least-used 3 1.5 0.1 chat-pitstop-base ;;
+pol-chat-base-1) policies=pitstop sustained chat 4 round-robin,least-used 1 1.5 0.1 chat-pitstop-base-s1 ;;
+pol-chat-base-23) policies=pitstop seed=2 sustained chat 4 round-robin,least-used 2 1.5 0.1 chat-pitstop-base-s23 ;;
+# One rate each (start = max = resolution: a single trial per series), both policies: what
+# fitted the time when an mcts trial took 9-10 min wall here.
+pol-mcts-at) policies=atlas,pitstop sustained mcts 4 autellix,pitstop 1 1 1 mcts-atlas-pitstop-at1 --sustained-max 1 ;;
+pol-mixed-at) policies=atlas,pitstop sustained mixed 4 autellix,pitstop 1 2 2 mixed-atlas-pitstop-at2 --sustained-max 2 ;;
+pol-mcts-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 1 "mcts-${POL:-atlas,pitstop}-at1-s23" --sustained-max 1 ;;
+pol-mixed-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 2 2 "mixed-${POL:-atlas,pitstop}-at2-s23" --sustained-max 2 ;;
+pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1 0.2 "mcts-${POL:-atlas,pitstop}-s1" ;;
+pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s1" ;;
+pol-mcts-23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 0.2 "mcts-${POL:-atlas,pitstop}-s23" ;;
+pol-mixed-23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s23" ;;
+plots) # latency against rate per series, from each saved report's trials, into docs/img/cluster
+	tmp=$(mktemp -d)
+	for js in docs/data/cluster/*.json; do
+		stem=$(basename "$js" .json)
+		case $stem in *-at[0-9]*) continue ;; esac # one rate per series: nothing to draw
+		"$pitstop" bench --sustained --sustained-from "$js" --out "$tmp/$stem" >/dev/null
+		for f in "$tmp/$stem"/*-sustained-e2e_mean.png "$tmp/$stem"/*-sustained-e2e_p99.png; do
+			mv "$f" "docs/img/cluster/$stem-${f##*-sustained-}"
+		done
+	done
+	rm -r "$tmp" ;;
 speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
-*) echo "unknown step $step (valid: chat, mcts, mixed, scale, speed)" >&2; exit 2 ;;
+*) echo "unknown step $step (valid: chat, mcts, mixed, scale, scale-rest, scale-rest-8, scale-rr-32, speed, pol-chat-base-23, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23, pol-mixed-at23, plots)" >&2; exit 2 ;;
 esac

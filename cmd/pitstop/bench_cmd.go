@@ -298,6 +298,9 @@ func planBench(f benchFlags) (*benchPlan, error) {
 }
 
 func runBench(ctx context.Context, f benchFlags) error {
+	if f.sustained.on && f.sustained.from != "" {
+		return replotSustained(f)
+	}
 	plan, err := planBench(f)
 	if err != nil {
 		return err

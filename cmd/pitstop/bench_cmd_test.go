@@ -91,6 +91,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"malformed coding tools", []string{"--workload", "coding", "--coding-tools", "read:1:x:1"}, []string{"invalid --coding-tools"}},
 		{"bad fanout option", []string{"--workload", "fanout", "--fanout-parallel-mean", "0"}, []string{"fanout: parallel mean 0"}},
 		{"sustained on cpu", []string{"--sustained", "--executor", "cpu"}, []string{"--sustained", "--executor sim"}},
+		{"sustained-from without out", []string{"--sustained", "--sustained-from", "s.json"}, []string{"--sustained-from", "--out DIR"}},
 		{"cpu fit profile nowhere", []string{"--executor", "cpu", "--fit-profile", filepath.Join(dir, "none", "p.json")}, []string{"none", "does not exist"}},
 	}
 	for _, c := range cases {
@@ -166,6 +167,20 @@ func TestBenchSustained(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "infercept-single-sustained_rate.png")); err != nil {
 		t.Fatal(err)
+	}
+	// The saved report's plots redrawn, with latency against rate per policy.
+	again := filepath.Join(dir, "again")
+	code, stdout, stderr = pitstop(t, "bench", "--sustained", "--sustained-from", js, "--out", again)
+	if code != 0 {
+		t.Fatalf("--sustained-from: exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"infercept-single-sustained_rate.png", "infercept-single-sustained-e2e_mean.png", "infercept-single-sustained-e2e_p99.png"} {
+		if _, err := os.Stat(filepath.Join(again, f)); err != nil {
+			t.Fatalf("--sustained-from (stdout %q): %v", stdout, err)
+		}
+	}
+	if code, _, stderr = pitstop(t, "bench", "--sustained", "--sustained-from", filepath.Join(dir, "none.json"), "--out", again); code == 0 || !strings.Contains(stderr, "none.json") {
+		t.Fatalf("--sustained-from a missing file: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -21,6 +21,7 @@ type sustainedFlags struct {
 	start, resolution, maxRate   float64
 	warmup, drain, minThroughput float64
 	p99                          float64
+	from                         string // redraw this saved report's plots instead of searching
 }
 
 // sustainedRule is the help text's statement of the rule (bench.SustainedRule).
@@ -36,11 +37,12 @@ func addSustainedFlags(fl *pflag.FlagSet, s *sustainedFlags) {
 	fl.Float64Var(&s.drain, "sustained-drain", 600, "--sustained: seconds after the window by which every program must be done (plus its tool-and-think path)")
 	fl.Float64Var(&s.minThroughput, "sustained-min-throughput", 0.98, "--sustained: fraction of the programs due (arrived after the warm-up) that must be done by the window's end")
 	fl.Float64Var(&s.p99, "sustained-p99", 0, "--sustained: p99 call e2e target in seconds (0: none)")
+	fl.StringVar(&s.from, "sustained-from", "", "--sustained: run nothing; redraw the plots of this saved --sustained --json report into --out (the sustained rate per series, and latency against rate per series from the searches' trials)")
 }
 
 // sustainedOnly are the flags that mean nothing without --sustained.
 var sustainedOnly = []string{"sustained-seeds", "sustained-start", "sustained-resolution", "sustained-max",
-	"sustained-warmup", "sustained-drain", "sustained-min-throughput", "sustained-p99"}
+	"sustained-warmup", "sustained-drain", "sustained-min-throughput", "sustained-p99", "sustained-from"}
 
 func (s *sustainedFlags) validate(f *benchFlags, changed func(string) bool) error {
 	if !s.on {
@@ -140,11 +142,9 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 		}
 	}
 	if f.outDir != "" {
-		path, err := bench.PlotSustained(f.outDir, rep)
-		if err != nil {
+		if err := plotSustained(f.outDir, rep); err != nil {
 			return err
 		}
-		fmt.Printf("plot: %s\n", path)
 	}
 	leaks := 0
 	for _, p := range res {
@@ -158,4 +158,35 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 		return fmt.Errorf("%d KV blocks leaked across trials", leaks)
 	}
 	return nil
+}
+
+// plotSustained draws a sustained report's plots into dir: the sustained
+// rate per series, and latency against rate per series (e.g. per balancer)
+// from the searches' trials, as <workload>-sustained-<metric>.png.
+func plotSustained(dir string, rep *bench.SustainedReport) error {
+	path, err := bench.PlotSustained(dir, rep)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("plot: %s\n", path)
+	trials := bench.SustainedTrialsReport(rep)
+	trials.Workload += "-sustained"
+	paths, err := report.Plot(dir, trials)
+	for _, p := range paths {
+		fmt.Printf("plot: %s\n", p)
+	}
+	return err
+}
+
+// replotSustained redraws the plots of the report saved at f.sustained.from;
+// it runs nothing, so the other flags do not matter.
+func replotSustained(f benchFlags) error {
+	if f.outDir == "" {
+		return usagef("--sustained-from redraws plots: it needs --out DIR")
+	}
+	rep, err := bench.ReadSustainedJSON(f.sustained.from)
+	if err != nil {
+		return err
+	}
+	return plotSustained(f.outDir, rep)
 }
