@@ -12,7 +12,7 @@ import (
 // conversation, longer by the round's messages: its encoding reuses this
 // one's and encodes only what was appended.
 type sentConversation struct {
-	msgs []chat.Message // the messages as sent (the caller's slice)
+	msgs []chat.Message // the messages as sent (a copy: the caller may reuse its slice's array)
 	json []byte         // their JSON array, in the body sent: never changed
 }
 
@@ -44,7 +44,7 @@ func (req *Request) encodeBody(w *wireRequest) ([]byte, error) {
 		if end := len(data) - len(rest); end > len(head) && data[end] == ',' && data[len(head)] == '[' && data[end-1] == ']' {
 			// The body's bytes never change once made: the next
 			// generation reads the messages' encoding there.
-			s.msgs, s.json = req.Messages, data[len(head):end:end]
+			s.msgs, s.json = slices.Clone(req.Messages), data[len(head):end:end]
 		}
 		return data, nil
 	}
@@ -59,14 +59,14 @@ func (req *Request) encodeBody(w *wireRequest) ([]byte, error) {
 			return nil, err
 		}
 		// [a,b] and [c,d] make [a,b,c,d].
-		kept, added = s.json[:len(s.json)-1], tail
+		added = tail
 		added[0] = ','
 	}
 	data := make([]byte, 0, len(head)+len(kept)+len(added)+len(rest))
 	data = append(data, head...)
 	data = append(data, kept...)
 	data = append(data, added...)
-	s.msgs, s.json = req.Messages, data[len(head):len(data):len(data)]
+	s.msgs, s.json = slices.Clone(req.Messages), data[len(head):len(data):len(data)]
 	data = append(data, ',')
 	return append(data, rest[1:]...), nil
 }

@@ -411,6 +411,12 @@ func TestBodyReusesConversation(t *testing.T) {
 	if string(got) != fresh(changed) || !strings.Contains(string(got), "another result") {
 		t.Errorf("changed conversation sent as %.300s", got)
 	}
+	// An earlier message changed in place, in the very slice sent: the
+	// kept copy tells, so it is encoded again.
+	changed[1].Content = "edited in place"
+	if got, _ := b.body(req, 0, 2); string(got) != fresh(changed) || !strings.Contains(string(got), "edited in place") {
+		t.Errorf("conversation changed in place sent as %.300s", got)
+	}
 	// Shorter (a new call reusing the request): encoded again.
 	req.Messages = all[:2]
 	if got, _ := b.body(req, 0, 2); string(got) != fresh(all[:2]) {
