@@ -14,7 +14,7 @@ import (
 // of the finished calls (exponentially weighted, in finish order), unknown
 // until fcfsMinCalls have finished.
 func TestFCFSReferenceLearns(t *testing.T) {
-	p := NewPitstop(Options{})
+	p := NewPitstop(Options{PitstopFCFSTail: true}) // the reference is kept for the tail rule alone
 	cfg := testConfig()
 	cfg.MaxSeqs = 2 // the calls queue: they wait different times
 	h := newHarness(t, p, cfg)

@@ -431,7 +431,9 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
-	p.fcfs.observe(e)
+	if p.fcfsTail {
+		p.fcfs.observe(e) // the reference serves the tail rule alone
+	}
 	switch e.Kind {
 	case engine.EvPaused:
 		if st := stateOf(e.Seq); st.queue < 0 {
