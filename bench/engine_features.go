@@ -41,7 +41,7 @@ func WithEngineFeatures(mode, name string, p engine.Policy) (engine.Policy, erro
 		if _, own := OwnFeatures[name]; own || p.Traits().PrefixCache {
 			return p, nil
 		}
-		return prefixCached{p}, nil
+		return engine.WithPrefixCache(p), nil
 	}
 	return nil, fmt.Errorf("unknown engine features %q (valid: %s)", mode, strings.Join(FeatureModes(), ", "))
 }
@@ -54,15 +54,4 @@ func OwnFeatureNames() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// prefixCached turns the engine's prefix cache on under a policy; it
-// overrides Traits only, so every other hook is the wrapped policy's (the
-// runtime's withPrefixCache does the same for `serve`).
-type prefixCached struct{ engine.Policy }
-
-func (p prefixCached) Traits() engine.Traits {
-	t := p.Policy.Traits()
-	t.PrefixCache = true
-	return t
 }

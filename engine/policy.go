@@ -46,6 +46,21 @@ type Traits struct {
 	Preemptive  bool // may evict lower-ranked running calls to admit higher-ranked waiting ones
 }
 
+// WithPrefixCache returns p with the engine's prefix cache turned on and
+// nothing else changed: it overrides Traits only, and every other hook is
+// p's, by embedding. The runtime runs every policy so (a program's next call
+// finds its KV again), and bench gives baselines pitstop's engine features
+// with it.
+func WithPrefixCache(p Policy) Policy { return prefixCached{p} }
+
+type prefixCached struct{ Policy }
+
+func (p prefixCached) Traits() Traits {
+	t := p.Policy.Traits()
+	t.PrefixCache = true
+	return t
+}
+
 // Traiter gives the policy's traits; the engine reads them once, in New.
 // Default: no prefix cache, not preemptive.
 type Traiter interface{ Traits() Traits }

@@ -45,7 +45,7 @@ func (rt *Runtime) explainHandling(seq *engine.Sequence, k handling.Kind, contex
 		fmt.Fprintf(&b, "; the least waste would be %s: the policy decides by its own rule", best)
 	}
 	if k == handling.Discard {
-		// The runtime always runs the prefix cache (withPrefixCache): the
+		// The runtime always runs the prefix cache (engine.WithPrefixCache): the
 		// freed blocks stay findable until evicted, which InferCept's model,
 		// pricing a discard as a full recompute, does not count.
 		b.WriteString(" (the discarded blocks stay in the prefix cache until other calls need the memory, so the call may find its context there when the tool returns)")

@@ -2,19 +2,6 @@ package runtime
 
 import "github.com/pitstop-llm/pitstop/engine"
 
-// withPrefixCache turns on the engine's prefix cache under any policy and
-// changes nothing else: the runtime relies on it so that a program's next
-// call (the resume after tools the client ran) finds its KV again. It
-// overrides Traits only; every other hook is the wrapped policy's, by
-// embedding (engine.Policy).
-type withPrefixCache struct{ engine.Policy }
-
-func (p withPrefixCache) Traits() engine.Traits {
-	t := p.Policy.Traits()
-	t.PrefixCache = true
-	return t
-}
-
 // sharedBetweenTenants shares the engine between tenants around the
 // wrapped policy's order (tenantShare): it overrides the ranking, the
 // refresh that tenant levels need and the events that book tenants'
@@ -41,10 +28,11 @@ func (p sharedBetweenTenants) Observe(e *engine.Event) {
 	p.Policy.Observe(e)
 }
 
-// wrapPolicy turns on the prefix cache and, with shareTenants, shares the
-// engine between tenants.
+// wrapPolicy turns on the prefix cache (engine.WithPrefixCache: a program's
+// next call, the resume after tools the client ran, finds its KV again)
+// and, with shareTenants, shares the engine between tenants.
 func wrapPolicy(p engine.Policy, shareTenants bool) engine.Policy {
-	var w engine.Policy = withPrefixCache{p}
+	w := engine.WithPrefixCache(p)
 	if shareTenants {
 		w = sharedBetweenTenants{Policy: w, tenants: newTenantShare()}
 	}
