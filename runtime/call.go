@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pitstop-llm/pitstop/engine"
@@ -38,6 +39,13 @@ type Call struct {
 	res      Result
 	complete func(Result) // set once; see newCall
 
+	// deferred is a remote non-stream call's turns not yet started: the
+	// first Wait runs them on the waiter's own goroutine, which saves a
+	// goroutine, its stack's growth and two hand-offs between threads per
+	// call; Done, Recv and Cancel start them on a goroutine of their own,
+	// so a caller that never Waits still sees the call end.
+	deferred atomic.Pointer[remoteCall]
+
 	// st is the call's engine-side state; touched only on the engine
 	// goroutine (or after it ended).
 	st *seqCtl
@@ -62,12 +70,23 @@ func (c *Call) Program() string { return c.program }
 func (c *Call) Created() time.Time { return c.created }
 
 // Done is closed when the call has finished.
-func (c *Call) Done() <-chan struct{} { return c.done }
+func (c *Call) Done() <-chan struct{} {
+	c.startDeferred()
+	return c.done
+}
+
+// startDeferred starts the call's deferred turns, if any, on a goroutine.
+func (c *Call) startDeferred() {
+	if rc := c.deferred.Swap(nil); rc != nil {
+		go rc.run()
+	}
+}
 
 // Recv returns the deltas produced since the last Recv, waiting for at
 // least one. It returns io.EOF once the call has finished and every delta
 // was received, or ctx's error.
 func (c *Call) Recv(ctx context.Context) ([]Delta, error) {
+	c.startDeferred()
 	for {
 		c.mu.Lock()
 		if len(c.deltas) > 0 {
@@ -100,6 +119,13 @@ func (c *Call) Recv(ctx context.Context) ([]Delta, error) {
 
 // Wait waits for the call to finish and returns its result, or ctx's error.
 func (c *Call) Wait(ctx context.Context) (*Result, error) {
+	if rc := c.deferred.Swap(nil); rc != nil {
+		// ctx's end cancels the call (its stopWatch), which ends run.
+		rc.run()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
 	select {
 	case <-c.done:
 		c.mu.Lock()
@@ -116,6 +142,7 @@ func (c *Call) Wait(ctx context.Context) (*Result, error) {
 // ErrCancelled unless it had already finished.
 func (c *Call) Cancel() {
 	c.toolCancel()
+	c.startDeferred() // it ends at once, cancelled
 	c.rt.eng.Post(func() {
 		// A call completed at a park has handed its sequence on.
 		if st := c.st; st != nil && !st.done && !st.handedOff && st.seq != nil {

@@ -133,7 +133,11 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 	c.mu.Unlock()
 	rc.res.Timing.Submitted = time.Now()
 	rc.res.Timing.Outside = rc.res.Timing.Submitted.Sub(received)
-	go rc.run()
+	if req.Stream {
+		go rc.run() // the caller reads its deltas as they come
+	} else {
+		c.deferred.Store(rc) // the caller's Wait runs it
+	}
 	return c, nil
 }
 
