@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Headers pitstop passes to a pitstop backend (runtime/api's).
@@ -54,7 +55,7 @@ func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
 // transport itself, not through an http.Client: a generation follows no
 // redirect and sets no cookie, and the client's copies of the request's
 // headers and URL would be work on every call.
-func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, emit func(Event)) (Reply, error) {
+func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, emit func(Event)) (rep Reply, err error) {
 	data, err := b.body(req, priority, slot)
 	if err != nil {
 		return Reply{}, &failure{rejected: true, msg: fmt.Sprintf("encoding the request: %v", err)}
@@ -75,7 +76,14 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 	if err != nil {
 		return Reply{}, &failure{down: true, msg: err.Error()}
 	}
-	defer resp.Body.Close()
+	body := &endReader{r: resp.Body}
+	defer func() {
+		if body.ended || err != nil {
+			resp.Body.Close()
+		} else {
+			go drainRest(resp.Body)
+		}
+	}()
 	if resp.StatusCode != http.StatusOK {
 		msg := errorMessage(resp)
 		switch {
@@ -87,9 +95,43 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 	}
 	ct := resp.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "application/json") {
-		return b.readJSON(resp.Body, emit)
+		rep, err = b.readJSON(body, emit)
+	} else {
+		rep, err = b.readStream(body, emit)
 	}
-	return b.readStream(resp.Body, emit)
+	return rep, err
+}
+
+// endReader tells whether its reader reached its end.
+type endReader struct {
+	r     io.Reader
+	ended bool
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	e.ended = e.ended || err == io.EOF
+	return n, err
+}
+
+// A reply's body that did not end with its [DONE] (a chunked body's last
+// chunk comes after it) is read to its end before it is closed, so the
+// transport keeps the connection for the next call: a body closed before
+// its end costs the connection, and the next call a dial. At most
+// drainBytes are read, for at most drainWait; a backend that sends more
+// or takes longer loses the connection.
+const (
+	drainBytes = 64 << 10
+	drainWait  = time.Second
+)
+
+// drainRest reads the rest of body (on its own goroutine: the reply is
+// complete and goes on meanwhile) and closes it.
+func drainRest(body io.ReadCloser) {
+	t := time.AfterFunc(drainWait, func() { body.Close() })
+	_, _ = io.CopyN(io.Discard, body, drainBytes)
+	t.Stop()
+	body.Close()
 }
 
 // errorMessage reads an error answer's message (OpenAI's error JSON, or

@@ -1,0 +1,91 @@
+package remote
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A backend that streams its reply (chunked, flushed event by event, as
+// vLLM and llama.cpp do) keeps its connection from call to call: the
+// router reads the reply's body to its end after [DONE] (a body closed
+// before its end costs the connection: a dial per call). The body's end
+// comes 1 ms after [DONE]; the calls are 20 ms apart, time enough for
+// the drain to give the connection back.
+func TestGenerateReusesStreamedConnection(t *testing.T) {
+	var conns atomic.Int64
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/v1/models" {
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m1"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, `{"model":"m1","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"}}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`)
+		time.Sleep(time.Millisecond) // the end of the body comes after [DONE]
+	}))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	r := newTestRouter(t, "", s.URL)
+	const calls = 30
+	for range calls {
+		time.Sleep(20 * time.Millisecond)
+		if _, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One connection for the calls, one more at most for a health check
+	// that overlapped one.
+	if n := conns.Load(); n > 3 {
+		t.Fatalf("%d connections for %d sequential calls: the router dropped them", n, calls)
+	}
+}
+
+// A backend that never ends its body after [DONE] holds up no call: the
+// reply returns at once, and the drain gives up on the connection after
+// drainWait (closes it).
+func TestGenerateDrainGivesUp(t *testing.T) {
+	closed := make(chan struct{}, 4)
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/v1/models" {
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m1"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, `{"model":"m1","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, `[DONE]`)
+		<-r.Context().Done() // the body never ends
+	}))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	r := newTestRouter(t, "", s.URL)
+	start := time.Now()
+	rep, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return true })
+	if err != nil || rep.Content != "ok" {
+		t.Fatalf("reply %+v, %v", rep, err)
+	}
+	if d := time.Since(start); d >= drainWait/2 {
+		t.Errorf("the reply took %v: it waited for the body's end", d)
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * drainWait):
+		t.Fatal("the connection of a body that never ends was never closed")
+	}
+}
