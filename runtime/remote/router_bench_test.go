@@ -31,7 +31,9 @@ func (cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if strings.HasSuffix(r.URL.Path, "/models") {
 		body, ct = `{"data":[{"id":"m"}]}`, "application/json"
 	}
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {ct}}, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	e := &endingReader{}
+	e.Reset(body)
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {ct}}, Body: io.NopCloser(e), Request: r}, nil
 }
 
 // BenchmarkGenerate is the router's time per generation outside the
@@ -97,4 +99,16 @@ func BenchmarkBodyToolRounds(b *testing.B) {
 			}
 		})
 	}
+}
+
+// endingReader reports its end with its last bytes, as net/http's body of
+// a reply with a Content-Length does (routerload's fake backend's reply).
+type endingReader struct{ strings.Reader }
+
+func (e *endingReader) Read(p []byte) (int, error) {
+	n, err := e.Reader.Read(p)
+	if err == nil && e.Len() == 0 {
+		err = io.EOF
+	}
+	return n, err
 }
