@@ -121,8 +121,8 @@ them (checked when each connection is dialled). See docs/security.md.
 ROUTER. With --backend URL (or --backend-dns) serve runs no model: every call goes to one of
 those OpenAI-compatible servers (vLLM, SGLang, llama.cpp, other pitstops), picked by --balancer;
 tools, programs, tenants and the API stay pitstop's; GET/POST/DELETE /v1/backends manage them at
-run time. A router collects garbage at GOGC=400 under a soft memory limit of a quarter of the
-memory it may use (GOGC and GOMEMLIMIT in the environment override either). See docs/router.md.
+run time. A router collects garbage at GOGC=400 under a soft memory limit of three quarters
+of the memory it may use (GOGC and GOMEMLIMIT in the environment override either). See docs/router.md.
 
 Policies: ` + strings.Join(policy.Names(), ", ") + ` (the prefix cache is always on)
 Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", "),

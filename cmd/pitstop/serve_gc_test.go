@@ -43,9 +43,9 @@ func TestRouterGC(t *testing.T) {
 		percent int
 		limit   int64
 	}{
-		{"defaults", nil, 8 << 30, routerGCPercent, 2 << 30},
-		{"GOGC set", map[string]string{"GOGC": "100"}, 8 << 30, -1, 2 << 30},
-		{"GOGC off", map[string]string{"GOGC": "off"}, 8 << 30, -1, 2 << 30},
+		{"defaults", nil, 8 << 30, routerGCPercent, 6 << 30},
+		{"GOGC set", map[string]string{"GOGC": "100"}, 8 << 30, -1, 6 << 30},
+		{"GOGC off", map[string]string{"GOGC": "off"}, 8 << 30, -1, 6 << 30},
 		{"GOMEMLIMIT set", map[string]string{"GOMEMLIMIT": "512MiB"}, 8 << 30, routerGCPercent, -1},
 		{"both set", map[string]string{"GOGC": "200", "GOMEMLIMIT": "1GiB"}, 8 << 30, -1, -1},
 		{"memory unknown", nil, 0, routerGCPercent, -1},
