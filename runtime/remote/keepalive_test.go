@@ -45,9 +45,10 @@ func TestGenerateReusesStreamedConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// One connection for the calls, one more at most for a health check
-	// that overlapped one.
-	if n := conns.Load(); n > 3 {
+	// One connection for the calls (the old code: one per call); a few
+	// more for a health check that overlapped one, or a drain that a busy
+	// machine had not yet run when the next call began.
+	if n := conns.Load(); n > 5 {
 		t.Fatalf("%d connections for %d sequential calls: the router dropped them", n, calls)
 	}
 }
