@@ -68,20 +68,29 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 			h[headerThread] = []string{req.Thread}
 		}
 	}
+	// The request follows ctx (the caller gone, the backend's generation
+	// ends) until the reply is read; the reading of the body's end after
+	// it (drainRest) is not cut by the call's end, which cancels ctx.
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	detach := context.AfterFunc(ctx, cancel)
 	hreq := (&http.Request{Method: http.MethodPost, URL: b.chatURL, Host: b.chatURL.Host, Header: h,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Body: io.NopCloser(bytes.NewReader(data)), ContentLength: int64(len(data)),
-		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}).WithContext(ctx)
+		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}).WithContext(rctx)
 	resp, err := b.client.Transport.RoundTrip(hreq)
 	if err != nil {
+		detach()
+		cancel()
 		return Reply{}, &failure{down: true, msg: err.Error()}
 	}
 	body := &endReader{r: resp.Body}
 	defer func() {
+		detach()
 		if body.ended || err != nil {
 			resp.Body.Close()
+			cancel()
 		} else {
-			go drainRest(resp.Body)
+			go drainRest(resp.Body, cancel)
 		}
 	}()
 	if resp.StatusCode != http.StatusOK {
@@ -126,12 +135,14 @@ const (
 )
 
 // drainRest reads the rest of body (on its own goroutine: the reply is
-// complete and goes on meanwhile) and closes it.
-func drainRest(body io.ReadCloser) {
-	t := time.AfterFunc(drainWait, func() { body.Close() })
+// complete and goes on meanwhile) and closes it; cancel, the request's,
+// ends a read that takes longer than drainWait (and the connection).
+func drainRest(body io.ReadCloser, cancel context.CancelFunc) {
+	t := time.AfterFunc(drainWait, cancel)
 	_, _ = io.CopyN(io.Discard, body, drainBytes)
 	t.Stop()
 	body.Close()
+	cancel()
 }
 
 // errorMessage reads an error answer's message (OpenAI's error JSON, or

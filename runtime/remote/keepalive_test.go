@@ -90,3 +90,36 @@ func TestGenerateDrainGivesUp(t *testing.T) {
 		t.Fatal("the connection of a body that never ends was never closed")
 	}
 }
+
+// The caller's end still ends the backend's request at once, before the
+// reply is complete: the body's-end reading does not detach it earlier.
+func TestGenerateCallerGoneEndsBackendRequest(t *testing.T) {
+	ended := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/v1/models" {
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m1"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, `{"model":"m1","choices":[{"index":0,"delta":{"content":"ok"}}]}`)
+		<-r.Context().Done() // a long generation, until the router gives up
+		close(ended)
+	}))
+	t.Cleanup(s.Close)
+	r := newTestRouter(t, "", s.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Generate(ctx, userReq("p"), "", func(e Event) bool { cancel(); return true })
+		done <- err
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the backend's request went on after the caller was gone")
+	}
+	if err := <-done; err == nil {
+		t.Fatal("Generate succeeded for a caller that was gone")
+	}
+}
