@@ -96,7 +96,8 @@ type seqCtl struct {
 	history      predictor.History
 	blend        predictor.ProgramBlend // the program's own evidence on the length predictor
 	predModel    int                    // the length predictor's output length of the current segment
-	predTokens   int                    // the same blended with the program's mean (what policies see)
+	predBlend    int                    // the same blended with the program (before the mixture)
+	predTokens   int                    // the same mixed with the history baseline (what policies see)
 	predDist     *engine.Distribution   // its distribution, when the predictor has one
 	segments     []predictor.TraceRecord
 }
@@ -477,7 +478,8 @@ func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int)
 	})
 	s.rt.length.observe(s.predTokens, s.segments[len(s.segments)-1])
 	s.history = s.history.Observe(out, tool)
-	s.blend = s.blend.Observe(s.predModel, out)
+	s.rt.length.mix.Observe(s.blend, s.predBlend, out)
+	s.blend = s.blend.Observe(s.predModel, out, tool)
 }
 
 // result is the call's result as it stands.

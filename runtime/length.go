@@ -138,6 +138,9 @@ type lengthState struct {
 	abs     prometheus.Observer
 	rel     prometheus.Observer
 	learner *lengthLearner // nil unless the predictor learns online
+	// mix mixes the model's program-blended predictions with the history
+	// baseline, learnt across the deployment's programs; nil without a model.
+	mix *predictor.ExpertMix
 }
 
 // newLengthState sets up the predictor of Config.Length (nil: history),
@@ -155,16 +158,21 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 			break
 		}
 		st.p, st.source, requested, fallback, model = v.LengthPredictor, v.Source, v.Requested, v.Fallback, v.Model
+		if v.model != nil {
+			st.mix = predictor.NewExpertMix(predictor.TrainMedian(v.model.Info()))
+		}
 		if v.learner != nil {
 			st.learner = v.learner
 			v.learner.registerMetrics(m.Registry)
 		}
 	case *predictor.Model:
 		st.source = LengthONNX
+		st.mix = predictor.NewExpertMix(predictor.TrainMedian(v.Info()))
 	case predictor.HistoryPredictor, *predictor.HistoryPredictor:
 		st.source = LengthHistory
 	case predictor.GoClassifier, *predictor.GoClassifier:
 		st.source = "go"
+		st.mix = predictor.NewExpertMix(-1) // no training median known: later segments only
 	default:
 		st.source = fmt.Sprintf("%T", l)
 	}
@@ -187,6 +195,21 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10},
 	}, []string{"source"})
 	m.Registry.MustRegister(info, abs, rel)
+	if st.mix != nil {
+		for _, seg := range []string{"first", "later"} {
+			m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "pitstop_predictor_mix_model_weight",
+				Help:        "Weight of the length model (blended with its program) against the history baseline in the predictions policies see, learnt from finished segments across programs (predictor.ExpertMix), for programs' first segments and later ones.",
+				ConstLabels: prometheus.Labels{"segments": seg},
+			}, func() float64 {
+				first, later := st.mix.Weights()
+				if seg == "first" {
+					return first
+				}
+				return later
+			}))
+		}
+	}
 	st.abs, st.rel = abs.WithLabelValues(st.source), rel.WithLabelValues(st.source)
 	if fallback != "" {
 		log.Warn("length predictor: "+requested+" unavailable, using history-based estimates", "source", st.source, "requested", requested, "model", model, "reason", fallback)
@@ -255,15 +278,20 @@ func (s *seqCtl) segmentInput() predictor.Input {
 // predictLength predicts the output length of the segment about to start
 // (the call's first, or the next after a tool round): the predictor's
 // output, blended with the program's mean by how well each predicted the
-// program's earlier segments (predictor.ProgramBlend); the distribution
-// policies see is the blended one.
+// program's earlier segments (predictor.ProgramBlend), then mixed with the
+// history baseline by how well each did on the deployment's finished
+// segments (predictor.ExpertMix); the distribution policies see is the
+// mixed one.
 func (s *seqCtl) predictLength() {
 	s.predModel, s.predDist = s.rt.length.predict(s.segmentInput())
 	if s.predDist == nil {
-		n, _ := s.blend.Predict(s.predModel, nil, 0)
+		s.predBlend, _ = s.blend.Predict(s.predModel, nil, 0)
+		n, _ := s.rt.length.mix.Predict(s.blend, s.predBlend, nil, 0)
 		s.predTokens = max(n, 1)
 		return
 	}
-	n, mixed := s.blend.Predict(s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
+	var probs []float32
+	s.predBlend, probs = s.blend.Predict(s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
+	n, mixed := s.rt.length.mix.Predict(s.blend, s.predBlend, probs, s.predDist.OverflowTokens)
 	s.predTokens, s.predDist.LengthProbs = max(n, 1), mixed
 }
