@@ -98,7 +98,7 @@ type seqCtl struct {
 	predModel    int                    // the length predictor's output length of the current segment
 	predBlend    int                    // the same blended with the program (before the mixture)
 	predTokens   int                    // the same mixed with the history baseline (what policies see)
-	predDist     *engine.Distribution   // its distribution, when the predictor has one
+	predDist     *engine.Distribution   // its distribution (no length part without a model; tool part at the pause)
 	segments     []predictor.TraceRecord
 }
 
@@ -307,6 +307,9 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 			// the client's duration, handled like any other).
 			s.parking = true
 			expected := s.rt.durations.PredictDuration(clientToolKey(s.call.tenant, calls[0].Name))
+			s.forecastToolTime(calls[:1], func(c chat.ToolCall, q float64) (float64, bool) {
+				return s.rt.durations.Quantile(clientToolKey(s.call.tenant, c.Name), q)
+			})
 			return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: clientToolKey(s.call.tenant, describeCalls(calls)), Expected: expected}}
 		}
 		return engine.Action{Token: tok, Kind: engine.Finish}
@@ -321,6 +324,9 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 	for _, c := range calls {
 		expected = max(expected, s.rt.classDurations.Predict(s.rt.toolStatsKey(s.call.tenant, c.Name), c.Arguments))
 	}
+	s.forecastToolTime(calls, func(c chat.ToolCall, q float64) (float64, bool) {
+		return s.rt.classDurations.Quantile(s.rt.toolStatsKey(s.call.tenant, c.Name), c.Arguments, q)
+	})
 	s.pending = &pendingRound{calls: calls, text: strings.TrimSpace(s.turnText.String()),
 		predicted: time.Duration(expected * float64(time.Second))}
 	return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: describeCalls(calls), Expected: expected}}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
@@ -288,10 +289,42 @@ func (s *seqCtl) predictLength() {
 		s.predBlend, _ = s.blend.Predict(s.predModel, nil, 0)
 		n, _ := s.rt.length.mix.Predict(s.blend, s.predBlend, nil, 0)
 		s.predTokens = max(n, 1)
+		// No length part; the tool part is filled at the pause
+		// (forecastToolTime), in the forecast the engine holds.
+		s.predDist = &engine.Distribution{}
 		return
 	}
 	var probs []float32
 	s.predBlend, probs = s.blend.Predict(s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
 	n, mixed := s.rt.length.mix.Predict(s.blend, s.predBlend, probs, s.predDist.OverflowTokens)
 	s.predTokens, s.predDist.LengthProbs = max(n, 1), mixed
+}
+
+// toolTimeLevels are the tool-duration quantiles a forecast's distribution
+// carries (those predictor.DurationEstimator tracks), as bench's do.
+var toolTimeLevels = []float64{0.5, 0.9}
+
+// forecastToolTime puts the paused tool round's duration quantiles into the
+// current segment's forecast (engine.Distribution), where policies read
+// them at the pause: each level's largest over the round's calls (they run
+// together), from quantile. The engine made the forecast when the segment
+// became runnable and holds the same *Distribution, so it is filled in place
+// (on the engine's goroutine, which alone reads it).
+func (s *seqCtl) forecastToolTime(calls []chat.ToolCall, quantile func(c chat.ToolCall, q float64) (float64, bool)) {
+	var levels, values []float64
+	for _, q := range toolTimeLevels {
+		v, any := 0.0, false
+		for _, c := range calls {
+			if x, ok := quantile(c, q); ok {
+				v, any = max(v, x), true
+			}
+		}
+		if any {
+			levels, values = append(levels, q), append(values, v)
+		}
+	}
+	if len(levels) == 0 || s.predDist == nil {
+		return
+	}
+	s.predDist.ToolTimeLevels, s.predDist.ToolTimeQuantiles = levels, values
 }
