@@ -27,9 +27,9 @@ import (
 type Predictors struct {
 	Length   predictor.LengthPredictor
 	Duration *predictor.DurationEstimator
-	// Mix is the run's mixture of the blended length prediction with the
-	// history baseline, learnt across programs as serve learns it
-	// (predictor.ExpertMix); nil: none.
+	// Mix is the run's mixture of the model, the model blended with its
+	// program and the history baseline, learnt across programs as serve
+	// learns it (predictor.ExpertMix); nil: the program blend alone.
 	Mix *predictor.ExpertMix
 }
 
@@ -45,10 +45,9 @@ func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Pr
 	var dist *engine.Distribution
 	if p.Length != nil {
 		n, probs := p.Length.PredictLength(segmentInput(c, s.NumTokens()))
-		// As serve: blended with the program's own segments so far, then
-		// mixed with the history baseline.
-		n, probs = c.prog.blend.Predict(n, probs, overflowTokens(p.Length))
-		n, probs = p.Mix.Predict(c.prog.blend, n, probs, overflowTokens(p.Length))
+		// As serve: the model, the model blended with the program's own
+		// segments so far, and the history baseline, mixed.
+		n, probs, _ = p.Mix.Predict(c.prog.blend, n, probs, overflowTokens(p.Length))
 		pred.Decode = max(1, n-c.decoded)
 		if len(probs) == predictor.NumClasses {
 			dist = &engine.Distribution{LengthProbs: probs, LengthBinWidth: predictor.BinWidth,
@@ -118,7 +117,7 @@ func (p *Predictors) learnSegment(c *scriptCall, s *engine.Sequence) {
 	seg := c.call.Segments[c.seg]
 	if p.Mix != nil {
 		blended, _ := c.prog.blend.Predict(model, probs, overflowTokens(p.Length))
-		p.Mix.Observe(c.prog.blend, blended, c.decoded)
+		p.Mix.Observe(c.prog.blend, model, blended, c.decoded)
 	}
 	c.prog.blend = c.prog.blend.Observe(model, c.decoded, seg.Tool)
 	l, ok := p.Length.(onlineLearner)

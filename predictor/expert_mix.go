@@ -6,43 +6,55 @@ import (
 	"sync"
 )
 
-// ExpertMixRate sets how fast ExpertMix moves its weight to the expert
-// with the lower error: the weight of the model's side is the logistic of
-// ExpertMixRate × (history's summed absolute error − the model's) / their
-// mean error per segment. At 0.1, an expert that is 10% better per segment
-// holds 73% of the weight after 100 segments. Chosen from 0.1, 0.3, 1, 3
-// and 10 by the mean ratio to the history baseline's MAE over the held-out
-// programs and the leave-one-source-out streams of the training sources
-// (the values differ by under 0.2%; docs/results-predictor.md).
-const ExpertMixRate = 0.1
+// ExpertMixRate sets how fast ExpertMix moves weight to the experts with
+// the lower error: each expert weighs exp(−ExpertMixRate × (its summed
+// absolute error − the lowest) / the experts' mean error per segment). At
+// 0.03, an expert 10% worse per segment than the best keeps half its weight
+// after about 230 segments. Chosen from 0.01, 0.03, 0.05, 0.1, 0.3 and 1 by
+// the mean ratio to the history baseline's MAE over the held-out programs
+// and the leave-one-source-out streams of the training sources
+// (docs/results-predictor.md).
+const ExpertMixRate = 0.03
+
+// The experts of an ExpertMix.
+const (
+	ExpertModel   = iota // the length model alone
+	ExpertBlend          // the model blended with the program (ProgramBlend)
+	ExpertHistory        // the program's mean so far; a first segment: the training median
+	numExperts
+)
+
+// ExpertNames name the experts, in order.
+var ExpertNames = [numExperts]string{"model", "blend", "history"}
 
 // ExpertMix is what a deployment learns across programs about its length
-// predictions: how the model's prediction (blended with the program,
-// ProgramBlend) compares with the history baseline (the program's mean
-// output so far; for a program's first segment the model's training median).
-// Each prediction mixes the two distributions (history's a Laplace around
-// its point, scaled by its mean absolute error), weighted by their absolute
+// predictions: how the model alone, the model blended with its program
+// (ProgramBlend) and the history baseline (the program's mean output so
+// far; for a program's first segment the model's training median) compare.
+// Each prediction mixes their distributions (history's a Laplace around its
+// point, scaled by its mean absolute error), weighted by their absolute
 // errors on the segments the deployment has finished, kept apart for
 // programs' first segments and for later ones: on an agent the model never
 // saw, a first segment is often better guessed by the median than by the
-// model, and the mixture learns it from the programs that came before.
-// Before any segment has finished the two weigh the same.
+// model, and the program's own mean may beat both later on; on one it knows,
+// the model alone may beat its blend. Before any segment has finished the
+// three weigh the same (on a first segment the blend is the model).
 //
-// Why by hand: this is two running sums per class and a logistic weight
-// (exponentially weighted averaging of two experts); a library would add a
-// dependency for a dozen lines. Safe for concurrent use; a nil *ExpertMix
-// passes predictions through.
+// Why by hand: exponentially weighted averaging of three experts is a few
+// running sums and exponentials; a library would add a dependency for a
+// dozen lines. Safe for concurrent use; a nil *ExpertMix predicts with the
+// program blend alone.
 type ExpertMix struct {
-	firstTokens int // history's point for a first segment; < 0: first segments are not mixed
+	firstTokens int // history's point for a first segment; < 0: none (the model and the blend only)
 
 	mu   sync.Mutex
-	loss [2][2]float64 // per class (first segment, later): summed absolute errors of [model side, history]
-	n    [2]int
+	loss [2][numExperts]float64 // per class (first segment, later): summed absolute errors
+	n    [2]float64
 }
 
 // NewExpertMix starts a mixture that knows nothing yet. firstTokens is the
 // history baseline's prediction for a program's first segment (the model's
-// training median, TrainMedian); < 0 leaves first segments to the model.
+// training median, TrainMedian); < 0 leaves history out of first segments.
 func NewExpertMix(firstTokens int) *ExpertMix { return &ExpertMix{firstTokens: firstTokens} }
 
 // MetaTrainMedian is the length model's metadata key for the median output
@@ -60,81 +72,118 @@ func TrainMedian(info *ModelInfo) int {
 	return -1
 }
 
-// history is the history baseline's point for the next segment of a
-// program that b describes, its class, and whether there is one.
-func (x *ExpertMix) history(b ProgramBlend) (int, int, bool) {
+// points are the experts' predictions for the next segment of the program
+// b describes, given the model's and the blend's, and the class.
+func (x *ExpertMix) points(b ProgramBlend, model, blended int) ([numExperts]int, int, bool) {
 	if b.Segments == 0 {
-		return x.firstTokens, 0, x.firstTokens >= 0
+		return [numExperts]int{model, blended, x.firstTokens}, 0, x.firstTokens >= 0
 	}
-	return int(math.Round(b.Mean())), 1, true
+	return [numExperts]int{model, blended, int(math.Round(b.Mean()))}, 1, true
 }
 
-// Predict mixes the program-blended prediction (tokens, with distribution
-// probs, nil when the predictor has none) for the next segment of the
-// program b describes with the history baseline, and returns the mixture's
-// median and distribution (a new slice; nil when probs is nil, and then the
-// point is the weighted mean).
-func (x *ExpertMix) Predict(b ProgramBlend, tokens int, probs []float32, overflowTokens int) (int, []float32) {
-	if x == nil || tokens < 0 {
-		return tokens, probs
+// Predict is the length prediction for the next segment of the program b
+// describes, from the model's (model tokens, with distribution probs, nil
+// when the predictor has none): the mixture's median and distribution (a new
+// slice; nil when probs is nil, and then the point is the weighted mean),
+// and the blend's point, which Observe takes back.
+func (x *ExpertMix) Predict(b ProgramBlend, model int, probs []float32, overflowTokens int) (tokens int, dist []float32, blended int) {
+	blended, blendProbs := b.Predict(model, probs, overflowTokens)
+	if x == nil || model < 0 {
+		return blended, blendProbs, blended
 	}
-	h, k, ok := x.history(b)
-	if !ok {
-		return tokens, probs
-	}
+	pts, k, withHistory := x.points(b, model, blended)
 	x.mu.Lock()
-	w, scale := x.weight(k)
+	w, scale := x.weights(k, withHistory)
 	x.mu.Unlock()
-	if len(probs) != NumClasses {
-		return int(math.Round(w*float64(tokens) + (1-w)*float64(h))), nil
+	var sum float64
+	for _, v := range w {
+		sum += v
 	}
-	lap := laplaceBins(float64(h), scale)
+	if len(probs) != NumClasses || len(blendProbs) != NumClasses {
+		var p float64
+		for e, v := range w {
+			p += v * float64(pts[e])
+		}
+		return int(math.Round(p / sum)), nil, blended
+	}
+	var lap []float32
+	if withHistory {
+		lap = laplaceBins(float64(pts[ExpertHistory]), scale)
+	}
 	mixed := make([]float32, NumClasses)
 	for i := range mixed {
-		mixed[i] = float32(w*float64(probs[i]) + (1-w)*float64(lap[i]))
+		p := w[ExpertModel]*float64(probs[i]) + w[ExpertBlend]*float64(blendProbs[i])
+		if lap != nil {
+			p += w[ExpertHistory] * float64(lap[i])
+		}
+		mixed[i] = float32(p / sum)
 	}
-	return LengthQuantile(mixed, 0.5, overflowTokens), mixed
+	return LengthQuantile(mixed, 0.5, overflowTokens), mixed, blended
 }
 
 // Observe books a finished segment of actual tokens of the program b
-// described before it (not yet observed by b), for which the model side
-// predicted tokens (blended with the program, before the mixture).
-func (x *ExpertMix) Observe(b ProgramBlend, tokens, actual int) {
-	if x == nil || tokens < 0 {
+// described before it (not yet observed by b), for which the model predicted
+// model and the blend blended (Predict's third result).
+func (x *ExpertMix) Observe(b ProgramBlend, model, blended, actual int) {
+	if x == nil || model < 0 {
 		return
 	}
-	h, k, ok := x.history(b)
-	if !ok {
-		return
-	}
+	pts, k, withHistory := x.points(b, model, blended)
 	x.mu.Lock()
-	x.loss[k][0] += math.Abs(float64(tokens - actual))
-	x.loss[k][1] += math.Abs(float64(h - actual))
+	defer x.mu.Unlock()
+	for e, p := range pts {
+		if e == ExpertHistory && !withHistory {
+			continue
+		}
+		x.loss[k][e] += math.Abs(float64(p - actual))
+	}
 	x.n[k]++
-	x.mu.Unlock()
 }
 
-// weight is the model side's weight in class k and the Laplace scale of
-// history's distribution (its mean absolute error; BlendPriorTokens before
-// any segment). x.mu is held.
-func (x *ExpertMix) weight(k int) (w, scale float64) {
-	w, scale = 0.5, float64(BlendPriorTokens)
-	if n := float64(x.n[k]); n > 0 {
-		lm, lh := x.loss[k][0], x.loss[k][1]
-		if avg := (lm + lh) / 2 / n; avg > 0 {
-			w = 1 / (1 + math.Exp(-ExpertMixRate*(lh-lm)/avg))
+// weights are the experts' unnormalised weights in class k (history's 0
+// without it) and the Laplace scale of history's distribution (its mean
+// absolute error; BlendPriorTokens before any segment). x.mu is held.
+func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, scale float64) {
+	m := numExperts
+	if !withHistory {
+		m = ExpertHistory // the experts before it
+	}
+	scale = float64(BlendPriorTokens)
+	for e := range m {
+		w[e] = 1
+	}
+	n := x.n[k]
+	if n == 0 {
+		return w, scale
+	}
+	l := x.loss[k][:m]
+	least, total := l[0], 0.0
+	for _, v := range l {
+		least, total = min(least, v), total+v
+	}
+	if avg := total / float64(m) / n; avg > 0 {
+		for e := range l {
+			w[e] = math.Exp(-ExpertMixRate * (l[e] - least) / avg)
 		}
-		scale = max(lh/n, 1)
+	}
+	if withHistory {
+		scale = max(l[ExpertHistory]/n, 1)
 	}
 	return w, scale
 }
 
-// Weights are the model side's current weights for programs' first
-// segments and for later ones (0.5 before any was observed).
-func (x *ExpertMix) Weights() (first, later float64) {
+// Weights are the experts' current weights (summing to 1) for programs'
+// first segments (first) and for later ones (later), in ExpertNames' order.
+func (x *ExpertMix) Weights() (first, later [numExperts]float64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	first, _ = x.weight(0)
-	later, _ = x.weight(1)
-	return first, later
+	norm := func(k int) [numExperts]float64 {
+		w, _ := x.weights(k, k == 1 || x.firstTokens >= 0)
+		s := w[0] + w[1] + w[2]
+		for e := range w {
+			w[e] /= s
+		}
+		return w
+	}
+	return norm(0), norm(1)
 }

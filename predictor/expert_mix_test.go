@@ -6,48 +6,48 @@ import (
 	"testing"
 )
 
-// On a stream where the model's side misses first segments by 60 tokens
-// and the training median is right, the mixture moves first segments to
-// the median, and leaves later segments, where the model is right, to the
-// model.
+// On a stream where the model misses first segments by 60 tokens and the
+// training median is right, the mixture moves first segments to history;
+// on later segments, where the model alone is right and the program's mean
+// far off, it moves them to the model.
 func TestExpertMixLearnsWhichExpertPerClass(t *testing.T) {
 	const median = 40
 	x := NewExpertMix(median)
-	if n, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n != 70 {
-		t.Fatalf("before anything finished: %d, want the even mix 70", n)
+	// Before anything finished: model, blend (= the model on a first
+	// segment) and history weigh the same: (100+100+40)/3.
+	if n, _, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n != 80 {
+		t.Fatalf("before anything finished: %d, want the even mix 80", n)
 	}
-	var later ProgramBlend
-	later = later.Observe(100, 40, "")
-	for range 200 {
-		x.Observe(ProgramBlend{}, 100, 40) // first segment: model 100, actual = median
-		x.Observe(later, 300, 300+7)       // later: model 300, history (40) far off
+	later := ProgramBlend{}.Observe(100, 40, "")
+	for range 400 {
+		x.Observe(ProgramBlend{}, 100, 100, 40) // first segment: model 100, actual = the median
+		x.Observe(later, 300, 170, 300+7)       // later: the model right, blend and mean (40) off
 	}
 	first, lw := x.Weights()
-	if first > 0.05 || lw < 0.95 {
-		t.Fatalf("weights first %.3f later %.3f, want the median for first segments, the model for later", first, lw)
+	if first[ExpertHistory] < 0.95 || lw[ExpertModel] < 0.95 {
+		t.Fatalf("weights first %.3f, later %.3f: want history for first segments, the model for later", first, lw)
 	}
-	if n, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n > 45 {
+	if n, _, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n > 45 {
 		t.Fatalf("first segment: %d, want near the median 40", n)
 	}
-	if n, _ := x.Predict(later, 300, nil, 0); n < 285 {
+	if n, _, _ := x.Predict(later, 300, nil, 0); n < 285 {
 		t.Fatalf("later segment: %d, want near the model's 300", n)
 	}
 }
 
-// With distributions the mixture is a distribution that sums to one, and a
-// model side that holds the weight keeps its sharp prediction.
+// With distributions the mixture is a distribution that sums to one, and
+// the experts that hold the weight keep their sharp prediction.
 func TestExpertMixDistribution(t *testing.T) {
 	x := NewExpertMix(40)
-	var b ProgramBlend
-	b = b.Observe(125, 125, "t")
-	for range 50 {
-		x.Observe(b, 125, 125)
+	b := ProgramBlend{}.Observe(125, 125, "t")
+	for range 200 {
+		x.Observe(b, 125, 125, 125)
 	}
 	probs := make([]float32, NumClasses)
 	probs[BinOf(125)] = 1
-	n, mixed := x.Predict(b, 125, probs, 1000)
-	if BinOf(n) != BinOf(125) {
-		t.Fatalf("model exact so far: %d, want bin %d", n, BinOf(125))
+	n, mixed, blended := x.Predict(b, 125, probs, 1000)
+	if BinOf(n) != BinOf(125) || BinOf(blended) != BinOf(125) {
+		t.Fatalf("model and blend exact so far: %d (blend %d), want bin %d", n, blended, BinOf(125))
 	}
 	var sum float64
 	for _, p := range mixed {
@@ -61,18 +61,23 @@ func TestExpertMixDistribution(t *testing.T) {
 	}
 }
 
-// Without a training median, first segments are the model's alone; a nil
-// mixture passes everything through.
+// Without a training median, first segments mix the model and the blend
+// only (which are the same there); a nil mixture is the program blend.
 func TestExpertMixWithoutMedianAndNil(t *testing.T) {
 	x := NewExpertMix(-1)
-	x.Observe(ProgramBlend{}, 100, 5)
-	if n, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n != 100 {
+	x.Observe(ProgramBlend{}, 100, 100, 5)
+	if n, _, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n != 100 {
 		t.Fatalf("no median: %d, want the model's 100", n)
 	}
+	if first, _ := x.Weights(); first[ExpertHistory] != 0 {
+		t.Fatalf("no median: history weighs %v on first segments", first[ExpertHistory])
+	}
 	var nilMix *ExpertMix
-	nilMix.Observe(ProgramBlend{}, 1, 2)
-	if n, p := nilMix.Predict(ProgramBlend{}, 77, nil, 0); n != 77 || p != nil {
-		t.Fatalf("nil mixture: %d %v", n, p)
+	nilMix.Observe(ProgramBlend{}, 1, 1, 2)
+	b := ProgramBlend{}.Observe(20, 100, "")
+	want, _ := b.Predict(20, nil, 0)
+	if n, p, blended := nilMix.Predict(b, 20, nil, 0); n != want || p != nil || blended != want {
+		t.Fatalf("nil mixture: %d %v %d, want the blend's %d", n, p, blended, want)
 	}
 }
 
@@ -84,14 +89,14 @@ func TestExpertMixConcurrent(t *testing.T) {
 		wg.Go(func() {
 			var b ProgramBlend
 			for i := range 200 {
-				x.Predict(b, 50+g, nil, 0)
-				x.Observe(b, 50+g, 60)
+				_, _, blended := x.Predict(b, 50+g, nil, 0)
+				x.Observe(b, 50+g, blended, 60)
 				b = b.Observe(50, 60+i%3, "t")
 			}
 		})
 	}
 	wg.Wait()
-	if first, later := x.Weights(); first == 0.5 && later == 0.5 {
+	if first, later := x.Weights(); first[0] == later[0] && first[0] == 1.0/3 {
 		t.Fatal("nothing was learnt")
 	}
 }

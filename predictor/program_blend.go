@@ -194,11 +194,9 @@ func (m *ProgramBlends) program(r TraceRecord) ProgramBlend {
 
 // Predict blends the model's prediction for r (pred, with its distribution
 // probs, which may be nil) with what r's program showed so far, and mixes
-// that with the history baseline (ExpertMix).
+// the model, that blend and the history baseline (ExpertMix).
 func (m *ProgramBlends) Predict(r TraceRecord, pred int, probs []float32, overflowTokens int) int {
-	b := m.program(r)
-	n, d := b.Predict(pred, probs, overflowTokens)
-	n, _ = m.Mix.Predict(b, n, d, overflowTokens)
+	n, _, _ := m.Mix.Predict(m.program(r), pred, probs, overflowTokens)
 	return n
 }
 
@@ -207,8 +205,8 @@ func (m *ProgramBlends) Predict(r TraceRecord, pred int, probs []float32, overfl
 func (m *ProgramBlends) Observe(r TraceRecord, pred int, probs []float32, overflowTokens int) {
 	b := m.program(r)
 	if m.Mix != nil {
-		n, _ := b.Predict(pred, probs, overflowTokens)
-		m.Mix.Observe(b, n, r.PreToolOutputTokens)
+		blended, _ := b.Predict(pred, probs, overflowTokens)
+		m.Mix.Observe(b, pred, blended, r.PreToolOutputTokens)
 	}
 	if r.Program != "" {
 		m.progs[blendKey(r)] = b.Observe(pred, r.PreToolOutputTokens, r.Tool)

@@ -96,8 +96,8 @@ type seqCtl struct {
 	history      predictor.History
 	blend        predictor.ProgramBlend // the program's own evidence on the length predictor
 	predModel    int                    // the length predictor's output length of the current segment
-	predBlend    int                    // the same blended with the program (before the mixture)
-	predTokens   int                    // the same mixed with the history baseline (what policies see)
+	predBlend    int                    // the same blended with the program (an expert of the mixture)
+	predTokens   int                    // the experts' mixture (what policies see)
 	predDist     *engine.Distribution   // its distribution (no length part without a model; tool part at the pause)
 	segments     []predictor.TraceRecord
 }
@@ -484,7 +484,7 @@ func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int)
 	})
 	s.rt.length.observe(s.predTokens, s.segments[len(s.segments)-1])
 	s.history = s.history.Observe(out, tool)
-	s.rt.length.mix.Observe(s.blend, s.predBlend, out)
+	s.rt.length.mix.Observe(s.blend, s.predModel, s.predBlend, out)
 	s.blend = s.blend.Observe(s.predModel, out, tool)
 }
 

@@ -198,17 +198,19 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 	m.Registry.MustRegister(info, abs, rel)
 	if st.mix != nil {
 		for _, seg := range []string{"first", "later"} {
-			m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name:        "pitstop_predictor_mix_model_weight",
-				Help:        "Weight of the length model (blended with its program) against the history baseline in the predictions policies see, learnt from finished segments across programs (predictor.ExpertMix), for programs' first segments and later ones.",
-				ConstLabels: prometheus.Labels{"segments": seg},
-			}, func() float64 {
-				first, later := st.mix.Weights()
-				if seg == "first" {
-					return first
-				}
-				return later
-			}))
+			for e, name := range predictor.ExpertNames {
+				m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+					Name:        "pitstop_predictor_mix_weight",
+					Help:        "Weight of each length expert (the model, the model blended with its program, the history baseline) in the predictions policies see, learnt from finished segments across programs (predictor.ExpertMix), for programs' first segments and later ones.",
+					ConstLabels: prometheus.Labels{"segments": seg, "expert": name},
+				}, func() float64 {
+					first, later := st.mix.Weights()
+					if seg == "first" {
+						return first[e]
+					}
+					return later[e]
+				}))
+			}
 		}
 	}
 	st.abs, st.rel = abs.WithLabelValues(st.source), rel.WithLabelValues(st.source)
@@ -278,26 +280,24 @@ func (s *seqCtl) segmentInput() predictor.Input {
 
 // predictLength predicts the output length of the segment about to start
 // (the call's first, or the next after a tool round): the predictor's
-// output, blended with the program's mean by how well each predicted the
-// program's earlier segments (predictor.ProgramBlend), then mixed with the
-// history baseline by how well each did on the deployment's finished
-// segments (predictor.ExpertMix); the distribution policies see is the
-// mixed one.
+// output, the same blended with the program's mean by how well each
+// predicted the program's earlier segments (predictor.ProgramBlend), and
+// the history baseline, mixed by how well each did on the deployment's
+// finished segments (predictor.ExpertMix); the distribution policies see is
+// the mixed one.
 func (s *seqCtl) predictLength() {
 	s.predModel, s.predDist = s.rt.length.predict(s.segmentInput())
 	if s.predDist == nil {
-		s.predBlend, _ = s.blend.Predict(s.predModel, nil, 0)
-		n, _ := s.rt.length.mix.Predict(s.blend, s.predBlend, nil, 0)
+		var n int
+		n, _, s.predBlend = s.rt.length.mix.Predict(s.blend, s.predModel, nil, 0)
 		s.predTokens = max(n, 1)
 		// No length part; the tool part is filled at the pause
 		// (forecastToolTime), in the forecast the engine holds.
 		s.predDist = &engine.Distribution{}
 		return
 	}
-	var probs []float32
-	s.predBlend, probs = s.blend.Predict(s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
-	n, mixed := s.rt.length.mix.Predict(s.blend, s.predBlend, probs, s.predDist.OverflowTokens)
-	s.predTokens, s.predDist.LengthProbs = max(n, 1), mixed
+	n, mixed, blended := s.rt.length.mix.Predict(s.blend, s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
+	s.predTokens, s.predDist.LengthProbs, s.predBlend = max(n, 1), mixed, blended
 }
 
 // toolTimeLevels are the tool-duration quantiles a forecast's distribution

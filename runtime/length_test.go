@@ -100,8 +100,8 @@ func TestLengthPredictorForecast(t *testing.T) {
 
 // The ONNX model shipped in the repo predicts the runtime's forecasts:
 // a program's first segment is the model's distribution mixed with the
-// history baseline (the model's training median) at even weights, as no
-// segment has finished yet (predictor.ExpertMix).
+// history baseline (the model's training median), the experts at even
+// weights, as no segment has finished yet (predictor.ExpertMix).
 func TestLengthONNX(t *testing.T) {
 	if err := predictor.InitORT(); err != nil {
 		t.Skipf("no ONNX Runtime (%v): export PITSTOP_ORT_LIB=$(scripts/fetch_ort.sh)", err)
@@ -132,12 +132,12 @@ func TestLengthONNX(t *testing.T) {
 	if median < 0 {
 		t.Fatal("the shipped model has no training median in its metadata")
 	}
-	want, _ := predictor.NewExpertMix(median).Predict(predictor.ProgramBlend{}, model, probs, l.model.OverflowTokens())
+	want, _, _ := predictor.NewExpertMix(median).Predict(predictor.ProgramBlend{}, model, probs, l.model.OverflowTokens())
 	if f.Predicted.Decode != max(want, 1) {
 		t.Errorf("forecast %d tokens, the model (%d) mixed evenly with the training median (%d) gives %d", f.Predicted.Decode, model, median, want)
 	}
-	if v := gaugeWith(t, rt, "pitstop_predictor_mix_model_weight", map[string]string{"segments": "later"}); v <= 0 || v >= 1 {
-		t.Errorf("pitstop_predictor_mix_model_weight{segments=later} = %v", v)
+	if v := gaugeWith(t, rt, "pitstop_predictor_mix_weight", map[string]string{"segments": "later", "expert": "history"}); v <= 0 || v >= 1 {
+		t.Errorf("pitstop_predictor_mix_weight{segments=later,expert=history} = %v", v)
 	}
 	if f.Dist == nil || len(f.Dist.LengthProbs) != predictor.NumClasses || f.Dist.OverflowTokens != l.model.OverflowTokens() {
 		t.Errorf("forecast distribution %+v, want the model's %d bin probabilities", f.Dist, predictor.NumClasses)
