@@ -30,7 +30,9 @@ var ExpertNames = [numExperts]string{"model", "blend", "history"}
 // ExpertMix is what a deployment learns across programs about its length
 // predictions: how the model alone, the model blended with its program
 // (ProgramBlend) and the history baseline (the program's mean output so
-// far; for a program's first segment the model's training median) compare.
+// far; for a program's first segment the running median of the first
+// segments the deployment has finished, the model's training median before
+// any) compare.
 // Each prediction mixes their distributions (history's a Laplace around its
 // point, scaled by its mean absolute error), weighted by their absolute
 // errors on the segments the deployment has finished, kept apart for
@@ -45,17 +47,21 @@ var ExpertNames = [numExperts]string{"model", "blend", "history"}
 // dozen lines. Safe for concurrent use; a nil *ExpertMix predicts with the
 // program blend alone.
 type ExpertMix struct {
-	firstTokens int // history's point for a first segment; < 0: none (the model and the blend only)
+	firstTokens int // history's point for a first segment before any finished; < 0: none
 
-	mu   sync.Mutex
-	loss [2][numExperts]float64 // per class (first segment, later): summed absolute errors
-	n    [2]float64
+	mu    sync.Mutex
+	loss  [2][numExperts]float64 // per class (first segment, later): summed absolute errors
+	n     [2][numExperts]float64 // the segments each was scored on (history may join late)
+	first P2Quantile             // the lengths of the first segments finished
 }
 
 // NewExpertMix starts a mixture that knows nothing yet. firstTokens is the
-// history baseline's prediction for a program's first segment (the model's
-// training median, TrainMedian); < 0 leaves history out of first segments.
-func NewExpertMix(firstTokens int) *ExpertMix { return &ExpertMix{firstTokens: firstTokens} }
+// history baseline's prediction for a program's first segment until one has
+// finished (the model's training median, TrainMedian); < 0 leaves history
+// out of first segments until then.
+func NewExpertMix(firstTokens int) *ExpertMix {
+	return &ExpertMix{firstTokens: firstTokens, first: NewP2Quantile(0.5)}
+}
 
 // MetaTrainMedian is the length model's metadata key for the median output
 // length of its training records (pitstop predictor train writes it).
@@ -76,7 +82,13 @@ func TrainMedian(info *ModelInfo) int {
 // b describes, given the model's and the blend's, and the class.
 func (x *ExpertMix) points(b ProgramBlend, model, blended int) ([numExperts]int, int, bool) {
 	if b.Segments == 0 {
-		return [numExperts]int{model, blended, x.firstTokens}, 0, x.firstTokens >= 0
+		h := x.firstTokens
+		x.mu.Lock()
+		if x.first.N > 0 {
+			h = int(math.Round(x.first.Value()))
+		}
+		x.mu.Unlock()
+		return [numExperts]int{model, blended, h}, 0, h >= 0
 	}
 	return [numExperts]int{model, blended, int(math.Round(b.Mean()))}, 1, true
 }
@@ -136,38 +148,45 @@ func (x *ExpertMix) Observe(b ProgramBlend, model, blended, actual int) {
 			continue
 		}
 		x.loss[k][e] += math.Abs(float64(p - actual))
+		x.n[k][e]++
 	}
-	x.n[k]++
+	if k == 0 {
+		x.first.Add(float64(actual))
+	}
 }
 
 // weights are the experts' unnormalised weights in class k (history's 0
 // without it) and the Laplace scale of history's distribution (its mean
-// absolute error; BlendPriorTokens before any segment). x.mu is held.
+// absolute error; BlendPriorTokens before it was scored). An expert weighs
+// exp(−ExpertMixRate × its segments × (its mean error − the lowest) / the
+// experts' average mean error); one not yet scored weighs 1. x.mu is held.
 func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, scale float64) {
 	m := numExperts
 	if !withHistory {
 		m = ExpertHistory // the experts before it
 	}
 	scale = float64(BlendPriorTokens)
+	var mean [numExperts]float64
+	least, sum, scored := math.Inf(1), 0.0, 0
 	for e := range m {
 		w[e] = 1
-	}
-	n := x.n[k]
-	if n == 0 {
-		return w, scale
-	}
-	l := x.loss[k][:m]
-	least, total := l[0], 0.0
-	for _, v := range l {
-		least, total = min(least, v), total+v
-	}
-	if avg := total / float64(m) / n; avg > 0 {
-		for e := range l {
-			w[e] = math.Exp(-ExpertMixRate * (l[e] - least) / avg)
+		if n := x.n[k][e]; n > 0 {
+			mean[e] = x.loss[k][e] / n
+			least, sum, scored = min(least, mean[e]), sum+mean[e], scored+1
 		}
 	}
-	if withHistory {
-		scale = max(l[ExpertHistory]/n, 1)
+	if scored == 0 {
+		return w, scale
+	}
+	if avg := sum / float64(scored); avg > 0 {
+		for e := range m {
+			if n := x.n[k][e]; n > 0 {
+				w[e] = math.Exp(-ExpertMixRate * n * (mean[e] - least) / avg)
+			}
+		}
+	}
+	if withHistory && x.n[k][ExpertHistory] > 0 {
+		scale = max(mean[ExpertHistory], 1)
 	}
 	return w, scale
 }
@@ -178,7 +197,7 @@ func (x *ExpertMix) Weights() (first, later [numExperts]float64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	norm := func(k int) [numExperts]float64 {
-		w, _ := x.weights(k, k == 1 || x.firstTokens >= 0)
+		w, _ := x.weights(k, k == 1 || x.firstTokens >= 0 || x.first.N > 0)
 		s := w[0] + w[1] + w[2]
 		for e := range w {
 			w[e] /= s

@@ -62,15 +62,25 @@ func TestExpertMixDistribution(t *testing.T) {
 }
 
 // Without a training median, first segments mix the model and the blend
-// only (which are the same there); a nil mixture is the program blend.
+// only (which are the same there) until a first segment has finished; then
+// history's point is the running median of the finished first segments.
+// A nil mixture is the program blend.
 func TestExpertMixWithoutMedianAndNil(t *testing.T) {
 	x := NewExpertMix(-1)
-	x.Observe(ProgramBlend{}, 100, 100, 5)
 	if n, _, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n != 100 {
-		t.Fatalf("no median: %d, want the model's 100", n)
+		t.Fatalf("no median, nothing finished: %d, want the model's 100", n)
 	}
 	if first, _ := x.Weights(); first[ExpertHistory] != 0 {
 		t.Fatalf("no median: history weighs %v on first segments", first[ExpertHistory])
+	}
+	for range 100 {
+		x.Observe(ProgramBlend{}, 100, 100, 5)
+	}
+	if first, _ := x.Weights(); first[ExpertHistory] < 0.9 {
+		t.Fatalf("after 100 first segments of 5 tokens: history weighs %v, want most", first[ExpertHistory])
+	}
+	if n, _, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n > 15 {
+		t.Fatalf("first segment: %d, want near the finished first segments' 5", n)
 	}
 	var nilMix *ExpertMix
 	nilMix.Observe(ProgramBlend{}, 1, 1, 2)
