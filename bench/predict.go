@@ -27,6 +27,10 @@ import (
 type Predictors struct {
 	Length   predictor.LengthPredictor
 	Duration *predictor.DurationEstimator
+	// Mix is the run's mixture of the model, the model blended with its
+	// program and the history baseline, learnt across programs as serve
+	// learns it (predictor.ExpertMix); nil: the program blend alone.
+	Mix *predictor.ExpertMix
 }
 
 // toolTimeLevels are the duration quantiles a forecast's Distribution holds.
@@ -41,8 +45,9 @@ func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Pr
 	var dist *engine.Distribution
 	if p.Length != nil {
 		n, probs := p.Length.PredictLength(segmentInput(c, s.NumTokens()))
-		// As serve: blended with the program's own segments so far.
-		n, probs = c.prog.blend.Predict(n, probs, overflowTokens(p.Length))
+		// As serve: the model, the model blended with the program's own
+		// segments so far, and the history baseline, mixed.
+		n, probs, _ = p.Mix.Predict(c.prog.blend, n, probs, overflowTokens(p.Length))
 		pred.Decode = max(1, n-c.decoded)
 		if len(probs) == predictor.NumClasses {
 			dist = &engine.Distribution{LengthProbs: probs, LengthBinWidth: predictor.BinWidth,
@@ -99,22 +104,26 @@ type onlineLearner interface {
 	Learn(predictor.TraceRecord)
 }
 
-// learnSegment teaches the program's blend (predictor.ProgramBlend) and an
-// online length predictor c's segment that just finished (s has generated
-// it); the driver calls it before the program's history takes the segment
-// in.
+// learnSegment teaches the program's blend (predictor.ProgramBlend), the
+// run's mixture (predictor.ExpertMix) and an online length predictor c's
+// segment that just finished (s has generated it); the driver calls it
+// before the program's history takes the segment in.
 func (p *Predictors) learnSegment(c *scriptCall, s *engine.Sequence) {
 	if p == nil || p.Length == nil {
 		return
 	}
 	in := segmentInput(c, s.NumTokens()-c.decoded)
-	model, _ := p.Length.PredictLength(in)
-	c.prog.blend = c.prog.blend.Observe(model, c.decoded)
+	model, probs := p.Length.PredictLength(in)
+	seg := c.call.Segments[c.seg]
+	if p.Mix != nil {
+		blended, _ := c.prog.blend.Predict(model, probs, overflowTokens(p.Length))
+		p.Mix.Observe(c.prog.blend, model, blended, c.decoded)
+	}
+	c.prog.blend = c.prog.blend.Observe(model, c.decoded, seg.Tool)
 	l, ok := p.Length.(onlineLearner)
 	if !ok {
 		return
 	}
-	seg := c.call.Segments[c.seg]
 	l.Learn(predictor.TraceRecord{Source: "bench", Program: c.prog.id, Segment: c.prog.history.Calls,
 		Input: in, PreToolOutputTokens: c.decoded, Tool: seg.Tool})
 }

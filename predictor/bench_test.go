@@ -55,18 +55,22 @@ func BenchmarkGoForward(b *testing.B) {
 	}
 }
 
-// A shipped-model prediction blended with the program's evidence, as serve
-// predicts a program's later segments (ProgramBlend on top of the model).
+// A shipped-model prediction blended with the program's evidence and mixed
+// with it and the history baseline, as serve predicts a program's later
+// segments (ExpertMix over the model and its ProgramBlend).
 func BenchmarkPredictLengthBlended(b *testing.B) {
 	m := benchModel(b)
 	in := sampleInput()
 	var pb ProgramBlend
+	mix := NewExpertMix(41)
 	for i := range 5 {
-		pb = pb.Observe(40, 30+10*i)
+		_, _, blended := mix.Predict(pb, 40, nil, 0)
+		mix.Observe(pb, 40, blended, 30+10*i)
+		pb = pb.Observe(40, 30+10*i, []string{"search", "book"}[i%2])
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		n, probs := m.PredictLength(in)
-		pb.Predict(n, probs, m.OverflowTokens())
+		mix.Predict(pb, n, probs, m.OverflowTokens())
 	}
 }

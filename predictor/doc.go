@@ -16,9 +16,12 @@
 // segment itself (FeatureVersion 2, TestFeaturesDoNotLeak).
 //
 // Per program: ProgramBlend mixes a prediction's distribution with one
-// around the program's mean output so far, weighted by how well each
-// predicted the program's earlier segments; serve applies it to every
-// prediction, and eval prints it (BlendByProgram). The model is unchanged.
+// around the program's mean output so far (after the same last tool, where
+// there is one), weighted by how well each predicted the program's earlier
+// segments. Across programs: ExpertMix mixes that with the history baseline,
+// weighted by their errors on the deployment's finished segments, first
+// segments and later ones apart. serve and bench apply both to every
+// prediction, and eval prints them (BlendByProgram). The model is unchanged.
 //
 // Online learning: OnlineLength updates a copy of the shipped MLP by SGD on
 // each finished segment and predicts with the shipped model unless the

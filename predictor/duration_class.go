@@ -150,16 +150,38 @@ func (c *ClassDurations) classMedian(tool, class string) (float64, bool) {
 
 // Predict is the expected duration in seconds of a call of tool with args.
 func (c *ClassDurations) Predict(tool, args string) float64 {
-	if v, ok := c.classMedian(tool, ArgumentClass(args)); ok {
-		c.mu.Lock()
-		s := c.scores[tool]
-		use := s != nil && s.better()
-		c.mu.Unlock()
-		if use {
+	if k, ok := c.classFor(tool, args); ok {
+		if v, ok := c.d.Quantile(k, 0.5); ok {
 			return v
 		}
 	}
 	return c.toolMedian(tool)
+}
+
+// Quantile is the q-quantile (0.5 or 0.9, as DurationEstimator.Quantile)
+// of the duration of a call of tool with args, from the statistics Predict
+// reads: the argument class's while it predicts the tool's calls better,
+// else the tool's. ok is false when they have no samples.
+func (c *ClassDurations) Quantile(tool, args string, q float64) (float64, bool) {
+	if k, ok := c.classFor(tool, args); ok {
+		return c.d.Quantile(k, q)
+	}
+	return c.d.Quantile(tool, q)
+}
+
+// classFor is the statistics key of args' class when tool's calls are
+// predicted by their class (it has enough samples and beats the per-tool
+// median on the tool's recent calls).
+func (c *ClassDurations) classFor(tool, args string) (string, bool) {
+	class := ArgumentClass(args)
+	if _, ok := c.classMedian(tool, class); !ok {
+		return "", false
+	}
+	c.mu.Lock()
+	s := c.scores[tool]
+	use := s != nil && s.better()
+	c.mu.Unlock()
+	return classKey(tool, class), use
 }
 
 // Observe scores both predictions on a finished call, then learns it.

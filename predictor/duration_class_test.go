@@ -51,6 +51,16 @@ func TestClassDurationsBeatThePerToolMedian(t *testing.T) {
 	if hits != n || toolHits >= n/2 {
 		t.Fatalf("within 2x: %d of %d with classes, %d with the per-tool median", hits, n, toolHits)
 	}
+	// The quantiles come from the same statistics as the prediction: make's
+	// (20 s to 30 s), not the tool's mixture of three programs.
+	p50, ok50 := c.Quantile("bash", `{"command": "make all"}`, 0.5)
+	p90, ok90 := c.Quantile("bash", `{"command": "make all"}`, 0.9)
+	if !ok50 || !ok90 || p50 < 19 || p90 > 31 || p90 < p50 {
+		t.Fatalf("make's p50 %v (%v), p90 %v (%v), want within 20-30 s and p50 ≤ p90", p50, ok50, p90, ok90)
+	}
+	if _, ok := c.Quantile("never-called", "", 0.5); ok {
+		t.Fatal("a tool with no samples has a quantile")
+	}
 }
 
 // Where the arguments do not decide the duration, the per-tool median

@@ -1,6 +1,9 @@
 package predictor
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // BlendPriorTokens is the prior error, in tokens, that ProgramBlend gives
 // both the model and the program's mean before it has scored them on the
@@ -22,52 +25,126 @@ const BlendPriorTokens = 10
 // most of the weight (and its sharp predictions stay sharp: the median of a
 // mixture in which a peaked model weighs more than half stays at its peak);
 // on one it never saw, a program whose outputs the model misses is
-// predicted by its own mean after a segment or two. The model is not
-// changed, and nothing is learnt across programs. The zero value is a
-// program with no segments.
+// predicted by its own mean after a segment or two.
+//
+// The mean and the errors are kept per last tool too (the tool the
+// program's previous segment called, whose result the next segment reads):
+// once the program has resumed after the same tool before, the segment is
+// blended with the mean of those segments and the model's errors on them,
+// since an agent's reply to a tool's result is about as long as its last
+// reply to that tool. Otherwise the whole program's are used.
+//
+// The model is not changed, and nothing is learnt across programs (that is
+// ExpertMix). The zero value is a program with no segments. A ProgramBlend
+// is a value: Observe returns a new one and never changes what an earlier
+// copy sees.
 type ProgramBlend struct {
+	BlendStats             // the whole program
+	LastTool   string      // the tool the last observed segment called ("" when it ended its call)
+	byTool     []toolStats // per last tool; copied on write (values share no state)
+}
+
+// BlendStats is one mean and the errors of the model and of that mean.
+type BlendStats struct {
 	Segments   int     // segments observed
 	SumOutput  float64 // their output tokens
 	ModelSqErr float64 // sum of the model's squared errors on segments 2..Segments
-	MeanSqErr  float64 // the same for the program's mean so far
+	MeanSqErr  float64 // the same for the mean so far
 }
 
-// modelWeight is the weight of the model against the program's mean.
-func (b ProgramBlend) modelWeight() float64 {
-	c := float64(BlendPriorTokens * BlendPriorTokens)
-	return (b.MeanSqErr + c) / (b.ModelSqErr + b.MeanSqErr + 2*c)
+type toolStats struct {
+	tool string
+	BlendStats
+}
+
+// stats is the evidence the next segment is blended with: the segments
+// after the same last tool, or the whole program's.
+func (b ProgramBlend) stats() BlendStats {
+	if i := b.toolIndex(b.LastTool); i >= 0 {
+		return b.byTool[i].BlendStats
+	}
+	return b.BlendStats
+}
+
+func (b ProgramBlend) toolIndex(tool string) int {
+	return slices.IndexFunc(b.byTool, func(t toolStats) bool { return t.tool == tool })
+}
+
+// Mean is the program's mean output so far (0 before its first segment).
+func (b ProgramBlend) Mean() float64 {
+	if b.Segments == 0 {
+		return 0
+	}
+	return b.SumOutput / float64(b.Segments)
 }
 
 // Predict blends the model's prediction for the program's next segment
 // (model tokens, the median of probs; probs may be nil) with the program's
-// mean, and returns the blend and its distribution (a new slice; nil when
-// probs is nil, and then the point is the weighted mean of the two points).
-// Before the program's first segment, or when model < 0 (no prediction), it
-// returns model and probs.
+// mean (after the same last tool, where there is one), and returns the blend
+// and its distribution (a new slice; nil when probs is nil, and then the
+// point is the weighted mean of the two points). Before the program's first
+// segment, or when model < 0 (no prediction), it returns model and probs.
 func (b ProgramBlend) Predict(model int, probs []float32, overflowTokens int) (int, []float32) {
 	if b.Segments == 0 || model < 0 {
 		return model, probs
 	}
-	w := b.modelWeight()
-	mean := b.SumOutput / float64(b.Segments)
+	return b.stats().predict(model, probs, overflowTokens)
+}
+
+// Observe returns b after a segment of actual output tokens for which the
+// model (unblended) predicted model, and which ended by calling tool (""
+// when it ended its call).
+func (b ProgramBlend) Observe(model, actual int, tool string) ProgramBlend {
+	i := b.toolIndex(b.LastTool)
+	b.byTool = slices.Clone(b.byTool)
+	if i < 0 {
+		b.byTool = append(b.byTool, toolStats{tool: b.LastTool})
+		i = len(b.byTool) - 1
+	}
+	b.byTool[i].BlendStats = b.byTool[i].observe(model, actual)
+	b.BlendStats = b.BlendStats.observe(model, actual)
+	b.LastTool = tool
+	return b
+}
+
+// modelWeight is the weight of the model against the mean.
+func (s BlendStats) modelWeight() float64 {
+	c := float64(BlendPriorTokens * BlendPriorTokens)
+	return (s.MeanSqErr + c) / (s.ModelSqErr + s.MeanSqErr + 2*c)
+}
+
+func (s BlendStats) predict(model int, probs []float32, overflowTokens int) (int, []float32) {
+	w := s.modelWeight()
+	mean := s.SumOutput / float64(s.Segments)
 	if len(probs) != NumClasses {
 		return int(math.Round(w*float64(model) + (1-w)*mean)), nil
 	}
-	// The mean's spread: its RMS error on this program so far (prior
-	// BlendPriorTokens), as a Laplace scale (RMS = √2 · scale).
-	scored := float64(b.Segments - 1)
-	scale := math.Sqrt((b.MeanSqErr+BlendPriorTokens*BlendPriorTokens)/(scored+1)) / math.Sqrt2
+	// The mean's spread: its RMS error so far (prior BlendPriorTokens), as
+	// a Laplace scale (RMS = √2 · scale).
+	scored := float64(s.Segments - 1)
+	scale := math.Sqrt((s.MeanSqErr+BlendPriorTokens*BlendPriorTokens)/(scored+1)) / math.Sqrt2
+	lap := laplaceBins(mean, scale)
 	mixed := make([]float32, NumClasses)
-	prev := 0.0 // the Laplace CDF at the bin's lower edge (mass below 0 goes to bin 0)
 	for k := range mixed {
-		cdf := 1.0
-		if k < OverflowBin {
-			cdf = laplaceCDF(float64((k+1)*BinWidth), mean, scale)
-		}
-		mixed[k] = float32(w*float64(probs[k]) + (1-w)*(cdf-prev))
-		prev = cdf
+		mixed[k] = float32(w*float64(probs[k]) + (1-w)*float64(lap[k]))
 	}
 	return LengthQuantile(mixed, 0.5, overflowTokens), mixed
+}
+
+// laplaceBins is a Laplace distribution over the length bins (mass below 0
+// goes to bin 0, above the last bin to the overflow bin).
+func laplaceBins(mu, scale float64) []float32 {
+	d := make([]float32, NumClasses)
+	prev := 0.0
+	for k := range d {
+		cdf := 1.0
+		if k < OverflowBin {
+			cdf = laplaceCDF(float64((k+1)*BinWidth), mu, scale)
+		}
+		d[k] = float32(cdf - prev)
+		prev = cdf
+	}
+	return d
 }
 
 func laplaceCDF(x, mu, scale float64) float64 {
@@ -77,66 +154,80 @@ func laplaceCDF(x, mu, scale float64) float64 {
 	return 1 - 0.5*math.Exp(-(x-mu)/scale)
 }
 
-// Observe returns b after a segment of actual output tokens for which the
-// model (unblended) predicted model.
-func (b ProgramBlend) Observe(model, actual int) ProgramBlend {
-	if b.Segments > 0 && model >= 0 {
-		mean := b.SumOutput / float64(b.Segments)
-		b.ModelSqErr += sq(float64(model - actual))
-		b.MeanSqErr += sq(mean - float64(actual))
+func (s BlendStats) observe(model, actual int) BlendStats {
+	if s.Segments > 0 && model >= 0 {
+		mean := s.SumOutput / float64(s.Segments)
+		s.ModelSqErr += sq(float64(model - actual))
+		s.MeanSqErr += sq(mean - float64(actual))
 	}
-	b.Segments++
-	b.SumOutput += float64(actual)
-	return b
+	s.Segments++
+	s.SumOutput += float64(actual)
+	return s
 }
 
 func sq(x float64) float64 { return x * x }
 
-// ProgramBlends keeps a ProgramBlend per program of a replayed trace.
+// ProgramBlends replays a trace through what serve predicts with: a
+// ProgramBlend per program, then the deployment's ExpertMix (nil: none).
 // Programs are told apart by source and program id; a record with segment 0
 // starts its program afresh and a record without a program id is its own
 // program.
-type ProgramBlends map[string]ProgramBlend
+type ProgramBlends struct {
+	progs map[string]ProgramBlend
+	Mix   *ExpertMix
+}
+
+// NewProgramBlends starts a replay with no programs seen; mix may be nil.
+func NewProgramBlends(mix *ExpertMix) *ProgramBlends {
+	return &ProgramBlends{progs: map[string]ProgramBlend{}, Mix: mix}
+}
 
 func blendKey(r TraceRecord) string { return r.Source + "\x00" + r.Program }
 
-// Predict blends the model's prediction for r (pred, with its distribution
-// probs, which may be nil) with what r's program showed so far.
-func (m ProgramBlends) Predict(r TraceRecord, pred int, probs []float32, overflowTokens int) int {
+// program is the blend r's prediction starts from.
+func (m *ProgramBlends) program(r TraceRecord) ProgramBlend {
 	if r.Program == "" || r.Segment == 0 {
-		return pred
+		return ProgramBlend{}
 	}
-	n, _ := m[blendKey(r)].Predict(pred, probs, overflowTokens)
+	return m.progs[blendKey(r)]
+}
+
+// Predict blends the model's prediction for r (pred, with its distribution
+// probs, which may be nil) with what r's program showed so far, and mixes
+// the model, that blend and the history baseline (ExpertMix).
+func (m *ProgramBlends) Predict(r TraceRecord, pred int, probs []float32, overflowTokens int) int {
+	n, _, _ := m.Mix.Predict(m.program(r), pred, probs, overflowTokens)
 	return n
 }
 
-// Observe books r's actual length, for which the model predicted pred.
-func (m ProgramBlends) Observe(r TraceRecord, pred int) {
-	if r.Program == "" {
-		return
+// Observe books r's actual length, for which the model predicted pred
+// (with probs: Observe needs what Predict saw).
+func (m *ProgramBlends) Observe(r TraceRecord, pred int, probs []float32, overflowTokens int) {
+	b := m.program(r)
+	if m.Mix != nil {
+		blended, _ := b.Predict(pred, probs, overflowTokens)
+		m.Mix.Observe(b, pred, blended, r.PreToolOutputTokens)
 	}
-	b := m[blendKey(r)]
-	if r.Segment == 0 {
-		b = ProgramBlend{}
+	if r.Program != "" {
+		m.progs[blendKey(r)] = b.Observe(pred, r.PreToolOutputTokens, r.Tool)
 	}
-	m[blendKey(r)] = b.Observe(pred, r.PreToolOutputTokens)
 }
 
-// BlendByProgram applies ProgramBlend to model predictions pred (with
-// their distributions probs, which may be nil or hold nil rows) of recs
-// replayed in order (ProgramBlends): each record's prediction is blended
-// with what its program's earlier records showed, then the record is
-// observed.
-func BlendByProgram(pred []int, probs [][]float32, overflowTokens int, recs []TraceRecord) []int {
+// BlendByProgram replays model predictions pred (with their distributions
+// probs, which may be nil or hold nil rows) of recs in order through
+// ProgramBlends with mix (nil: the program blend alone): each record's
+// prediction is blended with what its program's earlier records showed,
+// then mixed, then the record is observed.
+func BlendByProgram(pred []int, probs [][]float32, overflowTokens int, recs []TraceRecord, mix *ExpertMix) []int {
 	out := make([]int, len(pred))
-	m := ProgramBlends{}
+	m := NewProgramBlends(mix)
 	for i, r := range recs {
 		var p []float32
 		if i < len(probs) {
 			p = probs[i]
 		}
 		out[i] = m.Predict(r, pred[i], p, overflowTokens)
-		m.Observe(r, pred[i])
+		m.Observe(r, pred[i], p, overflowTokens)
 	}
 	return out
 }

@@ -10,7 +10,7 @@ func TestProgramBlendFollowsWhicheverPredictedTheProgram(t *testing.T) {
 		t.Fatalf("first segment: %d, want the model's 20", got)
 	}
 	for range 3 {
-		b = b.Observe(20, 100)
+		b = b.Observe(20, 100, "")
 	}
 	if got := pt(b.Predict(20, nil, 0)); got < 95 {
 		t.Fatalf("after 3 segments of 100 that the model called 20: %d, want ≥ 95", got)
@@ -21,7 +21,7 @@ func TestProgramBlendFollowsWhicheverPredictedTheProgram(t *testing.T) {
 	var a ProgramBlend
 	for i := range 6 {
 		n := 10 + 80*(i%2)
-		a = a.Observe(n, n)
+		a = a.Observe(n, n, "")
 	}
 	if got := pt(a.Predict(10, nil, 0)); got > 13 {
 		t.Fatalf("model exact, mean off by 40: %d, want ≤ 13 (the model's 10)", got)
@@ -42,7 +42,7 @@ func TestBlendByProgram(t *testing.T) {
 		{Source: "s", PreToolOutputTokens: 100},                           // no program
 	}
 	pred := []int{20, 20, 20, 20, 20, 20, 20}
-	got := BlendByProgram(pred, nil, 0, recs)
+	got := BlendByProgram(pred, nil, 0, recs, nil)
 	if got[0] != 20 || got[1] != 20 || got[5] != 20 || got[6] != 20 {
 		t.Fatalf("first segments and program-less records must keep the model's 20: %v", got)
 	}
@@ -67,7 +67,7 @@ func TestProgramBlendMixesDistributions(t *testing.T) {
 	}
 	var good ProgramBlend
 	for range 4 {
-		good = good.Observe(45, 45+(good.Segments%2)*2)
+		good = good.Observe(45, 45+(good.Segments%2)*2, "")
 	}
 	n, dist := good.Predict(45, peak(45), 1000)
 	if BinOf(n) != BinOf(45) || len(dist) != NumClasses {
@@ -82,9 +82,40 @@ func TestProgramBlendMixesDistributions(t *testing.T) {
 	}
 	var bad ProgramBlend
 	for range 4 {
-		bad = bad.Observe(45, 300)
+		bad = bad.Observe(45, 300, "")
 	}
 	if n, _ := bad.Predict(45, peak(45), 1000); n < 280 || n > 320 {
 		t.Fatalf("model off by 255 tokens on every segment: %d, want near the mean 300", n)
+	}
+}
+
+// A program whose replies after "search" are 200 tokens and after "book"
+// 20: once each tool's reply was seen, the blend follows the mean after the
+// same tool, where the program's mean (110) would miss both by 90.
+func TestProgramBlendPerLastTool(t *testing.T) {
+	var b ProgramBlend
+	b = b.Observe(100, 50, "search") // the first segment, then the program calls search
+	for range 3 {
+		b = b.Observe(100, 200, "book") // after search: 200, then calls book
+		b = b.Observe(100, 20, "search")
+	}
+	if b.LastTool != "search" {
+		t.Fatalf("last tool %q, want search", b.LastTool)
+	}
+	if got := pt(b.Predict(100, nil, 0)); got < 180 {
+		t.Fatalf("after search: %d, want near 200", got)
+	}
+	after := b.Observe(100, 200, "book")
+	if got := pt(after.Predict(100, nil, 0)); got > 40 {
+		t.Fatalf("after book: %d, want near 20", got)
+	}
+	// Observe returns a new value: the earlier copy still predicts after search.
+	if got := pt(b.Predict(100, nil, 0)); got < 180 {
+		t.Fatalf("earlier copy changed: %d", got)
+	}
+	// A tool never seen before in the program: the whole program's mean.
+	unseen := after.Observe(100, 20, "refund")
+	if got := pt(unseen.Predict(100, nil, 0)); got < 80 || got > 140 {
+		t.Fatalf("after a new tool: %d, want near the program's blend", got)
 	}
 }

@@ -96,8 +96,9 @@ type seqCtl struct {
 	history      predictor.History
 	blend        predictor.ProgramBlend // the program's own evidence on the length predictor
 	predModel    int                    // the length predictor's output length of the current segment
-	predTokens   int                    // the same blended with the program's mean (what policies see)
-	predDist     *engine.Distribution   // its distribution, when the predictor has one
+	predBlend    int                    // the same blended with the program (an expert of the mixture)
+	predTokens   int                    // the experts' mixture (what policies see)
+	predDist     *engine.Distribution   // its distribution (no length part without a model; tool part at the pause)
 	segments     []predictor.TraceRecord
 }
 
@@ -306,6 +307,9 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 			// the client's duration, handled like any other).
 			s.parking = true
 			expected := s.rt.durations.PredictDuration(clientToolKey(s.call.tenant, calls[0].Name))
+			s.forecastToolTime(calls[:1], func(c chat.ToolCall, q float64) (float64, bool) {
+				return s.rt.durations.Quantile(clientToolKey(s.call.tenant, c.Name), q)
+			})
 			return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: clientToolKey(s.call.tenant, describeCalls(calls)), Expected: expected}}
 		}
 		return engine.Action{Token: tok, Kind: engine.Finish}
@@ -320,6 +324,9 @@ func (s *seqCtl) endTurn(tok int32) engine.Action {
 	for _, c := range calls {
 		expected = max(expected, s.rt.classDurations.Predict(s.rt.toolStatsKey(s.call.tenant, c.Name), c.Arguments))
 	}
+	s.forecastToolTime(calls, func(c chat.ToolCall, q float64) (float64, bool) {
+		return s.rt.classDurations.Quantile(s.rt.toolStatsKey(s.call.tenant, c.Name), c.Arguments, q)
+	})
 	s.pending = &pendingRound{calls: calls, text: strings.TrimSpace(s.turnText.String()),
 		predicted: time.Duration(expected * float64(time.Second))}
 	return engine.Action{Token: tok, Kind: engine.Pause, Tool: engine.ToolCall{Name: describeCalls(calls), Expected: expected}}
@@ -477,7 +484,8 @@ func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int)
 	})
 	s.rt.length.observe(s.predTokens, s.segments[len(s.segments)-1])
 	s.history = s.history.Observe(out, tool)
-	s.blend = s.blend.Observe(s.predModel, out)
+	s.rt.length.mix.Observe(s.blend, s.predModel, s.predBlend, out)
+	s.blend = s.blend.Observe(s.predModel, out, tool)
 }
 
 // result is the call's result as it stands.

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
@@ -138,6 +139,9 @@ type lengthState struct {
 	abs     prometheus.Observer
 	rel     prometheus.Observer
 	learner *lengthLearner // nil unless the predictor learns online
+	// mix mixes the model's program-blended predictions with the history
+	// baseline, learnt across the deployment's programs; nil without a model.
+	mix *predictor.ExpertMix
 }
 
 // newLengthState sets up the predictor of Config.Length (nil: history),
@@ -155,16 +159,21 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 			break
 		}
 		st.p, st.source, requested, fallback, model = v.LengthPredictor, v.Source, v.Requested, v.Fallback, v.Model
+		if v.model != nil {
+			st.mix = predictor.NewExpertMix(predictor.TrainMedian(v.model.Info()))
+		}
 		if v.learner != nil {
 			st.learner = v.learner
 			v.learner.registerMetrics(m.Registry)
 		}
 	case *predictor.Model:
 		st.source = LengthONNX
+		st.mix = predictor.NewExpertMix(predictor.TrainMedian(v.Info()))
 	case predictor.HistoryPredictor, *predictor.HistoryPredictor:
 		st.source = LengthHistory
 	case predictor.GoClassifier, *predictor.GoClassifier:
 		st.source = "go"
+		st.mix = predictor.NewExpertMix(-1) // no training median known: later segments only
 	default:
 		st.source = fmt.Sprintf("%T", l)
 	}
@@ -187,6 +196,23 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10},
 	}, []string{"source"})
 	m.Registry.MustRegister(info, abs, rel)
+	if st.mix != nil {
+		for _, seg := range []string{"first", "later"} {
+			for e, name := range predictor.ExpertNames {
+				m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+					Name:        "pitstop_predictor_mix_weight",
+					Help:        "Weight of each length expert (the model, the model blended with its program, the history baseline) in the predictions policies see, learnt from finished segments across programs (predictor.ExpertMix), for programs' first segments and later ones.",
+					ConstLabels: prometheus.Labels{"segments": seg, "expert": name},
+				}, func() float64 {
+					first, later := st.mix.Weights()
+					if seg == "first" {
+						return first[e]
+					}
+					return later[e]
+				}))
+			}
+		}
+	}
 	st.abs, st.rel = abs.WithLabelValues(st.source), rel.WithLabelValues(st.source)
 	if fallback != "" {
 		log.Warn("length predictor: "+requested+" unavailable, using history-based estimates", "source", st.source, "requested", requested, "model", model, "reason", fallback)
@@ -254,16 +280,51 @@ func (s *seqCtl) segmentInput() predictor.Input {
 
 // predictLength predicts the output length of the segment about to start
 // (the call's first, or the next after a tool round): the predictor's
-// output, blended with the program's mean by how well each predicted the
-// program's earlier segments (predictor.ProgramBlend); the distribution
-// policies see is the blended one.
+// output, the same blended with the program's mean by how well each
+// predicted the program's earlier segments (predictor.ProgramBlend), and
+// the history baseline, mixed by how well each did on the deployment's
+// finished segments (predictor.ExpertMix); the distribution policies see is
+// the mixed one.
 func (s *seqCtl) predictLength() {
 	s.predModel, s.predDist = s.rt.length.predict(s.segmentInput())
 	if s.predDist == nil {
-		n, _ := s.blend.Predict(s.predModel, nil, 0)
+		var n int
+		n, _, s.predBlend = s.rt.length.mix.Predict(s.blend, s.predModel, nil, 0)
 		s.predTokens = max(n, 1)
+		// No length part; the tool part is filled at the pause
+		// (forecastToolTime), in the forecast the engine holds.
+		s.predDist = &engine.Distribution{}
 		return
 	}
-	n, mixed := s.blend.Predict(s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
-	s.predTokens, s.predDist.LengthProbs = max(n, 1), mixed
+	n, mixed, blended := s.rt.length.mix.Predict(s.blend, s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
+	s.predTokens, s.predDist.LengthProbs, s.predBlend = max(n, 1), mixed, blended
+}
+
+// toolTimeLevels are the tool-duration quantiles a forecast's distribution
+// carries (those predictor.DurationEstimator tracks), as bench's do.
+var toolTimeLevels = []float64{0.5, 0.9}
+
+// forecastToolTime puts the paused tool round's duration quantiles into the
+// current segment's forecast (engine.Distribution), where policies read
+// them at the pause: each level's largest over the round's calls (they run
+// together), from quantile. The engine made the forecast when the segment
+// became runnable and holds the same *Distribution, so it is filled in place
+// (on the engine's goroutine, which alone reads it).
+func (s *seqCtl) forecastToolTime(calls []chat.ToolCall, quantile func(c chat.ToolCall, q float64) (float64, bool)) {
+	var levels, values []float64
+	for _, q := range toolTimeLevels {
+		v, any := 0.0, false
+		for _, c := range calls {
+			if x, ok := quantile(c, q); ok {
+				v, any = max(v, x), true
+			}
+		}
+		if any {
+			levels, values = append(levels, q), append(values, v)
+		}
+	}
+	if len(levels) == 0 || s.predDist == nil {
+		return
+	}
+	s.predDist.ToolTimeLevels, s.predDist.ToolTimeQuantiles = levels, values
 }

@@ -98,7 +98,10 @@ func TestLengthPredictorForecast(t *testing.T) {
 	}
 }
 
-// The ONNX model shipped in the repo predicts the runtime's forecasts.
+// The ONNX model shipped in the repo predicts the runtime's forecasts:
+// a program's first segment is the model's distribution mixed with the
+// history baseline (the model's training median), the experts at even
+// weights, as no segment has finished yet (predictor.ExpertMix).
 func TestLengthONNX(t *testing.T) {
 	if err := predictor.InitORT(); err != nil {
 		t.Skipf("no ONNX Runtime (%v): export PITSTOP_ORT_LIB=$(scripts/fetch_ort.sh)", err)
@@ -123,10 +126,18 @@ func TestLengthONNX(t *testing.T) {
 	f := pol.forecasts[0]
 	pol.mu.Unlock()
 	schema := len(calcTool.Name) + len(calcTool.Description) + len(calcTool.Parameters)
-	want, _ := l.PredictLength(predictor.Input{LastMessage: "What is (17+25)*3?", ToolNames: []string{"calculator"},
+	model, probs := l.PredictLength(predictor.Input{LastMessage: "What is (17+25)*3?", ToolNames: []string{"calculator"},
 		PromptTokens: firstPromptTokens(t, rt, req), ToolSchemaBytes: schema})
+	median := predictor.TrainMedian(l.model.Info())
+	if median < 0 {
+		t.Fatal("the shipped model has no training median in its metadata")
+	}
+	want, _, _ := predictor.NewExpertMix(median).Predict(predictor.ProgramBlend{}, model, probs, l.model.OverflowTokens())
 	if f.Predicted.Decode != max(want, 1) {
-		t.Errorf("forecast %d tokens, the model predicts %d", f.Predicted.Decode, want)
+		t.Errorf("forecast %d tokens, the model (%d) mixed evenly with the training median (%d) gives %d", f.Predicted.Decode, model, median, want)
+	}
+	if v := gaugeWith(t, rt, "pitstop_predictor_mix_weight", map[string]string{"segments": "later", "expert": "history"}); v <= 0 || v >= 1 {
+		t.Errorf("pitstop_predictor_mix_weight{segments=later,expert=history} = %v", v)
 	}
 	if f.Dist == nil || len(f.Dist.LengthProbs) != predictor.NumClasses || f.Dist.OverflowTokens != l.model.OverflowTokens() {
 		t.Errorf("forecast distribution %+v, want the model's %d bin probabilities", f.Dist, predictor.NumClasses)

@@ -124,7 +124,7 @@ func (t *programTable) segment(id string, outputTokens int, tool string, modelTo
 		return 0
 	}
 	p.history = p.history.Observe(outputTokens, tool)
-	p.blend = p.blend.Observe(modelTokens, outputTokens)
+	p.blend = p.blend.Observe(modelTokens, outputTokens, tool)
 	p.segments++
 	return p.segments - 1
 }

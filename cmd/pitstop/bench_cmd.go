@@ -506,12 +506,21 @@ func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predicto
 		return nil
 	}
 	var mlp *predictor.MLP
-	over := 0
+	over, median := 0, -1
 	switch m := length.(type) {
 	case *predictor.Model:
-		mlp, over = m.Info().MLP, m.OverflowTokens()
+		mlp, over, median = m.Info().MLP, m.OverflowTokens(), predictor.TrainMedian(m.Info())
 	case predictor.GoClassifier:
 		mlp, over = m.MLP, m.OverflowTokens
+		// lengthPredictor builds a GoClassifier only of the default model.
+		if info, err := predictor.ParseONNX(predictor.DefaultModelBytes()); err == nil {
+			median = predictor.TrainMedian(info)
+		}
+	}
+	var mix *predictor.ExpertMix
+	if mlp != nil {
+		// As serve: the model's side mixed with the history baseline.
+		mix = predictor.NewExpertMix(median)
 	}
 	if mlp != nil {
 		length = bench.NewMemoLength(length)
@@ -521,5 +530,5 @@ func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predicto
 			length = o
 		}
 	}
-	return &bench.Predictors{Length: length, Duration: predictor.NewDurationEstimator(predictor.DurationOptions{})}
+	return &bench.Predictors{Length: length, Duration: predictor.NewDurationEstimator(predictor.DurationOptions{}), Mix: mix}
 }

@@ -28,7 +28,7 @@ const (
 	// metaMedian is the median output length of the training records: the
 	// first-segment guess of a history baseline that knows only what the
 	// model knew (eval on sources the model never saw).
-	metaMedian = "pitstop.train.median_tokens"
+	metaMedian = predictor.MetaTrainMedian
 )
 
 func newPredictorCmd() *cobra.Command {
@@ -286,9 +286,13 @@ from (prequential evaluation). The "model, online" line scores those predictions
 "model, not learning" line the same model without learning. --curve writes the running
 MAE (online, not learning, history) every 50 records as CSV.
 
-The "+ blend" lines are what serve predicts: the model's predictions combined, per
-program, with the program's mean output so far, weighted by how well each did on the
-program's earlier segments (predictor.ProgramBlend).`,
+The "+ program blend" line combines the model's predictions, per program, with the
+program's mean output so far (after the same last tool, where the program had one),
+weighted by how well each did on the program's earlier segments (predictor.ProgramBlend).
+The "+ blend + mix" lines are what serve predicts: that blend mixed with the history
+baseline, weighted by the absolute errors of each on the segments replayed before (first
+segments and later ones apart; predictor.ExpertMix): the shipped model's weights are not
+changed, but the mixture learns across programs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if model == "" || len(traces) == 0 {
@@ -347,7 +351,12 @@ program's earlier segments (predictor.ProgramBlend).`,
 			for i := range recs {
 				_, coldProbs[i] = p.PredictLength(recs[i].Input)
 			}
-			coldBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs), recs)
+			coldBlend, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs, nil), recs)
+			if err != nil {
+				return err
+			}
+			coldMix, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
+				predictor.NewExpertMix(predictor.TrainMedian(info))), recs)
 			if err != nil {
 				return err
 			}
@@ -360,13 +369,14 @@ program's earlier segments (predictor.ProgramBlend).`,
 				if rep, err = predictor.Evaluate(pred, recs); err != nil {
 					return err
 				}
-				blended := predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs)
+				blended := predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs,
+					predictor.NewExpertMix(predictor.TrainMedian(info)))
 				onlineBlend, err := predictor.Evaluate(blended, recs)
 				if err != nil {
 					return err
 				}
 				rep.WriteSummary(stdout, "model, online")
-				onlineBlend.WriteSummary(stdout, "model, online + blend")
+				onlineBlend.WriteSummary(stdout, "model, online + mix")
 				cold.WriteSummary(stdout, "model, not learning")
 				if err := writeSecondHalf(stdout, pred, blended, recs, predictor.MedianTokens(train)); err != nil {
 					return err
@@ -375,6 +385,7 @@ program's earlier segments (predictor.ProgramBlend).`,
 				rep.WriteSummary(stdout, "model")
 			}
 			coldBlend.WriteSummary(stdout, "model + program blend")
+			coldMix.WriteSummary(stdout, "model + blend + mix")
 			med := predictor.MedianTokens(train)
 			for _, b := range []struct {
 				name string

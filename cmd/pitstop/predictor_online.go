@@ -19,8 +19,9 @@ const curveEvery = 50
 // learnt from. It returns the predictions and, when curvePath is set, writes
 // the running MAE of the learner, of base without learning and of the
 // history baseline, and of the learner's predictions blended per program
-// (predictor.BlendByProgram). It also returns each prediction's
-// distribution.
+// and mixed with the history baseline as serve does
+// (predictor.BlendByProgram with an ExpertMix). It also returns each
+// prediction's distribution.
 func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs []predictor.TraceRecord, curvePath, pngPath string) ([]int, [][]float32, error) {
 	if info.MLP == nil {
 		return nil, nil, errors.New("predictor eval --online: the model's graph is not the plain MLP the learner updates")
@@ -33,7 +34,7 @@ func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs
 		{Name: "online", Colour: color.RGBA{200, 30, 30, 255}},
 		{Name: "not learning", Colour: color.RGBA{30, 60, 200, 255}},
 		{Name: "history", Colour: color.RGBA{120, 120, 120, 255}},
-		{Name: "online + blend", Colour: color.RGBA{230, 140, 0, 255}},
+		{Name: "online + mix", Colour: color.RGBA{230, 140, 0, 255}},
 	}
 	var w *bufio.Writer
 	if curvePath != "" {
@@ -49,12 +50,12 @@ func prequential(base predictor.LengthPredictor, info *predictor.ModelInfo, recs
 	pred := make([]int, len(recs))
 	probs := make([][]float32, len(recs))
 	var sumOnline, sumCold, sumHist, sumBlend float64
-	blends := predictor.ProgramBlends{}
+	blends := predictor.NewProgramBlends(predictor.NewExpertMix(predictor.TrainMedian(info)))
 	for i, r := range recs {
 		pred[i], probs[i] = o.PredictLength(r.Input)
 		if w != nil || pngPath != "" {
 			sumBlend += absf(blends.Predict(r, pred[i], probs[i], info.OverflowTokens) - r.PreToolOutputTokens)
-			blends.Observe(r, pred[i])
+			blends.Observe(r, pred[i], probs[i], info.OverflowTokens)
 			cold, _ := base.PredictLength(r.Input)
 			h, _ := hist.PredictLength(r.Input)
 			sumOnline += absf(pred[i] - r.PreToolOutputTokens)
@@ -110,7 +111,7 @@ func writeSecondHalf(w io.Writer, online, blended []int, recs []predictor.TraceR
 	for _, l := range []struct {
 		name string
 		pred []int
-	}{{"  online", online}, {"  online + blend", blended}, {"  history", hist}} {
+	}{{"  online", online}, {"  online + mix", blended}, {"  history", hist}} {
 		rep, err := predictor.Evaluate(l.pred[half:], recs[half:])
 		if err != nil {
 			return err

@@ -1,0 +1,208 @@
+package predictor
+
+import (
+	"math"
+	"strconv"
+	"sync"
+)
+
+// ExpertMixRate sets how fast ExpertMix moves weight to the experts with
+// the lower error: each expert weighs exp(−ExpertMixRate × (its summed
+// absolute error − the lowest) / the experts' mean error per segment). At
+// 0.03, an expert 10% worse per segment than the best keeps half its weight
+// after about 230 segments. Chosen from 0.01, 0.03, 0.05, 0.1, 0.3 and 1 by
+// the mean ratio to the history baseline's MAE over the held-out programs
+// and the leave-one-source-out streams of the training sources
+// (docs/results-predictor.md).
+const ExpertMixRate = 0.03
+
+// The experts of an ExpertMix.
+const (
+	ExpertModel   = iota // the length model alone
+	ExpertBlend          // the model blended with the program (ProgramBlend)
+	ExpertHistory        // the program's mean so far; a first segment: the training median
+	numExperts
+)
+
+// ExpertNames name the experts, in order.
+var ExpertNames = [numExperts]string{"model", "blend", "history"}
+
+// ExpertMix is what a deployment learns across programs about its length
+// predictions: how the model alone, the model blended with its program
+// (ProgramBlend) and the history baseline (the program's mean output so
+// far; for a program's first segment the running median of the first
+// segments the deployment has finished, the model's training median before
+// any) compare.
+// Each prediction mixes their distributions (history's a Laplace around its
+// point, scaled by its mean absolute error), weighted by their absolute
+// errors on the segments the deployment has finished, kept apart for
+// programs' first segments and for later ones: on an agent the model never
+// saw, a first segment is often better guessed by the median than by the
+// model, and the program's own mean may beat both later on; on one it knows,
+// the model alone may beat its blend. Before any segment has finished the
+// three weigh the same (on a first segment the blend is the model).
+//
+// Why by hand: exponentially weighted averaging of three experts is a few
+// running sums and exponentials; a library would add a dependency for a
+// dozen lines. Safe for concurrent use; a nil *ExpertMix predicts with the
+// program blend alone.
+type ExpertMix struct {
+	firstTokens int // history's point for a first segment before any finished; < 0: none
+
+	mu    sync.Mutex
+	loss  [2][numExperts]float64 // per class (first segment, later): summed absolute errors
+	n     [2][numExperts]float64 // the segments each was scored on (history may join late)
+	first P2Quantile             // the lengths of the first segments finished
+}
+
+// NewExpertMix starts a mixture that knows nothing yet. firstTokens is the
+// history baseline's prediction for a program's first segment until one has
+// finished (the model's training median, TrainMedian); < 0 leaves history
+// out of first segments until then.
+func NewExpertMix(firstTokens int) *ExpertMix {
+	return &ExpertMix{firstTokens: firstTokens, first: NewP2Quantile(0.5)}
+}
+
+// MetaTrainMedian is the length model's metadata key for the median output
+// length of its training records (pitstop predictor train writes it).
+const MetaTrainMedian = "pitstop.train.median_tokens"
+
+// TrainMedian is the training median in info's metadata, or -1.
+func TrainMedian(info *ModelInfo) int {
+	if info == nil {
+		return -1
+	}
+	if m, err := strconv.Atoi(info.Metadata[MetaTrainMedian]); err == nil && m >= 0 {
+		return m
+	}
+	return -1
+}
+
+// points are the experts' predictions for the next segment of the program
+// b describes, given the model's and the blend's, and the class.
+func (x *ExpertMix) points(b ProgramBlend, model, blended int) ([numExperts]int, int, bool) {
+	if b.Segments == 0 {
+		h := x.firstTokens
+		x.mu.Lock()
+		if x.first.N > 0 {
+			h = int(math.Round(x.first.Value()))
+		}
+		x.mu.Unlock()
+		return [numExperts]int{model, blended, h}, 0, h >= 0
+	}
+	return [numExperts]int{model, blended, int(math.Round(b.Mean()))}, 1, true
+}
+
+// Predict is the length prediction for the next segment of the program b
+// describes, from the model's (model tokens, with distribution probs, nil
+// when the predictor has none): the mixture's median and distribution (a new
+// slice; nil when probs is nil, and then the point is the weighted mean),
+// and the blend's point, which Observe takes back.
+func (x *ExpertMix) Predict(b ProgramBlend, model int, probs []float32, overflowTokens int) (tokens int, dist []float32, blended int) {
+	blended, blendProbs := b.Predict(model, probs, overflowTokens)
+	if x == nil || model < 0 {
+		return blended, blendProbs, blended
+	}
+	pts, k, withHistory := x.points(b, model, blended)
+	x.mu.Lock()
+	w, scale := x.weights(k, withHistory)
+	x.mu.Unlock()
+	var sum float64
+	for _, v := range w {
+		sum += v
+	}
+	if len(probs) != NumClasses || len(blendProbs) != NumClasses {
+		var p float64
+		for e, v := range w {
+			p += v * float64(pts[e])
+		}
+		return int(math.Round(p / sum)), nil, blended
+	}
+	var lap []float32
+	if withHistory {
+		lap = laplaceBins(float64(pts[ExpertHistory]), scale)
+	}
+	mixed := make([]float32, NumClasses)
+	for i := range mixed {
+		p := w[ExpertModel]*float64(probs[i]) + w[ExpertBlend]*float64(blendProbs[i])
+		if lap != nil {
+			p += w[ExpertHistory] * float64(lap[i])
+		}
+		mixed[i] = float32(p / sum)
+	}
+	return LengthQuantile(mixed, 0.5, overflowTokens), mixed, blended
+}
+
+// Observe books a finished segment of actual tokens of the program b
+// described before it (not yet observed by b), for which the model predicted
+// model and the blend blended (Predict's third result).
+func (x *ExpertMix) Observe(b ProgramBlend, model, blended, actual int) {
+	if x == nil || model < 0 {
+		return
+	}
+	pts, k, withHistory := x.points(b, model, blended)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for e, p := range pts {
+		if e == ExpertHistory && !withHistory {
+			continue
+		}
+		x.loss[k][e] += math.Abs(float64(p - actual))
+		x.n[k][e]++
+	}
+	if k == 0 {
+		x.first.Add(float64(actual))
+	}
+}
+
+// weights are the experts' unnormalised weights in class k (history's 0
+// without it) and the Laplace scale of history's distribution (its mean
+// absolute error; BlendPriorTokens before it was scored). An expert weighs
+// exp(−ExpertMixRate × its segments × (its mean error − the lowest) / the
+// experts' average mean error); one not yet scored weighs 1. x.mu is held.
+func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, scale float64) {
+	m := numExperts
+	if !withHistory {
+		m = ExpertHistory // the experts before it
+	}
+	scale = float64(BlendPriorTokens)
+	var mean [numExperts]float64
+	least, sum, scored := math.Inf(1), 0.0, 0
+	for e := range m {
+		w[e] = 1
+		if n := x.n[k][e]; n > 0 {
+			mean[e] = x.loss[k][e] / n
+			least, sum, scored = min(least, mean[e]), sum+mean[e], scored+1
+		}
+	}
+	if scored == 0 {
+		return w, scale
+	}
+	if avg := sum / float64(scored); avg > 0 {
+		for e := range m {
+			if n := x.n[k][e]; n > 0 {
+				w[e] = math.Exp(-ExpertMixRate * n * (mean[e] - least) / avg)
+			}
+		}
+	}
+	if withHistory && x.n[k][ExpertHistory] > 0 {
+		scale = max(mean[ExpertHistory], 1)
+	}
+	return w, scale
+}
+
+// Weights are the experts' current weights (summing to 1) for programs'
+// first segments (first) and for later ones (later), in ExpertNames' order.
+func (x *ExpertMix) Weights() (first, later [numExperts]float64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	norm := func(k int) [numExperts]float64 {
+		w, _ := x.weights(k, k == 1 || x.firstTokens >= 0 || x.first.N > 0)
+		s := w[0] + w[1] + w[2]
+		for e := range w {
+			w[e] /= s
+		}
+		return w
+	}
+	return norm(0), norm(1)
+}
