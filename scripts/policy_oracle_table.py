@@ -144,7 +144,7 @@ def decision_rows(fam, odir, sdirs):
             first = False
             dreg = dis["realized_gb_s"] - dis["hindsight_gb_s"]
             yield (f"| {head} | {r['policy']} ({label}) | {n:,} | {e:,.0f} | {z:,.0f} | {h:,.0f} | {z - h:,.0f} | "
-                   f"{dis['count']:,}: {dis['realized_gb_s']:,.0f} / {dis['hindsight_gb_s']:,.0f} | {z - h - dreg:,.0f} | "
+                   f"{dis['count']:,}: {dis['realized_gb_s']:,.0f} / {dis['hindsight_gb_s']:,.0f} | {round(z - h - dreg) + 0:,} | "
                    f"{r['recompute_tokens'] / 1e6:.2f} |")
 
 
