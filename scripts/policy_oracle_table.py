@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """pitstop's lead with the oracle against with the real predictor (issue 21 Show 3).
 
-    scripts/policy_oracle_table.py [--seeds 1,2,3] [--families F,...] ORACLE_DIR SERVE_DIR[,SERVE_DIR...]
+    scripts/policy_oracle_table.py [--seeds 1,2,3] [--families F,...] ORACLE_DIR[,...] SERVE_DIR[,...]
 
-Reads, per family and seed, the serve run of every policy (FAMILY-sSEED.json,
-the first SERVE_DIR that has it; scripts/policy_rates.sh's names) and the
-oracle runs (FAMILY-sSEED-oracle.json in ORACLE_DIR); a family's seeds are
-those (of --seeds) with both. Means over those seeds. Prints three tables:
+Reads, per family and seed, the serve runs (FAMILY-sSEED.json;
+scripts/policy_rates.sh's names) and the oracle runs (FAMILY-sSEED-oracle.json)
+of every directory listed that has the file, a run of the same policy and rate
+taken from the first directory listed (so a rerun of some policies goes
+first, the reports it completes after); a family's seeds are those (of
+--seeds) with both. Means over those seeds. Prints three tables:
 
 1. the lead: best other mean (among the non-pitstop serve runs) / pitstop's
    mean, with pitstop on serve and on the oracle, and the gap (oracle lead /
@@ -39,14 +41,6 @@ def runs(path):
         return json.load(f)["runs"]
 
 
-def find(dirs, name):
-    for d in dirs:
-        p = os.path.join(d, name)
-        if os.path.exists(p):
-            return p
-    return None
-
-
 def avg(rs, key):
     return sum(r[key] for r in rs) / len(rs)
 
@@ -62,18 +56,29 @@ def regret(rs):
     return sum(tot) / len(tot)
 
 
-def load_family(fam, odir, sdirs, seeds):
+def merged(dirs, name):
+    """The runs of name in every dir that has it, by (rate, policy), the first dir's winning."""
+    out = {}
+    for d in dirs:
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            for r in runs(p):
+                out.setdefault((r["rate"], r["policy"]), r)
+    return out
+
+
+def load_family(fam, odirs, sdirs, seeds):
     """(seeds used, serve[(rate, policy)] -> runs, oracle[(rate, policy)] -> runs)."""
     serve, orac, used = defaultdict(list), defaultdict(list), []
     for s in seeds:
-        sp, op = find(sdirs, f"{fam}-s{s}.json"), os.path.join(odir, f"{fam}-s{s}-oracle.json")
-        if not sp or not os.path.exists(op):
+        sr, orr = merged(sdirs, f"{fam}-s{s}.json"), merged(odirs, f"{fam}-s{s}-oracle.json")
+        if not sr or not orr:
             continue
         used.append(s)
-        for r in runs(sp):
-            serve[(r["rate"], r["policy"])].append(r)
-        for r in runs(op):
-            orac[(r["rate"], r["policy"])].append(r)
+        for k, r in sr.items():
+            serve[k].append(r)
+        for k, r in orr.items():
+            orac[k].append(r)
     return used, serve, orac
 
 
@@ -125,11 +130,11 @@ def why_rows(fam, used, serve, orac):
                f"{reg} | {' | '.join(cells)} | {min(best_all) / avg(po, 'e2e_mean_s'):.2f}x |")
 
 
-def decision_rows(fam, odir, sdirs):
-    sp, op = find(sdirs, f"{fam}-s1.json"), os.path.join(odir, f"{fam}-s1-oracle.json")
-    if not sp or not os.path.exists(op):
+def decision_rows(fam, odirs, sdirs):
+    serve = list(merged(sdirs, f"{fam}-s1.json").values())
+    orac = list(merged(odirs, f"{fam}-s1-oracle.json").values())
+    if not serve or not orac:
         return
-    serve, orac = runs(sp), runs(op)
     rate = max(r["rate"] for r in serve)
     first = True
     for label, rs in (("serve", serve), ("oracle", orac)):
@@ -161,8 +166,8 @@ def main():
         args = args[2:]
     if len(args) != 2:
         sys.exit(__doc__)
-    odir, sdirs = args[0], args[1].split(",")
-    loaded = {f: load_family(f, odir, sdirs, seeds) for f in fams}
+    odirs, sdirs = args[0].split(","), args[1].split(",")
+    loaded = {f: load_family(f, odirs, sdirs, seeds) for f in fams}
     loaded = {f: v for f, v in loaded.items() if v[0]}
 
     print("| family | seeds | rate | best other mean, s | pitstop mean, s: serve / oracle | lead, serve | lead, oracle | gap | "
@@ -183,7 +188,7 @@ def main():
           "discards: realized / hindsight, GB·s | regret outside discards | recomputed, M tokens |")
     print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|")
     for f in loaded:
-        for row in decision_rows(f, odir, sdirs):
+        for row in decision_rows(f, odirs, sdirs):
             print(row)
 
 

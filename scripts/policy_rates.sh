@@ -17,7 +17,8 @@
 # serve run (its JSON is reused), ORACLE_POLICIES lists the oracle runs'
 # policies (default pitstop,lamps: those that read predictions; infercept
 # reads the predicted tool time at tool calls), FEATURES is passed as
-# --engine-features (unset: bench's default).
+# --engine-features (unset: bench's default), SERVE_POLICIES replaces the
+# serve run's policies (default: all six).
 set -euo pipefail
 out=$1 seed=$2
 shift 2
@@ -25,7 +26,7 @@ fams=("$@")
 [[ ${#fams[@]} -eq 0 ]] && fams=(infercept-multi mixed coding fanout)
 bin=${BIN:-bin/pitstop}
 mkdir -p "$out"
-P=fcfs,vllm-opt,infercept,lamps,atlas,pitstop
+P=${SERVE_POLICIES:-fcfs,vllm-opt,infercept,lamps,atlas,pitstop}
 for f in "${fams[@]}"; do
   w=$f
   case $f in
