@@ -15,8 +15,9 @@
 #
 # For the oracle-against-serve runs (issue 21 Show 3): SERVE=0 skips the
 # serve run (its JSON is reused), ORACLE_POLICIES lists the oracle runs'
-# policies (default pitstop,lamps: those that read predictions; infercept
-# reads the predicted tool time at tool calls), FEATURES is passed as
+# policies (default pitstop,lamps; infercept reads a prediction too, the
+# tool time at tool calls: add it on families with tools; fcfs, vllm-opt and
+# atlas read none), FEATURES is passed as
 # --engine-features (unset: bench's default), SERVE_POLICIES replaces the
 # serve run's policies (default: all six).
 set -euo pipefail
