@@ -12,6 +12,14 @@
 # families is about 1.2x pitstop's sustained rate found with seed 1
 # (docs/results-policies.md, "Show 1-3 on the other nine families"); react's
 # search was stopped between 8 (sustained) and 16, and its grid is Show 2's.
+#
+# For the oracle-against-serve runs (issue 21 Show 3): SERVE=0 skips the
+# serve run (its JSON is reused), ORACLE_POLICIES lists the oracle runs'
+# policies (default pitstop,lamps; infercept reads a prediction too, the
+# tool time at tool calls: add it on families with tools; fcfs, vllm-opt and
+# atlas read none), FEATURES is passed as
+# --engine-features (unset: bench's default), SERVE_POLICIES replaces the
+# serve run's policies (default: all six).
 set -euo pipefail
 out=$1 seed=$2
 shift 2
@@ -19,7 +27,7 @@ fams=("$@")
 [[ ${#fams[@]} -eq 0 ]] && fams=(infercept-multi mixed coding fanout)
 bin=${BIN:-bin/pitstop}
 mkdir -p "$out"
-P=fcfs,vllm-opt,infercept,lamps,atlas,pitstop
+P=${SERVE_POLICIES:-fcfs,vllm-opt,infercept,lamps,atlas,pitstop}
 for f in "${fams[@]}"; do
   w=$f
   case $f in
@@ -38,10 +46,12 @@ for f in "${fams[@]}"; do
     azure-code) args=(--profile a100-80g-llama3-8b --rates 0.5,1,1.35) ;;
     *) echo "unknown family $f (valid: infercept-multi, mixed, coding, fanout, infercept-single, infercept-multi-vicuna, infercept-single-vicuna, chat, react, mcts, azure-conv, mooncake-conv, azure-code)" >&2; exit 2 ;;
   esac
+  feat=()
+  [[ -n ${FEATURES:-} ]] && feat=(--engine-features "$FEATURES")
   echo "== $f seed $seed $(date -u +%H:%M:%S)"
-  nice -n 10 "$bin" bench --workload "$w" --policies $P --duration 1800 --seed "$seed" --stop-after 5400 --parallel "${PARALLEL:-2}" \
+  [[ ${SERVE:-1} == 0 ]] || nice -n 10 "$bin" bench --workload "$w" --policies $P "${feat[@]}" --duration 1800 --seed "$seed" --stop-after 5400 --parallel "${PARALLEL:-2}" \
     "${args[@]}" --json "$out/$f-s$seed.json" > "$out/$f-s$seed.txt" 2>&1
   [[ ${ORACLE:-1} == 0 ]] && continue
-  nice -n 10 "$bin" bench --workload "$w" --policies pitstop,lamps --predictor oracle --duration 1800 --seed "$seed" \
-    --stop-after 5400 "${args[@]}" --json "$out/$f-s$seed-oracle.json" > "$out/$f-s$seed-oracle.txt" 2>&1
+  nice -n 10 "$bin" bench --workload "$w" --policies "${ORACLE_POLICIES:-pitstop,lamps}" --predictor oracle "${feat[@]}" \
+    --duration 1800 --seed "$seed" --stop-after 5400 --parallel "${PARALLEL:-2}" "${args[@]}" --json "$out/$f-s$seed-oracle.json" > "$out/$f-s$seed-oracle.txt" 2>&1
 done
