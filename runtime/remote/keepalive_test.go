@@ -175,7 +175,7 @@ func TestGenerateAfterBackendClosedIdleConnection(t *testing.T) {
 		}
 		t.Cleanup(r.Close)
 		for i := range 3 {
-			time.Sleep(100 * time.Millisecond) // the backend closes the idle connection
+			time.Sleep(200 * time.Millisecond) // the backend closes the idle connection
 			rep, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return true })
 			if err != nil || rep.Content != "ok" {
 				t.Fatalf("call %d after the idle connection was closed: %+v, %v", i, rep, err)
