@@ -9,6 +9,8 @@
 #   +pin     the router on CPU 0 (taskset -c 0: Go then runs it with GOMAXPROCS 1), the load
 #            generator and its fake backend on CPU 1
 #   +gogc=N  the router runs with GOGC=N
+#   +transport=T  the backend option transport=T (inline or nethttp; refs from before
+#            2026-11-27 04:00 UTC know neither and use net/http's)
 # or "direct" (+pin allowed): no router, the calls go straight to the fake backend: the floor
 # (the client's and the fake backend's HTTP work and two loopback round trips).
 #   e.g. scripts/router_overhead.sh -n 5 main . main+pin .+pin direct
@@ -30,7 +32,7 @@ while getopts "n:r:s:" o; do
 done
 shift $((OPTIND - 1))
 if [ $# -eq 0 ]; then
-	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N] or direct[+pin])" >&2
+	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+transport=T] or direct[+pin])" >&2
 	exit 2
 fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,9 +74,10 @@ done
 printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %6s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs failed
 for run in $(seq 1 "$RUNS"); do
 	for c in "$@"; do
-		ref=${c%%+*} pin="" gogc=""
+		ref=${c%%+*} pin="" gogc="" transport=""
 		case "+$c+" in *+pin+*) pin=1 ;; esac
 		case "$c" in *+gogc=*) gogc=${c#*+gogc=} gogc=${gogc%%+*} ;; esac
+		case "$c" in *+transport=*) transport=${c#*+transport=} transport=${transport%%+*} ;; esac
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		rpin=() lpin=()
 		if [ -n "$pin" ]; then rpin=(taskset -c 0) lpin=(taskset -c 1); fi
@@ -90,7 +93,7 @@ for run in $(seq 1 "$RUNS"); do
 		else
 			d=$(bin "$ref")
 			env ${gogc:+GOGC=$gogc} GODEBUG=gctrace=1 "${rpin[@]}" "$d/pitstop" serve --addr "127.0.0.1:$R" \
-				--backend "http://127.0.0.1:$F,max-inflight=1024" --health-interval 500ms >"$WORK/router.log" 2>&1 &
+				--backend "http://127.0.0.1:$F,max-inflight=1024${transport:+,transport=$transport}" --health-interval 500ms >"$WORK/router.log" 2>&1 &
 			rpid=$!
 			for _ in $(seq 50); do
 				(exec 3<>"/dev/tcp/127.0.0.1/$R") 2>/dev/null && break

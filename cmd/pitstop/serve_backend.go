@@ -28,7 +28,7 @@ type backendFlags struct {
 }
 
 func addBackendFlags(fl *pflag.FlagSet, f *backendFlags) {
-	fl.StringArrayVar(&f.backends, "backend", nil, "serve no model: route every call to these OpenAI-compatible servers (vLLM, SGLang, llama.cpp, pitstop). Repeatable, or a comma list; each URL may be followed by its options: URL[,kind=vllm|sglang|llamacpp|pitstop|openai][,weight=X][,max-inflight=N][,api-key-env=VAR]; llama.cpp: [,slots=N (its -np)][,slot-save=true (it runs with --slot-save-path)] (docs/router.md)")
+	fl.StringArrayVar(&f.backends, "backend", nil, "serve no model: route every call to these OpenAI-compatible servers (vLLM, SGLang, llama.cpp, pitstop). Repeatable, or a comma list; each URL may be followed by its options: URL[,kind=vllm|sglang|llamacpp|pitstop|openai][,weight=X][,max-inflight=N][,api-key-env=VAR][,transport=inline|nethttp (default inline for http://: the router's own connections; nethttp: net/http's client, always for https)]; llama.cpp: [,slots=N (its -np)][,slot-save=true (it runs with --slot-save-path)] (docs/router.md)")
 	fl.StringArrayVar(&f.dns, "backend-dns", nil, "like --backend, but the URL's host is a DNS name re-resolved every --backend-dns-interval: each address it resolves to is a backend (a Kubernetes headless Service: one per ready pod), e.g. http://vllm.default.svc:8000,kind=vllm")
 	fl.DurationVar(&f.dnsInterval, "backend-dns-interval", 10*time.Second, "with --backend-dns: how often its names are re-resolved")
 	fl.StringVar(&f.balancer, "balancer", remote.DefaultBalancer, "with --backend: which backend takes a call: "+strings.Join(cluster.Names(), ", "))

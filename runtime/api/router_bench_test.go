@@ -100,7 +100,16 @@ func BenchmarkRouterCall(b *testing.B) {
 // allocations are what a change to the router's path costs or saves, with
 // the hand-offs between goroutines and threads that the in-memory
 // benchmark does not have.
+//
+// Its sub-benchmarks name the backend transport (transport=inline, the
+// default, or nethttp): run them in one go test run to compare them.
 func BenchmarkRouterLoopback(b *testing.B) {
+	for _, tr := range []string{remote.TransportInline, remote.TransportNetHTTP} {
+		b.Run("transport="+tr, func(b *testing.B) { benchmarkRouterLoopback(b, tr) })
+	}
+}
+
+func benchmarkRouterLoopback(b *testing.B, transport string) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if strings.HasSuffix(r.URL.Path, "/models") {
@@ -111,7 +120,7 @@ func BenchmarkRouterLoopback(b *testing.B) {
 		_, _ = io.WriteString(w, cannedReply)
 	}))
 	defer backend.Close()
-	specs, err := remote.ParseSpecs([]string{backend.URL + ",max-inflight=1024"})
+	specs, err := remote.ParseSpecs([]string{backend.URL + ",max-inflight=1024,transport=" + transport})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,6 +19,7 @@ type Backend struct {
 	spec   Spec
 	name   string
 	client *http.Client
+	inline *inlineTransport // the client's transport when it is inline; nil otherwise
 	apiKey string
 	adm    *admission
 	slots  *slotTable // llama.cpp with slots=N; nil otherwise

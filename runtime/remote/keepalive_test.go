@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,10 @@ import (
 // comes 1 ms after [DONE]; the calls are 20 ms apart, time enough for
 // the drain to give the connection back.
 func TestGenerateReusesStreamedConnection(t *testing.T) {
+	forTransports(t, testReusesStreamedConnection)
+}
+
+func testReusesStreamedConnection(t *testing.T, transport string) {
 	var conns atomic.Int64
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -37,7 +42,7 @@ func TestGenerateReusesStreamedConnection(t *testing.T) {
 	}
 	s.Start()
 	t.Cleanup(s.Close)
-	r := newTestRouter(t, "", s.URL)
+	r := newTestRouter(t, "", s.URL+",transport="+transport)
 	const calls = 30
 	for range calls {
 		time.Sleep(20 * time.Millisecond)
@@ -56,7 +61,9 @@ func TestGenerateReusesStreamedConnection(t *testing.T) {
 // A backend that never ends its body after [DONE] holds up no call: the
 // reply returns at once, and the drain gives up on the connection after
 // drainWait (closes it).
-func TestGenerateDrainGivesUp(t *testing.T) {
+func TestGenerateDrainGivesUp(t *testing.T) { forTransports(t, testDrainGivesUp) }
+
+func testDrainGivesUp(t *testing.T, transport string) {
 	closed := make(chan struct{}, 4)
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -75,7 +82,7 @@ func TestGenerateDrainGivesUp(t *testing.T) {
 	}
 	s.Start()
 	t.Cleanup(s.Close)
-	r := newTestRouter(t, "", s.URL)
+	r := newTestRouter(t, "", s.URL+",transport="+transport)
 	start := time.Now()
 	rep, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return true })
 	if err != nil || rep.Content != "ok" {
@@ -94,6 +101,10 @@ func TestGenerateDrainGivesUp(t *testing.T) {
 // The caller's end still ends the backend's request at once, before the
 // reply is complete: the body's-end reading does not detach it earlier.
 func TestGenerateCallerGoneEndsBackendRequest(t *testing.T) {
+	forTransports(t, testCallerGoneEndsBackendRequest)
+}
+
+func testCallerGoneEndsBackendRequest(t *testing.T, transport string) {
 	ended := make(chan struct{})
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -107,7 +118,7 @@ func TestGenerateCallerGoneEndsBackendRequest(t *testing.T) {
 		close(ended)
 	}))
 	t.Cleanup(s.Close)
-	r := newTestRouter(t, "", s.URL)
+	r := newTestRouter(t, "", s.URL+",transport="+transport)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -122,4 +133,56 @@ func TestGenerateCallerGoneEndsBackendRequest(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("Generate succeeded for a caller that was gone")
 	}
+}
+
+// forTransports runs test with each backend transport.
+func forTransports(t *testing.T, test func(*testing.T, string)) {
+	for _, tr := range []string{TransportInline, TransportNetHTTP} {
+		t.Run(tr, func(t *testing.T) { test(t, tr) })
+	}
+}
+
+// A kept connection that the backend closed while it was idle (its
+// keep-alive timeout) costs the next call nothing: the request is sent
+// again on a new connection.
+func TestGenerateAfterBackendClosedIdleConnection(t *testing.T) {
+	forTransports(t, func(t *testing.T, transport string) {
+		var conns atomic.Int64
+		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			if r.URL.Path == "/v1/models" {
+				_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m1"}]}`)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			sse(w, `{"model":"m1","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, `[DONE]`)
+		}))
+		s.Config.IdleTimeout = 20 * time.Millisecond
+		s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		s.Start()
+		t.Cleanup(s.Close)
+		specs, err := ParseSpecs([]string{s.URL + ",transport=" + transport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := New(Config{HealthInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)}, specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Close)
+		for i := range 3 {
+			time.Sleep(200 * time.Millisecond) // the backend closes the idle connection
+			rep, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return true })
+			if err != nil || rep.Content != "ok" {
+				t.Fatalf("call %d after the idle connection was closed: %+v, %v", i, rep, err)
+			}
+		}
+		if n := conns.Load(); n < 3 {
+			t.Fatalf("%d connections: the backend's idle timeout never closed one, the test shows nothing", n)
+		}
+	})
 }

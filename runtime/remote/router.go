@@ -60,7 +60,8 @@ type Config struct {
 	// program's attained service, least first) or "fcfs" (arrival order,
 	// the baseline).
 	Order string
-	// Transport, when set, carries the requests to the backends.
+	// Transport, when set, carries the requests to every backend (their
+	// Spec.Transport is then ignored).
 	Transport http.RoundTripper
 	// Registerer takes the per-backend metrics (nil: not registered until
 	// Register; a runtime with Config.Remote registers them with its own).
@@ -135,8 +136,8 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	tr := cfg.Transport
 	if tr == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 1024
-		t.ResponseHeaderTimeout = 10 * time.Minute
+		t.MaxIdleConnsPerHost = maxIdlePerBackend
+		t.ResponseHeaderTimeout = headerWait
 		tr = t
 	}
 	r := &Router{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registerer), client: &http.Client{Transport: tr}, bal: bal,
@@ -174,10 +175,15 @@ func (r *Router) Add(s Spec) error {
 	if s.Kind == "" {
 		s.Kind = KindOpenAI
 	}
-	b, err := newBackend(s, r.client)
+	client, inline, err := r.clientFor(s)
 	if err != nil {
 		return err
 	}
+	b, err := newBackend(s, client)
+	if err != nil {
+		return err
+	}
+	b.inline = inline
 	r.mu.Lock()
 	for _, o := range r.backends {
 		if o.name == b.name {
@@ -223,6 +229,9 @@ func (r *Router) Remove(name string) bool {
 	b.draining = true
 	b.mu.Unlock()
 	b.adm.evict()
+	if b.inline != nil {
+		b.inline.close()
+	}
 	r.m.forget(name)
 	return true
 }

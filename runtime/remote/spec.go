@@ -43,7 +43,18 @@ type Spec struct {
 	// turn (swap); without it, the slot is erased (discard).
 	Slots    int
 	SlotSave bool
+	// Transport is how requests reach the backend: TransportInline (the
+	// default for http:// backends not behind a proxy) or TransportNetHTTP
+	// (net/http's Transport: the default for https and proxies, and the
+	// fallback).
+	Transport string
 }
+
+// Backend transports (Spec.Transport).
+const (
+	TransportInline  = "inline"
+	TransportNetHTTP = "nethttp"
+)
 
 // Name is how the backend is named in metrics, logs and /v1/backends: its
 // host and port.
@@ -56,7 +67,8 @@ func (s Spec) Name() string {
 }
 
 // ParseSpecs reads --backend values: each a comma list of URLs, each URL
-// followed by its options (kind=, weight=, max-inflight=, api-key-env=):
+// followed by its options (kind=, weight=, max-inflight=, api-key-env=,
+// slots=, slot-save=, transport=):
 //
 //	http://a:8000,kind=vllm,max-inflight=16,http://b:8000
 func ParseSpecs(values []string) ([]Spec, error) {
@@ -87,6 +99,9 @@ func ParseSpecs(values []string) ([]Spec, error) {
 	for _, s := range out {
 		if (s.Slots > 0 || s.SlotSave) && s.Kind != KindLlamaCpp {
 			return nil, fmt.Errorf("--backend %s: slots= and slot-save= are options of kind=llamacpp", s.URL)
+		}
+		if s.Transport == TransportInline && strings.HasPrefix(s.URL, "https:") {
+			return nil, fmt.Errorf("--backend %s: transport=inline speaks plain HTTP; an https backend takes transport=nethttp", s.URL)
 		}
 		if s.SlotSave && s.Slots == 0 {
 			return nil, fmt.Errorf("--backend %s: slot-save=true needs slots=N (the server's -np)", s.URL)
@@ -151,13 +166,18 @@ func setOption(s *Spec, key, val string) error {
 			return fmt.Errorf("--backend %s: slot-save=%q must be true or false", s.URL, val)
 		}
 		s.SlotSave = b
+	case "transport":
+		if val != TransportInline && val != TransportNetHTTP {
+			return fmt.Errorf("--backend %s: transport=%q is not a transport (valid: inline, nethttp)", s.URL, val)
+		}
+		s.Transport = val
 	case "api-key-env":
 		if val == "" {
 			return fmt.Errorf("--backend %s: api-key-env needs a variable name", s.URL)
 		}
 		s.APIKeyEnv = val
 	default:
-		return fmt.Errorf("--backend %s: unknown option %q (valid: kind=, weight=, max-inflight=, api-key-env=, slots=, slot-save=)", s.URL, key)
+		return fmt.Errorf("--backend %s: unknown option %q (valid: kind=, weight=, max-inflight=, api-key-env=, slots=, slot-save=, transport=)", s.URL, key)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 )
 
 func TestParseSpecs(t *testing.T) {
-	specs, err := ParseSpecs([]string{"http://a:8000/v1,kind=vllm,max-inflight=16,weight=2,http://b:9000", "https://c.example/"})
+	specs, err := ParseSpecs([]string{"http://a:8000/v1,kind=vllm,max-inflight=16,weight=2,http://b:9000,transport=nethttp", "https://c.example/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,7 +17,7 @@ func TestParseSpecs(t *testing.T) {
 	if a.URL != "http://a:8000" || a.Kind != KindVLLM || a.MaxInflight != 16 || a.Weight != 2 || a.Name() != "a:8000" {
 		t.Errorf("first spec %+v", a)
 	}
-	if b := specs[1]; b.URL != "http://b:9000" || b.Kind != KindOpenAI || b.Weight != 1 || b.MaxInflight != 0 {
+	if b := specs[1]; b.URL != "http://b:9000" || b.Kind != KindOpenAI || b.Weight != 1 || b.MaxInflight != 0 || b.Transport != TransportNetHTTP {
 		t.Errorf("second spec %+v", b)
 	}
 	if c := specs[2]; c.URL != "https://c.example" {
@@ -39,6 +39,8 @@ func TestParseSpecsErrors(t *testing.T) {
 		"http://a:1,http://a:1":        "twice",
 		"http://a:1,api-key-env=":      "api-key-env",
 		"http://a:1,kind=vllm,kind=sg": "unknown kind",
+		"http://a:1,transport=fast":    "not a transport",
+		"https://a:1,transport=inline": "https backend",
 	} {
 		_, err := ParseSpecs([]string{in})
 		if err == nil || !strings.Contains(err.Error(), want) {
