@@ -42,6 +42,13 @@ var ExpertNames = [numExperts]string{"model", "blend", "history"}
 // the model alone may beat its blend. Before any segment has finished the
 // three weigh the same (on a first segment the blend is the model).
 //
+// Absolute errors choose the expert with the lowest MAE, which is not the
+// one that ranks segments best: on infercept-multi the model alone has the
+// lower MAE for most of a run but orders concurrent segments worse than its
+// blend (docs/results-predictor.md, 2026-11-27), and a scheduler ranks.
+// OrderScored weighs the experts by the order they got wrong instead; serve
+// and bench predict with it, eval reports both.
+//
 // Why by hand: exponentially weighted averaging of three experts is a few
 // running sums and exponentials; a library would add a dependency for a
 // dozen lines. Safe for concurrent use; a nil *ExpertMix predicts with the
@@ -49,10 +56,27 @@ var ExpertNames = [numExperts]string{"model", "blend", "history"}
 type ExpertMix struct {
 	firstTokens int // history's point for a first segment before any finished; < 0: none
 
-	mu    sync.Mutex
-	loss  [2][numExperts]float64 // per class (first segment, later): summed absolute errors
-	n     [2][numExperts]float64 // the segments each was scored on (history may join late)
-	first P2Quantile             // the lengths of the first segments finished
+	byOrder bool // weigh by order errors (OrderScored), not absolute errors
+
+	mu     sync.Mutex
+	loss   [2][numExperts]float64 // per class (first segment, later): summed absolute errors
+	n      [2][numExperts]float64 // the segments each was scored on (history may join late)
+	first  P2Quantile             // the lengths of the first segments finished
+	order  [2][numExperts]float64 // per class: pairs each expert ordered wrongly (ties half)
+	pairs  [2][numExperts]float64 // the pairs each was scored on
+	recent [2][]finished          // per class: the last orderWindow segments finished
+}
+
+// orderWindow is how many of the segments finished last a finished segment
+// is paired with to score the experts' order.
+const orderWindow = 32
+
+// finished is a finished segment as the order score keeps it: the experts'
+// points (history's only when it had one) and the actual length.
+type finished struct {
+	pts         [numExperts]int
+	withHistory bool
+	actual      int
 }
 
 // NewExpertMix starts a mixture that knows nothing yet. firstTokens is the
@@ -61,6 +85,17 @@ type ExpertMix struct {
 // out of first segments until then.
 func NewExpertMix(firstTokens int) *ExpertMix {
 	return &ExpertMix{firstTokens: firstTokens, first: NewP2Quantile(0.5)}
+}
+
+// OrderScored is a mixture like NewExpertMix's that weighs its experts by
+// how often they order pairs of finished segments wrongly (each finished
+// segment against the orderWindow finished before it in its class; a tie
+// counts half) instead of by their absolute errors: the mixture a scheduler
+// that ranks by the prediction should read.
+func OrderScored(firstTokens int) *ExpertMix {
+	x := NewExpertMix(firstTokens)
+	x.byOrder = true
+	return x
 }
 
 // MetaTrainMedian is the length model's metadata key for the median output
@@ -153,6 +188,27 @@ func (x *ExpertMix) Observe(b ProgramBlend, model, blended, actual int) {
 	if k == 0 {
 		x.first.Add(float64(actual))
 	}
+	for _, f := range x.recent[k] {
+		if f.actual == actual {
+			continue
+		}
+		for e, p := range pts {
+			if e == ExpertHistory && (!withHistory || !f.withHistory) {
+				continue
+			}
+			x.pairs[k][e]++
+			switch d := (p - f.pts[e]) * (actual - f.actual); {
+			case d < 0:
+				x.order[k][e]++
+			case d == 0:
+				x.order[k][e] += 0.5
+			}
+		}
+	}
+	if len(x.recent[k]) == orderWindow {
+		x.recent[k] = x.recent[k][1:]
+	}
+	x.recent[k] = append(x.recent[k], finished{pts: pts, withHistory: withHistory, actual: actual})
 }
 
 // weights are the experts' unnormalised weights in class k (history's 0
@@ -172,6 +228,12 @@ func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, sca
 		w[e] = 1
 		if n := x.n[k][e]; n > 0 {
 			mean[e] = x.loss[k][e] / n
+			if x.byOrder {
+				mean[e] = 0.5 // no pair scored yet: a coin's
+				if p := x.pairs[k][e]; p > 0 {
+					mean[e] = x.order[k][e] / p
+				}
+			}
 			least, sum, scored = min(least, mean[e]), sum+mean[e], scored+1
 		}
 	}
@@ -185,8 +247,8 @@ func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, sca
 			}
 		}
 	}
-	if withHistory && x.n[k][ExpertHistory] > 0 {
-		scale = max(mean[ExpertHistory], 1)
+	if n := x.n[k][ExpertHistory]; withHistory && n > 0 {
+		scale = max(x.loss[k][ExpertHistory]/n, 1)
 	}
 	return w, scale
 }

@@ -110,3 +110,33 @@ func TestExpertMixConcurrent(t *testing.T) {
 		t.Fatal("nothing was learnt")
 	}
 }
+
+// Where the expert with the lower absolute error orders segments worse, the
+// two scorings part: first segments alternate between 30 and 50 tokens, the
+// model says 60 more (in order, 60 off) and history the median 40 (10 off,
+// every pair tied). NewExpertMix moves the weight to history, OrderScored
+// to the model, and its prediction follows the model's order.
+func TestExpertMixOrderScored(t *testing.T) {
+	abs, ord := NewExpertMix(40), OrderScored(40)
+	for i := range 200 {
+		actual := 30 + 20*(i%2)
+		for _, x := range []*ExpertMix{abs, ord} {
+			x.Observe(ProgramBlend{}, actual+60, actual+60, actual)
+		}
+	}
+	if a, _ := abs.Weights(); a[ExpertHistory] < 0.95 {
+		t.Fatalf("absolute errors: history weighs %.3f, want most (10 tokens off against 60)", a[ExpertHistory])
+	}
+	o, _ := ord.Weights()
+	if o[ExpertHistory] > 0.05 {
+		t.Fatalf("order errors: history weighs %.3f, want little (every pair tied)", o[ExpertHistory])
+	}
+	short, _, _ := ord.Predict(ProgramBlend{}, 90, nil, 0)
+	long, _, _ := ord.Predict(ProgramBlend{}, 110, nil, 0)
+	if short >= long {
+		t.Fatalf("order-scored predictions %d for the model's 90 and %d for its 110: want the model's order", short, long)
+	}
+	if n, _, _ := abs.Predict(ProgramBlend{}, 90, nil, 0); n > 45 {
+		t.Fatalf("absolute-scored prediction %d, want near history's 40", n)
+	}
+}
