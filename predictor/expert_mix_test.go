@@ -93,21 +93,25 @@ func TestExpertMixWithoutMedianAndNil(t *testing.T) {
 
 // Serve predicts and learns from several goroutines (run with -race).
 func TestExpertMixConcurrent(t *testing.T) {
-	x := NewExpertMix(40)
+	testExpertMixConcurrent(t, "absolute errors", NewExpertMix(40))
+	testExpertMixConcurrent(t, "order errors", OrderScored(40))
+}
+
+func testExpertMixConcurrent(t *testing.T, scoring string, x *ExpertMix) {
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
 			var b ProgramBlend
 			for i := range 200 {
-				_, _, blended := x.Predict(b, 50+g, nil, 0)
-				x.Observe(b, 50+g, blended, 60)
+				_, _, blended := x.Predict(b, 50+g+i%3, nil, 0)
+				x.Observe(b, 50+g+i%3, blended, 60+i%3)
 				b = b.Observe(50, 60+i%3, "t")
 			}
 		})
 	}
 	wg.Wait()
 	if first, later := x.Weights(); first[0] == later[0] && first[0] == 1.0/3 {
-		t.Fatal("nothing was learnt")
+		t.Fatalf("%s: nothing was learnt", scoring)
 	}
 }
 
