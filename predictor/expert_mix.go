@@ -59,12 +59,13 @@ type ExpertMix struct {
 	byOrder bool // weigh by order errors (OrderScored), not absolute errors
 
 	mu     sync.Mutex
-	loss   [2][numExperts]float64 // per class (first segment, later): summed absolute errors
-	n      [2][numExperts]float64 // the segments each was scored on (history may join late)
-	first  P2Quantile             // the lengths of the first segments finished
-	order  [2][numExperts]float64 // per class: pairs each expert ordered wrongly (ties half)
-	pairs  [2][numExperts]float64 // the pairs each was scored on
-	recent [2][]finished          // per class: the last orderWindow segments finished
+	loss   [2][numExperts]float64   // per class (first segment, later): summed absolute errors
+	n      [2][numExperts]float64   // the segments each was scored on (history may join late)
+	first  P2Quantile               // the lengths of the first segments finished
+	order  [2][numExperts]float64   // per class: pairs each expert ordered wrongly (ties half)
+	pairs  [2][numExperts]float64   // the pairs each was scored on
+	recent [2][orderWindow]finished // per class: the segments finished last, a ring
+	seen   [2]int                   // per class: segments put in the ring
 }
 
 // orderWindow is how many of the segments finished last a finished segment
@@ -188,16 +189,27 @@ func (x *ExpertMix) Observe(b ProgramBlend, model, blended, actual int) {
 	if k == 0 {
 		x.first.Add(float64(actual))
 	}
-	for _, f := range x.recent[k] {
-		if f.actual == actual {
+	if x.byOrder {
+		x.scoreOrder(k, finished{pts: pts, withHistory: withHistory, actual: actual})
+	}
+}
+
+// scoreOrder pairs a finished segment of class k with the ones finished
+// before it in the ring, books each expert's wrong orders, and puts it in
+// the ring. x.mu is held.
+func (x *ExpertMix) scoreOrder(k int, s finished) {
+	ring := &x.recent[k]
+	for i := range min(x.seen[k], orderWindow) {
+		f := &ring[i]
+		if f.actual == s.actual {
 			continue
 		}
-		for e, p := range pts {
-			if e == ExpertHistory && (!withHistory || !f.withHistory) {
+		for e, p := range s.pts {
+			if e == ExpertHistory && (!s.withHistory || !f.withHistory) {
 				continue
 			}
 			x.pairs[k][e]++
-			switch d := (p - f.pts[e]) * (actual - f.actual); {
+			switch d := (p - f.pts[e]) * (s.actual - f.actual); {
 			case d < 0:
 				x.order[k][e]++
 			case d == 0:
@@ -205,10 +217,8 @@ func (x *ExpertMix) Observe(b ProgramBlend, model, blended, actual int) {
 			}
 		}
 	}
-	if len(x.recent[k]) == orderWindow {
-		x.recent[k] = x.recent[k][1:]
-	}
-	x.recent[k] = append(x.recent[k], finished{pts: pts, withHistory: withHistory, actual: actual})
+	ring[x.seen[k]%orderWindow] = s
+	x.seen[k]++
 }
 
 // weights are the experts' unnormalised weights in class k (history's 0
