@@ -225,7 +225,9 @@ func (x *ExpertMix) scoreOrder(k int, s finished) {
 // without it) and the Laplace scale of history's distribution (its mean
 // absolute error; BlendPriorTokens before it was scored). An expert weighs
 // exp(−ExpertMixRate × its segments × (its mean error − the lowest) / the
-// experts' average mean error); one not yet scored weighs 1. x.mu is held.
+// experts' average mean error), the error being the absolute one or, with
+// OrderScored, the share of pairs ordered wrongly (the rate was chosen for
+// the absolute one); one not yet scored weighs 1. x.mu is held.
 func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, scale float64) {
 	m := numExperts
 	if !withHistory {
