@@ -29,7 +29,7 @@ type Predictors struct {
 	Duration *predictor.DurationEstimator
 	// Mix is the run's mixture of the model, the model blended with its
 	// program and the history baseline, learnt across programs as serve
-	// learns it (predictor.ExpertMix); nil: the program blend alone.
+	// learns it (predictor.OrderScored); nil: the program blend alone.
 	Mix *predictor.ExpertMix
 }
 

@@ -57,12 +57,12 @@ func BenchmarkGoForward(b *testing.B) {
 
 // A shipped-model prediction blended with the program's evidence and mixed
 // with it and the history baseline, as serve predicts a program's later
-// segments (ExpertMix over the model and its ProgramBlend).
+// segments (OrderScored over the model and its ProgramBlend).
 func BenchmarkPredictLengthBlended(b *testing.B) {
 	m := benchModel(b)
 	in := sampleInput()
 	var pb ProgramBlend
-	mix := NewExpertMix(41)
+	mix := OrderScored(41)
 	for i := range 5 {
 		_, _, blended := mix.Predict(pb, 40, nil, 0)
 		mix.Observe(pb, 40, blended, 30+10*i)
@@ -72,5 +72,24 @@ func BenchmarkPredictLengthBlended(b *testing.B) {
 	for b.Loop() {
 		n, probs := m.PredictLength(in)
 		mix.Predict(pb, n, probs, m.OverflowTokens())
+	}
+}
+
+// What a finished segment costs the mixture (serve books one per segment),
+// by scoring: the order score pairs it with the orderWindow before it.
+func BenchmarkExpertMixObserve(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		mix  *ExpertMix
+	}{{"absolute", NewExpertMix(41)}, {"order", OrderScored(41)}} {
+		b.Run(c.name, func(b *testing.B) {
+			pb := ProgramBlend{}.Observe(40, 35, "search")
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				c.mix.Observe(pb, 40+i%7, 38+i%5, 30+i%11)
+				i++
+			}
+		})
 	}
 }

@@ -20,8 +20,11 @@
 // there is one), weighted by how well each predicted the program's earlier
 // segments. Across programs: ExpertMix mixes that with the history baseline,
 // weighted by their errors on the deployment's finished segments, first
-// segments and later ones apart. serve and bench apply both to every
-// prediction, and eval prints them (BlendByProgram). The model is unchanged.
+// segments and later ones apart; OrderScored weighs them by the pairs of
+// finished segments they order wrongly, since policies rank by the
+// prediction. serve and bench apply the blend and OrderScored to every
+// prediction, and eval prints both mixtures (BlendByProgram). The model is
+// unchanged.
 //
 // Online learning: OnlineLength updates a copy of the shipped MLP by SGD on
 // each finished segment and predicts with the shipped model unless the

@@ -42,6 +42,13 @@ var ExpertNames = [numExperts]string{"model", "blend", "history"}
 // the model alone may beat its blend. Before any segment has finished the
 // three weigh the same (on a first segment the blend is the model).
 //
+// Absolute errors choose the expert with the lowest MAE, which is not the
+// one that ranks segments best: on infercept-multi the model alone has the
+// lower MAE for most of a run but orders concurrent segments worse than its
+// blend (docs/results-predictor.md, 2026-11-27), and a scheduler ranks.
+// OrderScored weighs the experts by the order they got wrong instead; serve
+// and bench predict with it, eval reports both.
+//
 // Why by hand: exponentially weighted averaging of three experts is a few
 // running sums and exponentials; a library would add a dependency for a
 // dozen lines. Safe for concurrent use; a nil *ExpertMix predicts with the
@@ -49,10 +56,28 @@ var ExpertNames = [numExperts]string{"model", "blend", "history"}
 type ExpertMix struct {
 	firstTokens int // history's point for a first segment before any finished; < 0: none
 
-	mu    sync.Mutex
-	loss  [2][numExperts]float64 // per class (first segment, later): summed absolute errors
-	n     [2][numExperts]float64 // the segments each was scored on (history may join late)
-	first P2Quantile             // the lengths of the first segments finished
+	byOrder bool // weigh by order errors (OrderScored), not absolute errors
+
+	mu     sync.Mutex
+	loss   [2][numExperts]float64   // per class (first segment, later): summed absolute errors
+	n      [2][numExperts]float64   // the segments each was scored on (history may join late)
+	first  P2Quantile               // the lengths of the first segments finished
+	order  [2][numExperts]float64   // per class: pairs each expert ordered wrongly (ties half)
+	pairs  [2][numExperts]float64   // the pairs each was scored on
+	recent [2][orderWindow]finished // per class: the segments finished last, a ring
+	seen   [2]int                   // per class: segments put in the ring
+}
+
+// orderWindow is how many of the segments finished last a finished segment
+// is paired with to score the experts' order.
+const orderWindow = 32
+
+// finished is a finished segment as the order score keeps it: the experts'
+// points (history's only when it had one) and the actual length.
+type finished struct {
+	pts         [numExperts]int
+	withHistory bool
+	actual      int
 }
 
 // NewExpertMix starts a mixture that knows nothing yet. firstTokens is the
@@ -61,6 +86,17 @@ type ExpertMix struct {
 // out of first segments until then.
 func NewExpertMix(firstTokens int) *ExpertMix {
 	return &ExpertMix{firstTokens: firstTokens, first: NewP2Quantile(0.5)}
+}
+
+// OrderScored is a mixture like NewExpertMix's that weighs its experts by
+// how often they order pairs of finished segments wrongly (each finished
+// segment against the orderWindow finished before it in its class; a tie
+// counts half) instead of by their absolute errors: the mixture a scheduler
+// that ranks by the prediction should read.
+func OrderScored(firstTokens int) *ExpertMix {
+	x := NewExpertMix(firstTokens)
+	x.byOrder = true
+	return x
 }
 
 // MetaTrainMedian is the length model's metadata key for the median output
@@ -153,13 +189,45 @@ func (x *ExpertMix) Observe(b ProgramBlend, model, blended, actual int) {
 	if k == 0 {
 		x.first.Add(float64(actual))
 	}
+	if x.byOrder {
+		x.scoreOrder(k, finished{pts: pts, withHistory: withHistory, actual: actual})
+	}
+}
+
+// scoreOrder pairs a finished segment of class k with the ones finished
+// before it in the ring, books each expert's wrong orders, and puts it in
+// the ring. x.mu is held.
+func (x *ExpertMix) scoreOrder(k int, s finished) {
+	ring := &x.recent[k]
+	for i := range min(x.seen[k], orderWindow) {
+		f := &ring[i]
+		if f.actual == s.actual {
+			continue
+		}
+		for e, p := range s.pts {
+			if e == ExpertHistory && (!s.withHistory || !f.withHistory) {
+				continue
+			}
+			x.pairs[k][e]++
+			switch d := (p - f.pts[e]) * (s.actual - f.actual); {
+			case d < 0:
+				x.order[k][e]++
+			case d == 0:
+				x.order[k][e] += 0.5
+			}
+		}
+	}
+	ring[x.seen[k]%orderWindow] = s
+	x.seen[k]++
 }
 
 // weights are the experts' unnormalised weights in class k (history's 0
 // without it) and the Laplace scale of history's distribution (its mean
 // absolute error; BlendPriorTokens before it was scored). An expert weighs
 // exp(−ExpertMixRate × its segments × (its mean error − the lowest) / the
-// experts' average mean error); one not yet scored weighs 1. x.mu is held.
+// experts' average mean error), the error being the absolute one or, with
+// OrderScored, the share of pairs ordered wrongly (the rate was chosen for
+// the absolute one); one not yet scored weighs 1. x.mu is held.
 func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, scale float64) {
 	m := numExperts
 	if !withHistory {
@@ -172,6 +240,12 @@ func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, sca
 		w[e] = 1
 		if n := x.n[k][e]; n > 0 {
 			mean[e] = x.loss[k][e] / n
+			if x.byOrder {
+				mean[e] = 0.5 // no pair scored yet: a coin's
+				if p := x.pairs[k][e]; p > 0 {
+					mean[e] = x.order[k][e] / p
+				}
+			}
 			least, sum, scored = min(least, mean[e]), sum+mean[e], scored+1
 		}
 	}
@@ -185,8 +259,8 @@ func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, sca
 			}
 		}
 	}
-	if withHistory && x.n[k][ExpertHistory] > 0 {
-		scale = max(mean[ExpertHistory], 1)
+	if n := x.n[k][ExpertHistory]; withHistory && n > 0 {
+		scale = max(x.loss[k][ExpertHistory]/n, 1)
 	}
 	return w, scale
 }

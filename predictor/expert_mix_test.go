@@ -93,20 +93,54 @@ func TestExpertMixWithoutMedianAndNil(t *testing.T) {
 
 // Serve predicts and learns from several goroutines (run with -race).
 func TestExpertMixConcurrent(t *testing.T) {
-	x := NewExpertMix(40)
+	testExpertMixConcurrent(t, "absolute errors", NewExpertMix(40))
+	testExpertMixConcurrent(t, "order errors", OrderScored(40))
+}
+
+func testExpertMixConcurrent(t *testing.T, scoring string, x *ExpertMix) {
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
 			var b ProgramBlend
 			for i := range 200 {
-				_, _, blended := x.Predict(b, 50+g, nil, 0)
-				x.Observe(b, 50+g, blended, 60)
+				_, _, blended := x.Predict(b, 50+g+i%3, nil, 0)
+				x.Observe(b, 50+g+i%3, blended, 60+i%3)
 				b = b.Observe(50, 60+i%3, "t")
 			}
 		})
 	}
 	wg.Wait()
 	if first, later := x.Weights(); first[0] == later[0] && first[0] == 1.0/3 {
-		t.Fatal("nothing was learnt")
+		t.Fatalf("%s: nothing was learnt", scoring)
+	}
+}
+
+// Where the expert with the lower absolute error orders segments worse, the
+// two scorings part: first segments alternate between 30 and 50 tokens, the
+// model says 60 more (in order, 60 off) and history the median 40 (10 off,
+// every pair tied). NewExpertMix moves the weight to history, OrderScored
+// to the model, and its prediction follows the model's order.
+func TestExpertMixOrderScored(t *testing.T) {
+	abs, ord := NewExpertMix(40), OrderScored(40)
+	for i := range 200 {
+		actual := 30 + 20*(i%2)
+		for _, x := range []*ExpertMix{abs, ord} {
+			x.Observe(ProgramBlend{}, actual+60, actual+60, actual)
+		}
+	}
+	if a, _ := abs.Weights(); a[ExpertHistory] < 0.95 {
+		t.Fatalf("absolute errors: history weighs %.3f, want most (10 tokens off against 60)", a[ExpertHistory])
+	}
+	o, _ := ord.Weights()
+	if o[ExpertHistory] > 0.05 {
+		t.Fatalf("order errors: history weighs %.3f, want little (every pair tied)", o[ExpertHistory])
+	}
+	short, _, _ := ord.Predict(ProgramBlend{}, 90, nil, 0)
+	long, _, _ := ord.Predict(ProgramBlend{}, 110, nil, 0)
+	if short >= long {
+		t.Fatalf("order-scored predictions %d for the model's 90 and %d for its 110: want the model's order", short, long)
+	}
+	if n, _, _ := abs.Predict(ProgramBlend{}, 90, nil, 0); n > 45 {
+		t.Fatalf("absolute-scored prediction %d, want near history's 40", n)
 	}
 }

@@ -140,7 +140,9 @@ type lengthState struct {
 	rel     prometheus.Observer
 	learner *lengthLearner // nil unless the predictor learns online
 	// mix mixes the model's program-blended predictions with the history
-	// baseline, learnt across the deployment's programs; nil without a model.
+	// baseline, learnt across the deployment's programs by how well each
+	// ordered the finished segments (predictor.OrderScored: policies rank
+	// by the prediction); nil without a model.
 	mix *predictor.ExpertMix
 }
 
@@ -160,7 +162,7 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 		}
 		st.p, st.source, requested, fallback, model = v.LengthPredictor, v.Source, v.Requested, v.Fallback, v.Model
 		if v.model != nil {
-			st.mix = predictor.NewExpertMix(predictor.TrainMedian(v.model.Info()))
+			st.mix = predictor.OrderScored(predictor.TrainMedian(v.model.Info()))
 		}
 		if v.learner != nil {
 			st.learner = v.learner
@@ -168,12 +170,12 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 		}
 	case *predictor.Model:
 		st.source = LengthONNX
-		st.mix = predictor.NewExpertMix(predictor.TrainMedian(v.Info()))
+		st.mix = predictor.OrderScored(predictor.TrainMedian(v.Info()))
 	case predictor.HistoryPredictor, *predictor.HistoryPredictor:
 		st.source = LengthHistory
 	case predictor.GoClassifier, *predictor.GoClassifier:
 		st.source = "go"
-		st.mix = predictor.NewExpertMix(-1) // no training median known: later segments only
+		st.mix = predictor.OrderScored(-1) // no training median known: later segments only
 	default:
 		st.source = fmt.Sprintf("%T", l)
 	}
@@ -201,7 +203,7 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 			for e, name := range predictor.ExpertNames {
 				m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 					Name:        "pitstop_predictor_mix_weight",
-					Help:        "Weight of each length expert (the model, the model blended with its program, the history baseline) in the predictions policies see, learnt from finished segments across programs (predictor.ExpertMix), for programs' first segments and later ones.",
+					Help:        "Weight of each length expert (the model, the model blended with its program, the history baseline) in the predictions policies see, learnt from how each ordered finished segments across programs (predictor.OrderScored), for programs' first segments and later ones.",
 					ConstLabels: prometheus.Labels{"segments": seg, "expert": name},
 				}, func() float64 {
 					first, later := st.mix.Weights()
@@ -282,9 +284,9 @@ func (s *seqCtl) segmentInput() predictor.Input {
 // (the call's first, or the next after a tool round): the predictor's
 // output, the same blended with the program's mean by how well each
 // predicted the program's earlier segments (predictor.ProgramBlend), and
-// the history baseline, mixed by how well each did on the deployment's
-// finished segments (predictor.ExpertMix); the distribution policies see is
-// the mixed one.
+// the history baseline, mixed by how well each ordered the deployment's
+// finished segments (predictor.OrderScored); the point is the median of the
+// mixed distribution, which is the one policies see.
 func (s *seqCtl) predictLength() {
 	s.predModel, s.predDist = s.rt.length.predict(s.segmentInput())
 	if s.predDist == nil {

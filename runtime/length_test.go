@@ -132,7 +132,7 @@ func TestLengthONNX(t *testing.T) {
 	if median < 0 {
 		t.Fatal("the shipped model has no training median in its metadata")
 	}
-	want, _, _ := predictor.NewExpertMix(median).Predict(predictor.ProgramBlend{}, model, probs, l.model.OverflowTokens())
+	want, _, _ := predictor.OrderScored(median).Predict(predictor.ProgramBlend{}, model, probs, l.model.OverflowTokens())
 	if f.Predicted.Decode != max(want, 1) {
 		t.Errorf("forecast %d tokens, the model (%d) mixed evenly with the training median (%d) gives %d", f.Predicted.Decode, model, median, want)
 	}

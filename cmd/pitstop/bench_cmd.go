@@ -519,8 +519,9 @@ func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predicto
 	}
 	var mix *predictor.ExpertMix
 	if mlp != nil {
-		// As serve: the model's side mixed with the history baseline.
-		mix = predictor.NewExpertMix(median)
+		// As serve: the model's side mixed with the history baseline, by
+		// how well each ordered the finished segments (policies rank by it).
+		mix = predictor.OrderScored(median)
 	}
 	if mlp != nil {
 		length = bench.NewMemoLength(length)

@@ -289,10 +289,12 @@ MAE (online, not learning, history) every 50 records as CSV.
 The "+ program blend" line combines the model's predictions, per program, with the
 program's mean output so far (after the same last tool, where the program had one),
 weighted by how well each did on the program's earlier segments (predictor.ProgramBlend).
-The "+ blend + mix" lines are what serve predicts: that blend mixed with the history
-baseline, weighted by the absolute errors of each on the segments replayed before (first
-segments and later ones apart; predictor.ExpertMix): the shipped model's weights are not
-changed, but the mixture learns across programs.`,
+The "+ blend + mix" lines mix that blend with the history baseline, weighted by the
+absolute errors of each on the segments replayed before (first segments and later ones
+apart; predictor.ExpertMix): the shipped model's weights are not changed, but the mixture
+learns across programs. The "+ order mix" line weighs the same experts by how often they
+ordered pairs of finished segments wrongly (predictor.OrderScored): what serve and bench
+predict with, since policies rank by the prediction.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if model == "" || len(traces) == 0 {
@@ -360,6 +362,11 @@ changed, but the mixture learns across programs.`,
 			if err != nil {
 				return err
 			}
+			orderMix, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
+				predictor.OrderScored(predictor.TrainMedian(info))), recs)
+			if err != nil {
+				return err
+			}
 			if online {
 				cold := rep
 				var probs [][]float32
@@ -386,6 +393,7 @@ changed, but the mixture learns across programs.`,
 			}
 			coldBlend.WriteSummary(stdout, "model + program blend")
 			coldMix.WriteSummary(stdout, "model + blend + mix")
+			orderMix.WriteSummary(stdout, "model + order mix")
 			med := predictor.MedianTokens(train)
 			for _, b := range []struct {
 				name string
