@@ -158,6 +158,7 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.Float64Var(&o.PitstopTailBound, "pitstop-tail-bound", 0, "pitstop: explicit bound on a call's e2e latency in seconds (0: none); a waiting call that would pass it goes ahead, earliest deadline first")
 	fl.BoolVar(&o.PitstopFCFSTail, "pitstop-fcfs-tail", false, "pitstop: a waiting call that has waited longer than arrival order's p99 end-to-end time (learned) goes ahead, in arrival order")
 	fl.Float64Var(&o.PitstopFCFSSlack, "pitstop-fcfs-slack", 0, "pitstop with --pitstop-fcfs-tail: stretch the learned arrival-order wait by 1+this (>= 0)")
+	fl.StringVar(&o.PitstopTail, "pitstop-tail", "", "pitstop: tail rules, guard (the tail guard alone) or aging, started joined by + (docs/results-policies.md, session 7)")
 	fl.Float64Var(&o.PitstopSlowdown, "pitstop-slowdown", 0, "pitstop: tail guard; while programs are in attained-service queues, a waiting call that has waited this many times the predicted rest of its own service goes ahead, oldest first (0: the default 50; < 0: off)")
 	fl.Float64Var(&o.ProgramWeight, "program-weight", 0, "pitstop --program-order remaining: weight of the program's expected remaining work against the call's memory-over-time (0: default 1)")
 	fl.Float64Var(&o.ProgramCVLow, "program-cv-low", 0, "pitstop: below this CV of program service, programs finish in arrival order (0: default 0.7)")

@@ -107,6 +107,7 @@ type Pitstop struct {
 	fcfs       fcfsReference
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
+	tail       tailRules
 }
 
 // NewPitstop builds the policy.
@@ -119,6 +120,7 @@ func NewPitstop(o Options) *Pitstop {
 	if o.PitstopStarvation > 0 {
 		starve.threshold = o.PitstopStarvation
 	}
+	tail, _ := parseTailRules(o.PitstopTail) // Validate reports a bad value
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -139,6 +141,7 @@ func NewPitstop(o Options) *Pitstop {
 		noCached:   o.NoCachedHandling,
 		fcfsTail:   o.PitstopFCFSTail,
 		fcfsSlack:  o.PitstopFCFSSlack,
+		tail:       tail,
 	}
 }
 
@@ -204,6 +207,9 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		key = p.score(v, s, st)
 	}
 	class := 2.0
+	if p.tail.aging && ord != byArrival {
+		key = p.agedKey(v, s, key)
+	}
 	switch ord {
 	case byRemaining:
 		key += p.weight * p.model.remaining(st.row.attained())
@@ -248,6 +254,8 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		return engine.Priority{Class: 1.5, Key: s.Arrival().Seconds()}
 	case (ord == byQueue || ord == byGittins) && p.overdue(v, s, st):
 		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
+	case p.tail.started && startedFirst(s):
+		class = 1.75
 	}
 	return engine.Priority{Class: class, Key: key}
 }
@@ -419,7 +427,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
@@ -431,8 +439,8 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
-	if p.fcfsTail {
-		p.fcfs.observe(e) // the reference serves the tail rule alone
+	if p.fcfsTail || p.tail.aging {
+		p.fcfs.observe(e) // the reference serves the tail rules alone
 	}
 	switch e.Kind {
 	case engine.EvPaused:

@@ -73,6 +73,9 @@ type Options struct {
 	// docs/results-policies.md. PitstopFCFSSlack (ε) defaults to 0.
 	PitstopFCFSTail  bool
 	PitstopFCFSSlack float64
+	// PitstopTail picks pitstop's tail rules (parseTailRules): "guard" for
+	// the tail guard alone, or "aging", "started" joined by "+".
+	PitstopTail string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -193,6 +196,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("TTL scale must not be negative, got %g", o.TTLScale)
 	case o.PitstopFCFSSlack < 0:
 		return fmt.Errorf("pitstop fcfs slack must not be negative, got %g", o.PitstopFCFSSlack)
+	case badTail(o.PitstopTail) != nil:
+		return badTail(o.PitstopTail)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
@@ -256,3 +261,5 @@ func validOrder(name string) bool {
 	_, ok := programOrders[name]
 	return ok
 }
+
+func badTail(s string) error { _, err := parseTailRules(s); return err }
