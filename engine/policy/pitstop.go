@@ -120,7 +120,7 @@ func NewPitstop(o Options) *Pitstop {
 	if o.PitstopStarvation > 0 {
 		starve.threshold = o.PitstopStarvation
 	}
-	tail, _ := parseTailRules(o.PitstopTail) // Validate reports a bad value
+	tail, _ := newTailRules(o) // Validate reports bad values
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -254,8 +254,6 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		return engine.Priority{Class: 1.5, Key: s.Arrival().Seconds()}
 	case (ord == byQueue || ord == byGittins) && p.overdue(v, s, st):
 		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
-	case p.tail.started && startedFirst(s):
-		class = 1.75
 	}
 	return engine.Priority{Class: class, Key: key}
 }

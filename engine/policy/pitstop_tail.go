@@ -3,81 +3,57 @@ package policy
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/pitstop-llm/pitstop/engine"
 )
 
-// tailRules is which of pitstop's tail rules are on (Options.PitstopTail).
+// tailRules is which of pitstop's tail rules are on (Options.PitstopTail,
+// PitstopAgingPower, PitstopAgingClock).
 type tailRules struct {
-	aging   bool // generalized cμ aging against the arrival-order reference (agedKey)
-	age     bool // experimental: age since arrival in place of the wait
-	power   int  // experimental: exponent of the marginal cost (0 or 1: linear; -1: exponential)
-	started bool // started calls keep their place ahead of fresh ones (startedFirst)
+	aging  bool    // generalized cμ aging against arrival order's p99 (agedKey)
+	power  float64 // the aging's exponent
+	byWait bool    // age by the wait alone instead of the time since arrival
 }
 
-// parseTailRules reads Options.PitstopTail: "guard" (none of the rules
-// below: the tail guard alone, the behaviour before them), or a
-// "+"-separated list of "aging" and "started"; "" is the default.
-func parseTailRules(s string) (tailRules, error) {
-	var r tailRules
-	if s == "" || s == "guard" {
+// newTailRules reads the options: PitstopTail is "aging" (the default) or
+// "guard" (no aging: the tail guard alone, the behaviour before it).
+func newTailRules(o Options) (tailRules, error) {
+	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
+	switch {
+	case o.PitstopAgingClock != "" && o.PitstopAgingClock != "age" && o.PitstopAgingClock != "wait":
+		return r, fmt.Errorf("unknown pitstop aging clock %q (valid: age, wait)", o.PitstopAgingClock)
+	case !(o.PitstopAgingPower > 0) || math.IsInf(o.PitstopAgingPower, 0):
+		return r, fmt.Errorf("pitstop aging power must be a positive number, got %g", o.PitstopAgingPower)
+	case o.PitstopTail == "guard":
+		return r, nil
+	case o.PitstopTail == "aging":
+		r.aging = true
 		return r, nil
 	}
-	for _, f := range strings.Split(s, "+") {
-		switch f {
-		case "aging":
-			r.aging = true
-		case "aging2":
-			r.aging, r.power = true, 2
-		case "aging3":
-			r.aging, r.power = true, 3
-		case "age":
-			r.age = true
-		case "agingexp":
-			r.aging, r.power = true, -1
-		case "started":
-			r.started = true
-		default:
-			return r, fmt.Errorf("unknown pitstop tail rule %q in %q (valid: guard, or aging, started joined by +)", f, s)
-		}
-	}
-	return r, nil
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
-// that is linear (the mean) plus quadratic past the tail of arrival order:
-// c(w) = w + w²/(2T), whose marginal cost 1 + w/T divides the call's cost to
-// the engine (its memory-over-time, the key). T is arrival order's p99
-// end-to-end time, learned online (fcfsReference: the conservation-law wait
-// plus the p99 of the calls' own times), so no time scale is set by hand: a
-// call that has waited T is served as if it were half its size, one that has
-// waited 3T a quarter. Until the reference is known, the key stands.
+// that is linear in a call's end-to-end time (the mean) and grows faster
+// past the tail of arrival order: the call's cost to the engine (its
+// memory-over-time, the key) is divided by the marginal delay cost
+// (1 + a/T)^power, a its age (time since arrival, what its end-to-end time
+// will include) and T arrival order's p99 end-to-end time learned online
+// (fcfsReference: the conservation-law wait plus the p99 of the calls' own
+// times), so no time scale is set by hand. The default power 2 ages the
+// square root of memory-over-time linearly: memory-over-time grows as the
+// square of a call's length (memory held × time), its root as the length,
+// the size HRRN and the cμ rule age. A call as old as T then ranks as a
+// quarter of its memory-over-time, one of 3T as a sixteenth. Until the
+// reference is known the key stands.
 func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float64 {
 	t, ok := p.fcfs.bound(p.fcfsSlack)
 	if !ok || t <= 0 {
 		return key
 	}
-	x := v.Wait(s).Seconds() / t
-	if p.tail.age {
-		x = (v.Now - s.Arrival()).Seconds() / t
+	a := v.Now - s.Arrival()
+	if p.tail.byWait {
+		a = v.Wait(s)
 	}
-	switch p.tail.power {
-	case 2:
-		return key / ((1 + x) * (1 + x))
-	case 3:
-		return key / ((1 + x) * (1 + x) * (1 + x))
-	case -1:
-		return key * math.Exp(-x)
-	}
-	return key / (1 + x)
-}
-
-// startedFirst reports whether a waiting call has started (it produced a
-// token, then was preempted or came back from its tool without its KV on
-// the device): such a call goes ahead of the calls that have not started,
-// so the calls arriving after it cannot push it back indefinitely (past
-// capacity they never stop arriving).
-func startedFirst(s *engine.Sequence) bool {
-	return s.Generated() > 0 && s.State() != engine.Running
+	return key / math.Pow(1+max(a.Seconds(), 0)/t, p.tail.power)
 }
