@@ -134,6 +134,9 @@ func benchCases() []benchCase {
 	for _, o := range []string{"call", "arrival", "queues", "remaining"} {
 		cs = append(cs, benchCase{"pitstop-" + o, "pitstop", Options{ProgramOrder: o}})
 	}
+	// The order before session 7's aging, to compare in one run.
+	cs = append(cs, benchCase{"pitstop-guard", "pitstop", Options{PitstopTail: "guard"}})
+	cs = append(cs, benchCase{"pitstop-call-guard", "pitstop", Options{ProgramOrder: "call", PitstopTail: "guard"}})
 	return cs
 }
 

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"time"
+
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
 )
@@ -108,6 +110,7 @@ type Pitstop struct {
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
 	tail       tailRules
+	lastAged   time.Duration // when the aging last re-ranked
 }
 
 // NewPitstop builds the policy.
@@ -414,7 +417,8 @@ func (p *Pitstop) Traits() engine.Traits { return engine.Traits{PrefixCache: tru
 // Refresh re-ranks every runnable call when the program order changes, every
 // 4·AgingEvery iterations while programs are in queues (AgingEvery with β;
 // the tail guard's threshold, tens of times a call's service, needs no more),
-// when a call starved, and every ScoreRefresh iterations when set.
+// when a call starved, every ScoreRefresh iterations when set, and as the
+// aging needs (agingDue).
 func (p *Pitstop) Refresh(v *engine.View) bool {
 	due := p.starve.refresh(v)
 	// A new program order re-ranks everything at once; within an order only
@@ -425,10 +429,13 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
+		due = true
+	}
+	if p.agingDue(v) {
 		due = true
 	}
 	return p.refresh.due(v) || due

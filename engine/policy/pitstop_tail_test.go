@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestPitstopAging: by default a waiting call's memory-over-time is divided
@@ -68,5 +69,32 @@ func TestPitstopTailOptions(t *testing.T) {
 	}
 	if r, _ := newTailRules(Options{PitstopTail: "guard"}.Defaults()); r.aging {
 		t.Fatalf("guard: %+v, want no rule", r)
+	}
+}
+
+// TestPitstopAgingRefresh: the aging asks for a full re-rank every
+// T/agingRefreshes seconds once T is known, not every iteration; with the
+// rule off, never.
+func TestPitstopAgingRefresh(t *testing.T) {
+	p := NewPitstop(Options{ProgramOrder: "call"})
+	g := NewPitstop(Options{ProgramOrder: "call", PitstopTail: "guard"})
+	h := newHarness(t, p, testConfig())
+	v := h.view(h.e.Now(), 3)
+	if p.agingDue(v) {
+		t.Fatal("re-rank asked before the reference is known")
+	}
+	ref := fcfsReference{num: 10, den: 1, n: fcfsMinCalls, p99: 10} // T = 20 s: every 1 s
+	p.fcfs, g.fcfs = ref, ref
+	v.Now += time.Second
+	if !p.agingDue(v) {
+		t.Fatal("no re-rank once the reference is known")
+	}
+	v.Now += 900 * time.Millisecond
+	if p.agingDue(v) {
+		t.Fatal("re-rank asked 0.9 s after the last, under T/20 = 1 s")
+	}
+	v.Now += 100 * time.Millisecond
+	if !p.agingDue(v) || g.agingDue(v) {
+		t.Fatal("want a re-rank 1 s after the last with aging, none without")
 	}
 }
