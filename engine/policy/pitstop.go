@@ -87,30 +87,31 @@ import (
 // for ablations.
 type Pitstop struct {
 	engine.BasePolicy
-	a          attained
-	model      programModel
-	starve     starvation
-	beta       float64
-	slowdown   float64
-	tailBound  float64
-	weight     float64
-	cvLow      float64
-	cvHigh     float64
-	refresh    scoreRefresh
-	noQueues   bool
-	fixedOrder bool
-	lastOrder  programOrder // the order of the last full re-rank
-	forced     programOrder
-	noMOT      bool
-	noDynamic  bool
-	noHeld     bool
-	noCached   bool
-	readmit    readmitWait
-	fcfs       fcfsReference
-	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
-	fcfsSlack  float64 // its ε
-	tail       tailRules
-	lastAged   time.Duration // when the aging last re-ranked
+	a            attained
+	model        programModel
+	starve       starvation
+	beta         float64
+	slowdown     float64
+	tailBound    float64
+	weight       float64
+	cvLow        float64
+	cvHigh       float64
+	refresh      scoreRefresh
+	noQueues     bool
+	fixedOrder   bool
+	lastOrder    programOrder // the order of the last full re-rank
+	forced       programOrder
+	noMOT        bool
+	noDynamic    bool
+	noHeld       bool
+	noCached     bool
+	readmit      readmitWait
+	fcfs         fcfsReference
+	fcfsTail     bool    // the tail rule against arrival order (lateVsFCFS), off by default
+	fcfsSlack    float64 // its ε
+	tail         tailRules
+	lastAged     time.Duration // when the aging last re-ranked
+	lastAgedIter int64         // and at which iteration
 }
 
 // NewPitstop builds the policy.

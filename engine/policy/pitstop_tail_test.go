@@ -73,8 +73,8 @@ func TestPitstopTailOptions(t *testing.T) {
 }
 
 // TestPitstopAgingRefresh: the aging asks for a full re-rank every
-// T/agingRefreshes seconds once T is known, not every iteration; with the
-// rule off, never.
+// T/agingRefreshes seconds once T is known, and not within 4·AgingEvery
+// iterations of the last; with the rule off, never.
 func TestPitstopAgingRefresh(t *testing.T) {
 	p := NewPitstop(Options{ProgramOrder: "call"})
 	g := NewPitstop(Options{ProgramOrder: "call", PitstopTail: "guard"})
@@ -86,15 +86,22 @@ func TestPitstopAgingRefresh(t *testing.T) {
 	ref := fcfsReference{num: 10, den: 1, n: fcfsMinCalls, p99: 10} // T = 20 s: every 1 s
 	p.fcfs, g.fcfs = ref, ref
 	v.Now += time.Second
+	v.Iteration += 64
 	if !p.agingDue(v) {
 		t.Fatal("no re-rank once the reference is known")
 	}
+	v.Now += 1500 * time.Millisecond
+	v.Iteration += 10
+	if p.agingDue(v) {
+		t.Fatal("re-rank asked 10 iterations after the last, under 4·AgingEvery = 64")
+	}
+	v.Iteration += 54
+	if !p.agingDue(v) || g.agingDue(v) {
+		t.Fatal("want a re-rank 1.5 s and 64 iterations after the last with aging, none without")
+	}
 	v.Now += 900 * time.Millisecond
+	v.Iteration += 200
 	if p.agingDue(v) {
 		t.Fatal("re-rank asked 0.9 s after the last, under T/20 = 1 s")
-	}
-	v.Now += 100 * time.Millisecond
-	if !p.agingDue(v) || g.agingDue(v) {
-		t.Fatal("want a re-rank 1 s after the last with aging, none without")
 	}
 }
