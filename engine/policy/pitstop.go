@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"time"
-
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
 )
@@ -87,31 +85,29 @@ import (
 // for ablations.
 type Pitstop struct {
 	engine.BasePolicy
-	a            attained
-	model        programModel
-	starve       starvation
-	beta         float64
-	slowdown     float64
-	tailBound    float64
-	weight       float64
-	cvLow        float64
-	cvHigh       float64
-	refresh      scoreRefresh
-	noQueues     bool
-	fixedOrder   bool
-	lastOrder    programOrder // the order of the last full re-rank
-	forced       programOrder
-	noMOT        bool
-	noDynamic    bool
-	noHeld       bool
-	noCached     bool
-	readmit      readmitWait
-	fcfs         fcfsReference
-	fcfsTail     bool    // the tail rule against arrival order (lateVsFCFS), off by default
-	fcfsSlack    float64 // its ε
-	tail         tailRules
-	lastAged     time.Duration // when the aging last re-ranked
-	lastAgedIter int64         // and at which iteration
+	a          attained
+	model      programModel
+	starve     starvation
+	beta       float64
+	slowdown   float64
+	tailBound  float64
+	weight     float64
+	cvLow      float64
+	cvHigh     float64
+	refresh    scoreRefresh
+	noQueues   bool
+	fixedOrder bool
+	lastOrder  programOrder // the order of the last full re-rank
+	forced     programOrder
+	noMOT      bool
+	noDynamic  bool
+	noHeld     bool
+	noCached   bool
+	readmit    readmitWait
+	fcfs       fcfsReference
+	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
+	fcfsSlack  float64 // its ε
+	tail       tailRules
 }
 
 // NewPitstop builds the policy.
@@ -418,8 +414,10 @@ func (p *Pitstop) Traits() engine.Traits { return engine.Traits{PrefixCache: tru
 // Refresh re-ranks every runnable call when the program order changes, every
 // 4·AgingEvery iterations while programs are in queues (AgingEvery with β;
 // the tail guard's threshold, tens of times a call's service, needs no more),
-// when a call starved, every ScoreRefresh iterations when set, and as the
-// aging needs (agingDue).
+// when a call starved, and every ScoreRefresh iterations when set. The aging
+// (the waiting calls' keys age at different rates) re-ranks every
+// 4·AgingEvery iterations too: more often would break the ordering step's
+// budget (issue 3: a re-rank of 10,000 waiting calls costs milliseconds).
 func (p *Pitstop) Refresh(v *engine.View) bool {
 	due := p.starve.refresh(v)
 	// A new program order re-ranks everything at once; within an order only
@@ -430,13 +428,10 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
-		due = true
-	}
-	if p.agingDue(v) {
 		due = true
 	}
 	return p.refresh.due(v) || due

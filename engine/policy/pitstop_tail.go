@@ -61,25 +61,3 @@ func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float
 	}
 	return key / math.Pow(f, p.tail.power)
 }
-
-// agingRefreshes is how many re-ranks the aging asks for per T of time: the
-// factor (1 + a/T)^power of a waiting call moves by at most about
-// power/agingRefreshes between two (10 % at the default power).
-const agingRefreshes = 20
-
-// agingDue reports whether the aging wants a full re-rank now: every
-// T/agingRefreshes seconds once the reference T is known, and never more
-// often than the queues re-rank (4·AgingEvery iterations): a re-rank of
-// 10,000 waiting calls costs milliseconds, and the ordering step's budget
-// (issue 3) allows one about every 64 iterations.
-func (p *Pitstop) agingDue(v *engine.View) bool {
-	if !p.tail.aging || v.Iteration-p.lastAgedIter < 4*p.a.agingEvery {
-		return false
-	}
-	t, ok := p.fcfs.bound(p.fcfsSlack)
-	if !ok || t <= 0 || (v.Now-p.lastAged).Seconds() < t/agingRefreshes {
-		return false
-	}
-	p.lastAged, p.lastAgedIter = v.Now, v.Iteration
-	return true
-}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
 )
 
 // TestPitstopAging: by default a waiting call's memory-over-time is divided
@@ -72,36 +71,30 @@ func TestPitstopTailOptions(t *testing.T) {
 	}
 }
 
-// TestPitstopAgingRefresh: the aging asks for a full re-rank every
-// T/agingRefreshes seconds once T is known, and not within 4·AgingEvery
-// iterations of the last; with the rule off, never.
+// TestPitstopAgingRefresh: with the aging on, a full re-rank every
+// 4·AgingEvery iterations (64), not more often; with the rule off (call
+// order, nothing else drifting), none.
 func TestPitstopAgingRefresh(t *testing.T) {
 	p := NewPitstop(Options{ProgramOrder: "call"})
 	g := NewPitstop(Options{ProgramOrder: "call", PitstopTail: "guard"})
 	h := newHarness(t, p, testConfig())
 	v := h.view(h.e.Now(), 3)
-	if p.agingDue(v) {
-		t.Fatal("re-rank asked before the reference is known")
+	p.Refresh(v)
+	g.Refresh(v) // the first call sees a new order
+	reranks := func(q *Pitstop) int {
+		n := 0
+		for range 640 {
+			v.Iteration++
+			if q.Refresh(v) {
+				n++
+			}
+		}
+		return n
 	}
-	ref := fcfsReference{num: 10, den: 1, n: fcfsMinCalls, p99: 10} // T = 20 s: every 1 s
-	p.fcfs, g.fcfs = ref, ref
-	v.Now += time.Second
-	v.Iteration += 64
-	if !p.agingDue(v) {
-		t.Fatal("no re-rank once the reference is known")
+	if n := reranks(p); n != 10 {
+		t.Fatalf("aging: %d re-ranks in 640 iterations, want 10", n)
 	}
-	v.Now += 1500 * time.Millisecond
-	v.Iteration += 10
-	if p.agingDue(v) {
-		t.Fatal("re-rank asked 10 iterations after the last, under 4·AgingEvery = 64")
-	}
-	v.Iteration += 54
-	if !p.agingDue(v) || g.agingDue(v) {
-		t.Fatal("want a re-rank 1.5 s and 64 iterations after the last with aging, none without")
-	}
-	v.Now += 900 * time.Millisecond
-	v.Iteration += 200
-	if p.agingDue(v) {
-		t.Fatal("re-rank asked 0.9 s after the last, under T/20 = 1 s")
+	if n := reranks(g); n != 0 {
+		t.Fatalf("guard, call order: %d re-ranks, want 0", n)
 	}
 }
