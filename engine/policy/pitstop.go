@@ -52,6 +52,12 @@ import (
 //     so short calls that wait a little are not promoted, as a fixed counter
 //     or β would. In the other orders it cost the mean more than it saved
 //     the tail, and is not applied.
+//   - Aging (PitstopTail "aging", the default; "guard" switches it off): a
+//     waiting call's memory-over-time is divided by (1 + age/T)², T arrival
+//     order's p99 end-to-end time learned online (fcfsReference), the
+//     generalized cμ rule for a delay cost that grows past arrival order's
+//     tail (agedKey); not in arrival order, whose programs already finish
+//     in order.
 //   - An explicit tail bound (PitstopTailBound, off by default: the
 //     deployment's latency target in seconds): a waiting call whose time
 //     since arrival plus the predicted rest of its service (restOfService)
