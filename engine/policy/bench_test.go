@@ -120,6 +120,7 @@ func BenchmarkRanking10k(b *testing.B) {
 type benchCase struct {
 	name, policy string
 	opts         Options
+	aged         bool // pitstop with its arrival-order reference known (T = 20 s), so the aging re-ranks
 }
 
 // benchCases are every policy with its defaults, and pitstop in each fixed
@@ -129,11 +130,16 @@ type benchCase struct {
 func benchCases() []benchCase {
 	var cs []benchCase
 	for _, n := range Names() {
-		cs = append(cs, benchCase{n, n, Options{}})
+		cs = append(cs, benchCase{name: n, policy: n})
 	}
 	for _, o := range []string{"call", "arrival", "queues", "remaining"} {
-		cs = append(cs, benchCase{"pitstop-" + o, "pitstop", Options{ProgramOrder: o}})
+		cs = append(cs, benchCase{name: "pitstop-" + o, policy: "pitstop", opts: Options{ProgramOrder: o}})
 	}
+	// The order before session 7's aging, to compare in one run.
+	cs = append(cs, benchCase{name: "pitstop-guard", policy: "pitstop", opts: Options{PitstopTail: "guard"}})
+	cs = append(cs, benchCase{name: "pitstop-call-guard", policy: "pitstop", opts: Options{ProgramOrder: "call", PitstopTail: "guard"}})
+	cs = append(cs, benchCase{name: "pitstop-aged", policy: "pitstop", aged: true})
+	cs = append(cs, benchCase{name: "pitstop-call-aged", policy: "pitstop", opts: Options{ProgramOrder: "call"}, aged: true})
 	return cs
 }
 
@@ -167,6 +173,9 @@ func BenchmarkOrdering10k(b *testing.B) {
 			pol, err := New(c.policy, c.opts)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if c.aged {
+				pol.(*Pitstop).fcfs = fcfsReference{num: 10, den: 1, n: fcfsMinCalls, p99: 10}
 			}
 			cfg := engine.Config{NumBlocks: 1 << 17, BlockSize: 16, HostBlocks: 1 << 16, MaxBatchedTokens: 512, MaxSeqs: 256, Cost: testCost()}
 			e, err := engine.New(cfg, engine.NewVirtualClock(), zeroExec{}, pol)

@@ -52,6 +52,12 @@ import (
 //     so short calls that wait a little are not promoted, as a fixed counter
 //     or β would. In the other orders it cost the mean more than it saved
 //     the tail, and is not applied.
+//   - Aging (PitstopTail "aging", the default; "guard" switches it off): a
+//     waiting call's memory-over-time is divided by (1 + age/T)², T arrival
+//     order's p99 end-to-end time learned online (fcfsReference), the
+//     generalized cμ rule for a delay cost that grows past arrival order's
+//     tail (agedKey); not in arrival order, whose programs already finish
+//     in order.
 //   - An explicit tail bound (PitstopTailBound, off by default: the
 //     deployment's latency target in seconds): a waiting call whose time
 //     since arrival plus the predicted rest of its service (restOfService)
@@ -107,6 +113,7 @@ type Pitstop struct {
 	fcfs       fcfsReference
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
+	tail       tailRules
 }
 
 // NewPitstop builds the policy.
@@ -119,6 +126,7 @@ func NewPitstop(o Options) *Pitstop {
 	if o.PitstopStarvation > 0 {
 		starve.threshold = o.PitstopStarvation
 	}
+	tail, _ := newTailRules(o) // Validate reports bad values
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -139,6 +147,7 @@ func NewPitstop(o Options) *Pitstop {
 		noCached:   o.NoCachedHandling,
 		fcfsTail:   o.PitstopFCFSTail,
 		fcfsSlack:  o.PitstopFCFSSlack,
+		tail:       tail,
 	}
 }
 
@@ -204,6 +213,9 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		key = p.score(v, s, st)
 	}
 	class := 2.0
+	if p.tail.aging && ord != byArrival {
+		key = p.agedKey(v, s, key)
+	}
 	switch ord {
 	case byRemaining:
 		key += p.weight * p.model.remaining(st.row.attained())
@@ -408,7 +420,10 @@ func (p *Pitstop) Traits() engine.Traits { return engine.Traits{PrefixCache: tru
 // Refresh re-ranks every runnable call when the program order changes, every
 // 4·AgingEvery iterations while programs are in queues (AgingEvery with β;
 // the tail guard's threshold, tens of times a call's service, needs no more),
-// when a call starved, and every ScoreRefresh iterations when set.
+// when a call starved, and every ScoreRefresh iterations when set. The aging
+// (the waiting calls' keys age at different rates) re-ranks every
+// 4·AgingEvery iterations too: more often would break the ordering step's
+// budget (issue 3: a re-rank of 10,000 waiting calls costs milliseconds).
 func (p *Pitstop) Refresh(v *engine.View) bool {
 	due := p.starve.refresh(v)
 	// A new program order re-ranks everything at once; within an order only
@@ -419,7 +434,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
@@ -431,8 +446,8 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
-	if p.fcfsTail {
-		p.fcfs.observe(e) // the reference serves the tail rule alone
+	if p.fcfsTail || p.tail.aging {
+		p.fcfs.observe(e) // the reference serves the tail rules alone
 	}
 	switch e.Kind {
 	case engine.EvPaused:

@@ -73,6 +73,17 @@ type Options struct {
 	// docs/results-policies.md. PitstopFCFSSlack (ε) defaults to 0.
 	PitstopFCFSTail  bool
 	PitstopFCFSSlack float64
+	// PitstopTail picks pitstop's tail rules (newTailRules): "aging" (the
+	// default: generalized cμ aging of the memory-over-time key against
+	// arrival order's p99, learned online), "guard" (the tail guard alone,
+	// the order before session 7).
+	// PitstopAgingPower is the aging's exponent (default 2) and
+	// PitstopAgingClock what it ages by: "age" (time since arrival, the
+	// default) or "wait" (time runnable and not running). Measured in
+	// docs/results-policies.md (session 7).
+	PitstopTail       string
+	PitstopAgingPower float64
+	PitstopAgingClock string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -160,6 +171,10 @@ func (o Options) Defaults() Options {
 	deff(&o.ProgramIdle, 120)
 	deff(&o.ProgramWeight, 1)
 	deff(&o.PitstopSlowdown, 50)
+	if o.PitstopTail == "" {
+		o.PitstopTail = "aging"
+	}
+	deff(&o.PitstopAgingPower, 2)
 	deff(&o.ProgramCVLow, 0.7)
 	deff(&o.ProgramCVHigh, 1)
 	deff(&o.TTFTSLO, 0.4)
@@ -193,6 +208,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("TTL scale must not be negative, got %g", o.TTLScale)
 	case o.PitstopFCFSSlack < 0:
 		return fmt.Errorf("pitstop fcfs slack must not be negative, got %g", o.PitstopFCFSSlack)
+	case badTail(o) != nil:
+		return badTail(o)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
@@ -256,3 +273,6 @@ func validOrder(name string) bool {
 	_, ok := programOrders[name]
 	return ok
 }
+
+// badTail is newTailRules's error on o's tail options (o with defaults).
+func badTail(o Options) error { _, err := newTailRules(o); return err }

@@ -1,0 +1,63 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// tailRules is which of pitstop's tail rules are on (Options.PitstopTail,
+// PitstopAgingPower, PitstopAgingClock).
+type tailRules struct {
+	aging  bool    // generalized cμ aging against arrival order's p99 (agedKey)
+	power  float64 // the aging's exponent
+	byWait bool    // age by the wait alone instead of the time since arrival
+}
+
+// newTailRules reads the options: PitstopTail is "aging" (the default) or
+// "guard" (no aging: the tail guard alone, the behaviour before it).
+func newTailRules(o Options) (tailRules, error) {
+	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
+	switch {
+	case o.PitstopAgingClock != "" && o.PitstopAgingClock != "age" && o.PitstopAgingClock != "wait":
+		return r, fmt.Errorf("unknown pitstop aging clock %q (valid: age, wait)", o.PitstopAgingClock)
+	case !(o.PitstopAgingPower > 0) || math.IsInf(o.PitstopAgingPower, 0):
+		return r, fmt.Errorf("pitstop aging power must be a positive number, got %g", o.PitstopAgingPower)
+	case o.PitstopTail == "guard":
+		return r, nil
+	case o.PitstopTail == "aging":
+		r.aging = true
+		return r, nil
+	}
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard)", o.PitstopTail)
+}
+
+// agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
+// that is linear in a call's end-to-end time (the mean) and grows faster
+// past the tail of arrival order: the call's cost to the engine (its
+// memory-over-time, the key) is divided by the marginal delay cost
+// (1 + a/T)^power, a its age (time since arrival, what its end-to-end time
+// will include) and T arrival order's p99 end-to-end time learned online
+// (fcfsReference: the conservation-law wait plus the p99 of the calls' own
+// times), so no time scale is set by hand. The default power 2 ages the
+// square root of memory-over-time linearly: memory-over-time grows as the
+// square of a call's length (memory held × time), its root as the length,
+// the size HRRN and the cμ rule age. A call as old as T then ranks as a
+// quarter of its memory-over-time, one of 3T as a sixteenth. Until the
+// reference is known the key stands.
+func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float64 {
+	t, ok := p.fcfs.bound(p.fcfsSlack)
+	if !ok || t <= 0 {
+		return key
+	}
+	a := v.Now - s.Arrival()
+	if p.tail.byWait {
+		a = v.Wait(s)
+	}
+	f := 1 + max(a.Seconds(), 0)/t
+	if p.tail.power == 2 {
+		return key / (f * f) // the default, without Pow's cost
+	}
+	return key / math.Pow(f, p.tail.power)
+}
