@@ -4,7 +4,7 @@
 # Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
 #   policy plas: chat, mcts, mixed, scale, scale-rest, scale-rest-8, scale-rr-32,
 #   speed; added 2026-11-27: mcts-23, mixed-23 (seeds 2-3), mcts-rest, mixed-rest (the four
-#   other balancers, seed 1), scale-rest-16, scale-rest-32;
+#   other balancers, seed 1; BALANCERS overrides mcts-rest's), scale-rest-16, scale-rest-32;
 #   policies atlas and pitstop: pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1,
 #   pol-chat-base-23, pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at,
 #   pol-mcts-at23, pol-mixed-at23;
@@ -35,7 +35,7 @@ mixed) sustained mixed 4 autellix,pitstop 1 1.5 0.1 mixed-plas ;;
 # the same grid (start 1.5, resolution 0.1) as the two steps above.
 mcts-23) seed=2 sustained mcts 4 autellix,pitstop 2 1.5 0.1 mcts-plas-s23 ;;
 mixed-23) seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.1 mixed-plas-s23 ;;
-mcts-rest) sustained mcts 4 round-robin,least-used,least-tokens,prefix 1 1.5 0.1 mcts-plas-rest ;;
+mcts-rest) sustained mcts 4 "${BALANCERS:-round-robin,prefix}" 1 1.5 0.1 mcts-plas-rest ;; # least-used is autellix on mcts (every call <= 2,048 tokens); least-tokens not run (time)
 mixed-rest) sustained mixed 4 round-robin,least-used,least-tokens,prefix 1 1.5 0.1 mixed-plas-rest ;;
 scale) # one replica: every balancer places alike
 	sustained chat 1 pitstop 1 0.5 0.025 scale-1
@@ -63,8 +63,8 @@ pol-mcts-at) policies=atlas,pitstop sustained mcts 4 autellix,pitstop 1 1 1 mcts
 pol-mixed-at) policies=atlas,pitstop sustained mixed 4 autellix,pitstop 1 2 2 mixed-atlas-pitstop-at2 --sustained-max 2 ;;
 pol-mcts-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 1 "mcts-${POL:-atlas,pitstop}-at1-s23" --sustained-max 1 ;;
 pol-mixed-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 2 2 "mixed-${POL:-atlas,pitstop}-at2-s23" --sustained-max 2 ;;
-pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1 0.2 "mcts-${POL:-atlas,pitstop}-s1" ;;
-pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s1" ;;
+pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1 0.2 "mcts-$(tr , - <<<"${POL:-atlas,pitstop}")-s1" ;;
+pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-$(tr , - <<<"${POL:-atlas,pitstop}")-s1" ;;
 pol-mcts-23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 0.2 "mcts-${POL:-atlas,pitstop}-s23" ;;
 pol-mixed-23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s23" ;;
 plots) # latency against rate per series, from each saved report's trials, into docs/img/cluster
@@ -73,7 +73,11 @@ plots) # latency against rate per series, from each saved report's trials, into 
 		stem=$(basename "$js" .json)
 		case $stem in *-at[0-9]*) continue ;; esac # one rate per series: nothing to draw
 		"$pitstop" bench --sustained --sustained-from "$js" --out "$tmp/$stem" >/dev/null
-		for f in "$tmp/$stem"/*-sustained-e2e_mean.png "$tmp/$stem"/*-sustained-e2e_p99.png; do
+		plots=("$tmp/$stem"/*-sustained-e2e_mean.png "$tmp/$stem"/*-sustained-e2e_p99.png)
+		if grep -q '"e2e_p95_s"' "$js"; then # reports written before p95 existed would plot zeros
+			plots+=("$tmp/$stem"/*-sustained-e2e_p95.png)
+		fi
+		for f in "${plots[@]}"; do
 			mv "$f" "docs/img/cluster/$stem-${f##*-sustained-}"
 		done
 	done
