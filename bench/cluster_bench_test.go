@@ -37,3 +37,30 @@ func BenchmarkClusterChat(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkClusterMCTS replays 300 s of mcts on 4 replicas of
+// a100-80g-llama3-8b at 1 program/s with the autellix balancer: the
+// 4-replica mcts trial of issue 13's sustained searches, the slowest replay
+// there (an mcts program is 160 calls), cut to 300 s to profile
+// (go test -run XXX -bench ClusterMCTS -cpuprofile cpu.out ./bench/).
+func BenchmarkClusterMCTS(b *testing.B) {
+	w, err := workload.MCTS(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prof, err := sim.LoadProfile("a100-80g-llama3-8b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		reps := ProfileReplicas(slices.Repeat([]*sim.Profile{prof}, 4), func() engine.Policy {
+			p, _ := policy.New("plas", policy.Options{})
+			return p
+		})
+		run, err := RunCluster(context.Background(), ClusterConfig{Replicas: reps, Balancer: cluster.NewAutellix(2048),
+			Run: RunConfig{Workload: w, Name: "plas", Rate: 1, Duration: 300, Seed: 1}})
+		if err != nil || run.Completed == 0 {
+			b.Fatalf("%v (%d calls done)", err, run.Completed)
+		}
+	}
+}

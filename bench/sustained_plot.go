@@ -106,11 +106,11 @@ func SustainedTrialsReport(rep *SustainedReport) *report.Report {
 	out := &report.Report{Workload: rep.Workload, Executor: rep.Executor, Profile: rep.Profile}
 	for _, pol := range rep.Policies {
 		type sum struct {
-			n                        int
-			e2e, p99, ttft, ptl, slo float64
-			sloTTFT, sloTPOT         float64
-			stopped                  bool
-			policy, balancer         string
+			n                             int
+			e2e, p95, p99, ttft, ptl, slo float64
+			sloTTFT, sloTPOT              float64
+			stopped                       bool
+			policy, balancer              string
 		}
 		byRate := map[float64]*sum{}
 		var rates []float64
@@ -124,6 +124,7 @@ func SustainedTrialsReport(rep *SustainedReport) *report.Report {
 				}
 				s.n++
 				s.e2e += t.Run.E2EMeanS
+				s.p95 += t.Run.E2EP95S
 				s.p99 += t.Run.E2EP99S
 				s.ttft += t.Run.TTFTMeanS
 				s.ptl += t.Run.ProgramTokenLatencyS
@@ -136,7 +137,7 @@ func SustainedTrialsReport(rep *SustainedReport) *report.Report {
 			s := byRate[r]
 			n := float64(s.n)
 			run := report.Run{Policy: s.policy, Balancer: s.balancer, Rate: r, Replicas: rep.Replicas,
-				E2EMeanS: s.e2e / n, E2EP99S: s.p99 / n, TTFTMeanS: s.ttft / n, ProgramTokenLatencyS: s.ptl / n,
+				E2EMeanS: s.e2e / n, E2EP95S: s.p95 / n, E2EP99S: s.p99 / n, TTFTMeanS: s.ttft / n, ProgramTokenLatencyS: s.ptl / n,
 				SLOAttainment: s.slo / n, SLOTTFTS: s.sloTTFT, SLOTPOTS: s.sloTPOT}
 			if run.Policy == "" { // a report from before runs carried their series
 				run.Policy, run.Balancer, _ = strings.Cut(pol.Policy, "/")

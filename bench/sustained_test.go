@@ -186,11 +186,11 @@ func TestJudgeThroughputByArrival(t *testing.T) {
 }
 
 // The searches' trials become one run per series and rate: latencies are
-// the means over the seeds that tried the rate, a stopped trial stops its
+// the means over the seeds that tried the rate (p95 too), a stopped trial stops its
 // rate, and the series keeps its policy and balancer.
 func TestSustainedTrialsReport(t *testing.T) {
 	trial := func(rate, e2e, p99 float64, stopped bool) SustainedTrial {
-		r := report.Run{Policy: "plas", Balancer: "pitstop", Rate: rate, E2EMeanS: e2e, E2EP99S: p99}
+		r := report.Run{Policy: "plas", Balancer: "pitstop", Rate: rate, E2EMeanS: e2e, E2EP95S: p99 / 2, E2EP99S: p99}
 		if stopped {
 			r.StoppedAtS = 100
 		}
@@ -210,7 +210,7 @@ func TestSustainedTrialsReport(t *testing.T) {
 	}
 	for i, w := range want {
 		r := got.Runs[i]
-		if r.Rate != w.rate || r.E2EMeanS != w.e2e || r.E2EP99S != w.p99 || r.Stopped() != w.stopped || r.Series() != "plas/pitstop" || r.Replicas != 4 {
+		if r.Rate != w.rate || r.E2EMeanS != w.e2e || r.E2EP95S != w.p99/2 || r.E2EP99S != w.p99 || r.Stopped() != w.stopped || r.Series() != "plas/pitstop" || r.Replicas != 4 {
 			t.Fatalf("run %d: %+v, want %+v", i, r, w)
 		}
 	}

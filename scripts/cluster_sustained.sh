@@ -3,12 +3,14 @@
 # policy/balancer on simulated replicas of a100-80g-llama3-8b by bench --sustained.
 # Usage: scripts/cluster_sustained.sh STEP [OUT_DIR]
 #   policy plas: chat, mcts, mixed, scale, scale-rest, scale-rest-8, scale-rr-32,
-#   speed;
+#   speed; added 2026-11-27: mcts-23, mixed-23 (seeds 2-3), mcts-rest, mixed-rest (the four
+#   other balancers, seed 1; BALANCERS overrides mcts-rest's), scale-rest-16, scale-rest-32;
 #   policies atlas and pitstop: pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1,
 #   pol-chat-base-23, pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at,
 #   pol-mcts-at23, pol-mixed-at23;
 #   plots: latency against rate per balancer from docs/data/cluster/*.json into docs/img/cluster.
-#   POLICIES and SEED set the policies and first seed of the plas steps; POL the policies of
+#   POLICIES and SEED set the policies and first seed of the plas steps; PARALLEL the trials
+#   run at once (default 2; 1 when the machine is busy: results do not change, wall time does); POL the policies of
 #   pol-mcts-1/23/at23 and pol-mixed-1/23/at23 (default atlas,pitstop; the JSON is named after them).
 # Heavy: run one step at a time, under nice, on a quiet machine if you have one.
 set -euo pipefail
@@ -19,15 +21,22 @@ pitstop=${PITSTOP:-pitstop}
 all=round-robin,least-used,least-tokens,prefix,autellix,pitstop
 policies=${POLICIES:-plas}
 seed=${SEED:-1}
+parallel=${PARALLEL:-2}
 sustained() { # workload replicas balancers seeds start resolution name [extra flags]
 	nice -n 10 "$pitstop" bench --sustained --workload "$1" --replicas "$2" --profile a100-80g-llama3-8b \
 		--policies "$policies" --seed "$seed" --balancers "$3" --duration 1800 --sustained-seeds "$4" --sustained-start "$5" \
-		--sustained-resolution "$6" --parallel 2 --json "$out/$7.json" --out "$out" "${@:8}"
+		--sustained-resolution "$6" --parallel "$parallel" --json "$out/$7.json" --out "$out" "${@:8}"
 }
 case $step in
 chat) sustained chat 4 "$all" 3 1.5 0.1 chat-plas ;;
 mcts) sustained mcts 4 autellix,pitstop 1 1.5 0.1 mcts-plas ;;
 mixed) sustained mixed 4 autellix,pitstop 1 1.5 0.1 mixed-plas ;;
+# Added 2026-11-27: seeds 2-3 of mcts and mixed, and the four other balancers on seed 1, on
+# the same grid (start 1.5, resolution 0.1) as the two steps above.
+mcts-23) seed=2 sustained mcts 4 autellix,pitstop 2 1.5 0.1 mcts-plas-s23 ;;
+mixed-23) seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.1 mixed-plas-s23 ;;
+mcts-rest) sustained mcts 4 "${BALANCERS:-round-robin,prefix}" 1 1.5 0.1 mcts-plas-rest ;; # least-used is autellix on mcts (every call <= 2,048 tokens); least-tokens not run (time)
+mixed-rest) sustained mixed 4 round-robin,least-used,least-tokens,prefix 1 1.5 0.1 mixed-plas-rest ;;
 scale) # one replica: every balancer places alike
 	sustained chat 1 pitstop 1 0.5 0.025 scale-1
 	sustained chat 2 round-robin,autellix,pitstop 1 1 0.05 scale-2
@@ -38,6 +47,8 @@ scale-rest) # the other balancers at 2 replicas (added 2026-11-27)
 	sustained chat 2 least-used,least-tokens,prefix 1 1 0.05 scale-2-rest ;;
 scale-rest-8) sustained chat 8 least-used,least-tokens,prefix 1 4 0.25 scale-8-rest ;;
 scale-rr-32) sustained chat 32 round-robin 1 8 1 scale-32-rr ;;
+scale-rest-16) sustained chat 16 least-used,least-tokens,prefix 1 8 0.5 scale-16-rest ;;
+scale-rest-32) sustained chat 32 least-used,least-tokens,prefix 1 8 1 scale-32-rest ;;
 # Policies atlas and pitstop. On chat (single-threaded programs) atlas is plas (NewATLAS's
 # doc; the chat step's trials show it), so chat runs the pitstop policy only. mcts and mixed
 # start at 1 and 1.5 with resolution 0.2 (a trial there costs 4-8x a chat trial).
@@ -52,8 +63,8 @@ pol-mcts-at) policies=atlas,pitstop sustained mcts 4 autellix,pitstop 1 1 1 mcts
 pol-mixed-at) policies=atlas,pitstop sustained mixed 4 autellix,pitstop 1 2 2 mixed-atlas-pitstop-at2 --sustained-max 2 ;;
 pol-mcts-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 1 "mcts-${POL:-atlas,pitstop}-at1-s23" --sustained-max 1 ;;
 pol-mixed-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 2 2 "mixed-${POL:-atlas,pitstop}-at2-s23" --sustained-max 2 ;;
-pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1 0.2 "mcts-${POL:-atlas,pitstop}-s1" ;;
-pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s1" ;;
+pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1 0.2 "mcts-$(tr , - <<<"${POL:-atlas,pitstop}")-s1" ;;
+pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-$(tr , - <<<"${POL:-atlas,pitstop}")-s1" ;;
 pol-mcts-23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 0.2 "mcts-${POL:-atlas,pitstop}-s23" ;;
 pol-mixed-23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s23" ;;
 plots) # latency against rate per series, from each saved report's trials, into docs/img/cluster
@@ -62,7 +73,11 @@ plots) # latency against rate per series, from each saved report's trials, into 
 		stem=$(basename "$js" .json)
 		case $stem in *-at[0-9]*) continue ;; esac # one rate per series: nothing to draw
 		"$pitstop" bench --sustained --sustained-from "$js" --out "$tmp/$stem" >/dev/null
-		for f in "$tmp/$stem"/*-sustained-e2e_mean.png "$tmp/$stem"/*-sustained-e2e_p99.png; do
+		plots=("$tmp/$stem"/*-sustained-e2e_mean.png "$tmp/$stem"/*-sustained-e2e_p99.png)
+		if grep -q '"e2e_p95_s"' "$js"; then # reports written before p95 existed would plot zeros
+			plots+=("$tmp/$stem"/*-sustained-e2e_p95.png)
+		fi
+		for f in "${plots[@]}"; do
 			mv "$f" "docs/img/cluster/$stem-${f##*-sustained-}"
 		done
 	done
@@ -71,5 +86,5 @@ speed)
 	rate=${RATE:-4.5} # pitstop's 8-replica sustained chat rate (Show 2)
 	time nice -n 10 "$pitstop" bench --workload chat --replicas 8 --profile a100-80g-llama3-8b --policies plas \
 		--balancers pitstop --rates "$rate" --duration 1800 --json "$out/speed-8.json" ;;
-*) echo "unknown step $step (valid: chat, mcts, mixed, scale, scale-rest, scale-rest-8, scale-rr-32, speed, pol-chat-base-23, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23, pol-mixed-at23, plots)" >&2; exit 2 ;;
+*) echo "unknown step $step (valid: chat, mcts, mixed, mcts-23, mixed-23, mcts-rest, mixed-rest, scale-rest-16, scale-rest-32, scale, scale-rest, scale-rest-8, scale-rr-32, speed, pol-chat-base-23, pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1, pol-mcts-1, pol-mixed-1, pol-mcts-23, pol-mixed-23, pol-mcts-at, pol-mixed-at, pol-mcts-at23, pol-mixed-at23, plots)" >&2; exit 2 ;;
 esac

@@ -3,11 +3,11 @@
 per series (policy/balancer) the sustained rate, mean over seeds (min-max), the ratio to the
 series named by --vs (same policy, that balancer), and means over seeds at each seed's
 sustained rate of: prefix-hit rate, recompute tokens per completed call, TTFT mean (queueing +
-prefill), e2e mean/p99, swap out, preemptions.
+prefill), e2e mean/p95/p99 (p95 nan in reports written before it existed), swap out, preemptions.
 Reports of one workload, policy and replica count given in several files (seed 1 in one, seeds
 2-3 in another) are merged series by series with --merge.
 --same-rate A B (series names, e.g. plas/autellix plas/pitstop) adds, per seed, every rate both
-searches tried: verdict, done/due, prefix hit, TTFT, TPOT, e2e mean/p99, swap, preemptions.
+searches tried: verdict, done/due, prefix hit, TTFT, TPOT, e2e mean/p95/p99, swap, preemptions.
 Usage: cluster_sustained_summary.py [--vs autellix] [--merge] [--same-rate A B] report.json..."""
 import json, sys
 
@@ -53,7 +53,7 @@ for rep in reports:
           f"warm-up {rep['warmup_s']:g} s, drain {rep['drain_s']:g} s, done >= {rep['min_throughput']:g} of due; resolution {rep['resolution']:g}")
     base = {p["policy"]: p["sustained_rate"] for p in rep["policies"]}
     print(f"{'series':22s} {'sustained':>9s} {'per seed':>22s} {'x'+(vs or ''):>10s} {'hit%':>6s} {'recomp/call':>11s} "
-          f"{'ttft_s':>7s} {'e2e_mean':>8s} {'e2e_p99':>8s} {'swapGB':>7s} {'preempt':>7s} {'trials':>6s}")
+          f"{'ttft_s':>7s} {'e2e_mean':>8s} {'e2e_p95':>8s} {'e2e_p99':>8s} {'swapGB':>7s} {'preempt':>7s} {'trials':>6s}")
     for p in rep["policies"]:
         at = [r for r in (at_rate(sd) for sd in p["seeds"]) if r]
         trials = sum(len(sd["trials"]) for sd in p["seeds"])
@@ -65,6 +65,7 @@ for rep in reports:
               f"{mean(lambda r: 100 * r.get('prefix_hit_rate', 0)):6.1f} "
               f"{mean(lambda r: r['recompute_tokens'] / max(r['completed'], 1)):11.0f} "
               f"{mean(lambda r: r['ttft_mean_s']):7.2f} {mean(lambda r: r['e2e_mean_s']):8.1f} "
+              f"{mean(lambda r: r.get('e2e_p95_s', float('nan'))):8.1f} "
               f"{mean(lambda r: r['e2e_p99_s']):8.1f} {mean(lambda r: r['swap_out_bytes'] / 1e9):7.0f} "
               f"{mean(lambda r: r.get('preemptions', 0)):7.0f} {trials:6d}")
     if pair:
@@ -74,7 +75,7 @@ for rep in reports:
             continue
         print(f"same rate, {pair[0]} | {pair[1]}:")
         print(f"{'seed':>4s} {'rate':>7s} {'sustained':>11s} {'done/due':>13s} {'hit%':>11s} {'ttft_s':>11s} "
-              f"{'tpot_ms':>9s} {'e2e_mean':>11s} {'e2e_p99':>11s} {'swapGB':>11s} {'preempt':>11s}")
+              f"{'tpot_ms':>9s} {'e2e_mean':>11s} {'e2e_p95':>11s} {'e2e_p99':>11s} {'swapGB':>11s} {'preempt':>11s}")
         for seed, a in by[pair[0]].items():
             b = by[pair[1]].get(seed)
             if not b:
@@ -91,6 +92,7 @@ for rep in reports:
                       f"{two(lambda t: t['run']['ttft_mean_s'], '.2f'):>11s} "
                       f"{two(lambda t: 1000 * t['run']['tpot_mean_s'], '.0f'):>9s} "
                       f"{two(lambda t: t['run']['e2e_mean_s'], '.1f'):>11s} "
+                      f"{two(lambda t: t['run'].get('e2e_p95_s', float('nan')), '.0f'):>11s} "
                       f"{two(lambda t: t['run']['e2e_p99_s'], '.0f'):>11s} "
                       f"{two(lambda t: t['run']['swap_out_bytes'] / 1e9, '.0f'):>11s} "
                       f"{two(lambda t: t['run'].get('preemptions', 0), 'd'):>11s}")

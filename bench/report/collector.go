@@ -497,11 +497,13 @@ func (c *Collector) Summarize(policy string, rate float64) Run {
 	e2e := sorted(e2eAll)
 	r.E2EMeanS = mean(e2e)
 	r.E2EP50S = percentile(e2e, 50)
+	r.E2EP95S = percentile(e2e, 95)
 	r.E2EP99S = percentile(e2e, 99)
 
 	ttft := sorted(ttftAll)
 	r.TTFTMeanS = mean(ttft)
 	r.TTFTP50S = percentile(ttft, 50)
+	r.TTFTP95S = percentile(ttft, 95)
 	r.TTFTP99S = percentile(ttft, 99)
 
 	tpot := sorted(c.tpot)

@@ -123,9 +123,11 @@ func TestCollectorCallMetrics(t *testing.T) {
 		{"completed", float64(r.Completed), 3},
 		{"e2e mean", r.E2EMeanS, 10.0 / 3},
 		{"e2e p50", r.E2EP50S, 3},
+		{"e2e p95", r.E2EP95S, 6},
 		{"e2e p99", r.E2EP99S, 6},
 		{"ttft mean", r.TTFTMeanS, 3.5 / 3},
 		{"ttft p50", r.TTFTP50S, 1},
+		{"ttft p95", r.TTFTP95S, 2},
 		{"ttft p99", r.TTFTP99S, 2},
 		{"tpot mean", r.TPOTMeanS, 1},
 		{"tpot p99", r.TPOTP99S, 1},
@@ -137,6 +139,29 @@ func TestCollectorCallMetrics(t *testing.T) {
 		{"orphans", float64(r.OrphanEvents), 0},
 	}
 	for _, tc := range tests {
+		if !near(tc.got, tc.want) {
+			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// p95 by nearest rank sits between p50 and p99 once there are enough calls:
+// of 20 calls with e2e 1..20 s and TTFT a tenth of that, p50 is the 10th, p95
+// the 19th (⌈0.95·20⌉) and p99 the 20th.
+func TestCollectorP95(t *testing.T) {
+	var events []event
+	for i := 1; i <= 20; i++ {
+		name := fmt.Sprintf("c%d", i)
+		events = append(events, arrive(name, "P", 0), first(name, float64(i)/10), finish(name, float64(i), 1))
+	}
+	r := collect(events...)
+	for _, tc := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"e2e p50", r.E2EP50S, 10}, {"e2e p95", r.E2EP95S, 19}, {"e2e p99", r.E2EP99S, 20},
+		{"ttft p50", r.TTFTP50S, 1}, {"ttft p95", r.TTFTP95S, 1.9}, {"ttft p99", r.TTFTP99S, 2},
+	} {
 		if !near(tc.got, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}

@@ -28,6 +28,7 @@ type plotMetric struct {
 
 var plotMetrics = []plotMetric{
 	{"e2e_mean", "mean end-to-end latency", "seconds", func(r *Run) float64 { return r.E2EMeanS }, false},
+	{"e2e_p95", "p95 end-to-end latency", "seconds", func(r *Run) float64 { return r.E2EP95S }, false},
 	{"e2e_p99", "p99 end-to-end latency", "seconds", func(r *Run) float64 { return r.E2EP99S }, false},
 	{"ttft_mean", "mean time to first token", "seconds", func(r *Run) float64 { return r.TTFTMeanS }, false},
 	{"program_token_latency", "program token latency (Autellix)", "seconds / token", func(r *Run) float64 { return r.ProgramTokenLatencyS }, false},
@@ -35,7 +36,7 @@ var plotMetrics = []plotMetric{
 		value: func(r *Run) float64 { return 100 * r.SLOAttainment }, percent: true},
 }
 
-// Plot draws one PNG per metric (mean and p99 e2e latency, mean TTFT,
+// Plot draws one PNG per metric (mean, p95 and p99 e2e latency, mean TTFT,
 // program token latency, and SLO attainment when the runs measured it: the
 // percentage of requests meeting both SLOs, the SLOs in the title) into
 // dir, creating dir if needed. Each figure has

@@ -17,7 +17,7 @@ func TestPlotPNGs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, m := range []string{"e2e_mean", "e2e_p99", "ttft_mean", "program_token_latency"} {
+	for _, m := range []string{"e2e_mean", "e2e_p95", "e2e_p99", "ttft_mean", "program_token_latency"} {
 		want = append(want, filepath.Join(dir, "infercept-multi-"+m+".png"))
 	}
 	if !slices.Equal(paths, want) {
@@ -62,8 +62,8 @@ func TestPlotDegenerate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(paths) != 4 {
-				t.Fatalf("%d plots, want 4", len(paths))
+			if len(paths) != 5 {
+				t.Fatalf("%d plots, want 5", len(paths))
 			}
 			for _, p := range paths {
 				if filepath.Dir(p) != dir {

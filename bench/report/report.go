@@ -30,6 +30,8 @@ type Run struct {
 
 	// Extras.
 	TTFTP50S                float64 `json:"ttft_p50_s"`
+	E2EP95S                 float64 `json:"e2e_p95_s"`
+	TTFTP95S                float64 `json:"ttft_p95_s"`
 	TPOTMeanS               float64 `json:"tpot_mean_s"`
 	TPOTP99S                float64 `json:"tpot_p99_s"`
 	Programs                int     `json:"programs"`

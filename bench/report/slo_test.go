@@ -206,7 +206,7 @@ func TestPlotSLOAttainment(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := filepath.Join(dir, "infercept-multi-slo_attainment.png")
-	if len(paths) != 5 || paths[4] != want {
+	if len(paths) != 6 || paths[5] != want {
 		t.Fatalf("paths %v, want the attainment plot %s last", paths, want)
 	}
 	if st, err := os.Stat(want); err != nil || st.Size() == 0 {

@@ -26,7 +26,7 @@ func WriteTable(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "SLO attainment: requests with TTFT <= T_TTFT and TPOT <= T_TPOT (%s); slo_att = both/ttft/tpot in %%\n", strings.Join(slo, "; "))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "policy\trate\tdone/req\te2e_mean\te2e_p50\te2e_p99\tttft_mean\tttft_p99\ttpot_ms\tprog_tok_lat\tthr_rps\tkv_util\tswap_GB(out/in)\trecompute\tleaked\t"
+	head := "policy\trate\tdone/req\te2e_mean\te2e_p50\te2e_p95\te2e_p99\tttft_mean\tttft_p99\ttpot_ms\tprog_tok_lat\tthr_rps\tkv_util\tswap_GB(out/in)\trecompute\tleaked\t"
 	if len(slo) > 0 {
 		head += "slo_att\t"
 	}
@@ -43,9 +43,9 @@ func WriteTable(w io.Writer, r *Report) {
 			mark = "*"
 			stopped = append(stopped, fmt.Sprintf("%s@%s at %s s", run.Series(), num(run.Rate), sec(run.StoppedAtS)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f/%.2f\t%d\t%d\t",
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f/%.2f\t%d\t%d\t",
 			run.Series(), num(run.Rate), run.Completed, run.Requests, mark,
-			sec(run.E2EMeanS), sec(run.E2EP50S), sec(run.E2EP99S),
+			sec(run.E2EMeanS), sec(run.E2EP50S), sec(run.E2EP95S), sec(run.E2EP99S),
 			sec(run.TTFTMeanS), sec(run.TTFTP99S),
 			sec(run.TPOTMeanS*1000), sec(run.ProgramTokenLatencyS),
 			sec(run.ThroughputRPS), run.KVUtilMean*100,

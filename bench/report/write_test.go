@@ -234,7 +234,7 @@ func TestWriteTable(t *testing.T) {
 	if !strings.Contains(lines[0], "workload=infercept-multi") {
 		t.Errorf("title line %q", lines[0])
 	}
-	for _, h := range []string{"policy", "rate", "done/req", "e2e_mean", "e2e_p50", "e2e_p99", "ttft_mean",
+	for _, h := range []string{"policy", "rate", "done/req", "e2e_mean", "e2e_p50", "e2e_p95", "e2e_p99", "ttft_mean",
 		"ttft_p99", "tpot_ms", "prog_tok_lat", "thr_rps", "kv_util", "swap_GB", "recompute", "leaked"} {
 		if !strings.Contains(lines[1], h) {
 			t.Errorf("header lacks %s: %q", h, lines[1])

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Records the bench golden reports that TestGoldenReports compares against, with a
 # pitstop binary built from the tree whose numbers are the reference, with the
-# oracle predictor (TestGoldenReports replays without a predictor: the truth).
+# oracle predictor and each policy's own engine features (TestGoldenReports replays
+# without a predictor, the truth, and each policy as policy.New builds it: --engine-features
+# paper; the binary's default became same after the goldens were first recorded).
 # Usage (from the repository root):
 #   go build -o /tmp/pitstop ./cmd/pitstop
 #   bench/testdata/golden/record.sh /tmp/pitstop quick   # or full; NAME... records only those
@@ -18,6 +20,6 @@ grep -v '^#' "testdata/golden/$set.txt" | while read -r name flags; do
 	fi
 	echo "== $name: bench $flags" >&2
 	# shellcheck disable=SC2086 # flags are words
-	"$bin" bench --executor sim --seed 1 --predictor oracle --policies "$policies" $flags \
+	"$bin" bench --executor sim --seed 1 --predictor oracle --engine-features paper --policies "$policies" $flags \
 		--json "testdata/golden/$set/$name.json" >/dev/null 2>&1
 done
