@@ -21,21 +21,7 @@ func BenchmarkClusterChat(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	prof, err := sim.LoadProfile("a100-80g-llama3-8b")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		reps := ProfileReplicas(slices.Repeat([]*sim.Profile{prof}, 8), func() engine.Policy {
-			p, _ := policy.New("plas", policy.Options{})
-			return p
-		})
-		run, err := RunCluster(context.Background(), ClusterConfig{Replicas: reps, Balancer: cluster.NewPitstop(),
-			Run: RunConfig{Workload: w, Name: "plas", Rate: 3, Duration: 300, Seed: 1}})
-		if err != nil || run.Completed == 0 {
-			b.Fatalf("%v (%d calls done)", err, run.Completed)
-		}
-	}
+	benchCluster(b, w, 8, func() cluster.Balancer { return cluster.NewPitstop() }, 3)
 }
 
 // BenchmarkClusterMCTS replays 300 s of mcts on 4 replicas of
@@ -48,17 +34,23 @@ func BenchmarkClusterMCTS(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchCluster(b, w, 4, func() cluster.Balancer { return cluster.NewAutellix(2048) }, 1)
+}
+
+// benchCluster replays 300 s of w at rate on n replicas of
+// a100-80g-llama3-8b under plas, placed by a new balancer each replay.
+func benchCluster(b *testing.B, w *workload.Workload, n int, balancer func() cluster.Balancer, rate float64) {
 	prof, err := sim.LoadProfile("a100-80g-llama3-8b")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		reps := ProfileReplicas(slices.Repeat([]*sim.Profile{prof}, 4), func() engine.Policy {
+		reps := ProfileReplicas(slices.Repeat([]*sim.Profile{prof}, n), func() engine.Policy {
 			p, _ := policy.New("plas", policy.Options{})
 			return p
 		})
-		run, err := RunCluster(context.Background(), ClusterConfig{Replicas: reps, Balancer: cluster.NewAutellix(2048),
-			Run: RunConfig{Workload: w, Name: "plas", Rate: 1, Duration: 300, Seed: 1}})
+		run, err := RunCluster(context.Background(), ClusterConfig{Replicas: reps, Balancer: balancer(),
+			Run: RunConfig{Workload: w, Name: "plas", Rate: rate, Duration: 300, Seed: 1}})
 		if err != nil || run.Completed == 0 {
 			b.Fatalf("%v (%d calls done)", err, run.Completed)
 		}
