@@ -49,26 +49,7 @@ func BenchmarkRouterCall(b *testing.B) {
 			name = "stream"
 		}
 		b.Run(name, func(b *testing.B) {
-			specs, err := remote.ParseSpecs([]string{"http://a:1,max-inflight=1024"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			quiet := slog.New(slog.DiscardHandler)
-			r, err := remote.New(remote.Config{Transport: cannedBackend{}, HealthInterval: time.Hour, Logger: quiet}, specs)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Close()
-			rt, err := runtime.New(runtime.Config{Remote: r, Logger: quiet})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer rt.Close()
-			srv, err := New(Config{Runtime: rt, Logger: quiet})
-			if err != nil {
-				b.Fatal(err)
-			}
-			h := srv.Handler()
+			h := routerServer(b, "http://a:1,max-inflight=1024", cannedBackend{}).Handler()
 			body := `{"model":"m","messages":[{"role":"user","content":"call-1"}]` + map[bool]string{false: "}", true: `,"stream":true}`}[stream]
 			b.ReportAllocs()
 			var before, after goruntime.MemStats
@@ -120,25 +101,7 @@ func benchmarkRouterLoopback(b *testing.B, transport string) {
 		_, _ = io.WriteString(w, cannedReply)
 	}))
 	defer backend.Close()
-	specs, err := remote.ParseSpecs([]string{backend.URL + ",max-inflight=1024,transport=" + transport})
-	if err != nil {
-		b.Fatal(err)
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	r, err := remote.New(remote.Config{HealthInterval: time.Hour, Logger: quiet}, specs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	rt, err := runtime.New(runtime.Config{Remote: r, Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.Close()
-	srv, err := New(Config{Runtime: rt, Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := routerServer(b, backend.URL+",max-inflight=1024,transport="+transport, nil)
 	router := httptest.NewServer(GuardBodies(srv.Handler(), DefaultBodyReadTimeout))
 	defer router.Close()
 	client := router.Client()
@@ -184,4 +147,30 @@ func (e *endingReader) Read(p []byte) (int, error) {
 		err = io.EOF
 	}
 	return n, err
+}
+
+// routerServer is an API server whose runtime routes to the one backend
+// spec names (transport, when set, carries its requests), closed with b.
+func routerServer(b *testing.B, spec string, transport http.RoundTripper) *Server {
+	b.Helper()
+	specs, err := remote.ParseSpecs([]string{spec})
+	if err != nil {
+		b.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	r, err := remote.New(remote.Config{Transport: transport, HealthInterval: time.Hour, Logger: quiet}, specs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(r.Close)
+	rt, err := runtime.New(runtime.Config{Remote: r, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close() })
+	srv, err := New(Config{Runtime: rt, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv
 }
