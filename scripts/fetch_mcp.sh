@@ -29,39 +29,9 @@ if [[ -x "${bin}/mcp-server-everything" && -x "${bin}/mcp-inspector" ]]; then
 	exit 0
 fi
 
-command -v npm >/dev/null || {
-	echo "fetch_mcp.sh: npm not found (needed to install the MCP test packages)" >&2
-	exit 1
-}
-command -v node >/dev/null || {
-	echo "fetch_mcp.sh: node not found (the MCP test packages run on it)" >&2
-	exit 1
-}
-
-# Fail fast when the registry cannot be reached (npm install would retry for minutes).
-timeout 20 npm ping --loglevel=error >/dev/null 2>&1 || {
-	echo "fetch_mcp.sh: the npm registry is not reachable (npm ping failed)" >&2
-	exit 1
-}
-
-mkdir -p "${cache}/mcp"
-tmp="$(mktemp -d "${cache}/mcp/.install.XXXXXX")"
-trap 'rm -rf "${tmp}"' EXIT
-
-# Install into a fresh directory and rename it into place, so a concurrent run
-# never sees half an install.
-(cd "${tmp}" && echo '{"private":true}' >package.json &&
-	npm install --no-audit --no-fund --loglevel=error \
-		"@modelcontextprotocol/server-everything@${everything}" \
-		"@modelcontextprotocol/inspector@${inspector}" >&2) || {
-	echo "fetch_mcp.sh: npm install of @modelcontextprotocol/server-everything@${everything} and @modelcontextprotocol/inspector@${inspector} failed (is the npm registry reachable?)" >&2
-	exit 1
-}
-if ! mv -T "${tmp}" "${dir}" 2>/dev/null; then
-	# Another run got there first.
-	[[ -x "${bin}/mcp-server-everything" ]] || {
-		echo "fetch_mcp.sh: could not move the install into ${dir}" >&2
-		exit 1
-	}
-fi
+. "$(dirname "$0")/npm_cache.sh"
+npm_cache_check fetch_mcp.sh "the MCP test packages"
+npm_cache_install fetch_mcp.sh "${dir}" '{"private":true}' \
+	"@modelcontextprotocol/server-everything@${everything}" \
+	"@modelcontextprotocol/inspector@${inspector}"
 echo "${bin}"

@@ -15,14 +15,7 @@ if [[ -s "${dir}/node_modules/openai/package.json" ]]; then
 	echo "${dir}/node_modules"
 	exit 0
 fi
-command -v npm >/dev/null || {
-	echo "fetch_openai_node.sh: npm not found (needed to install openai@${version})" >&2
-	exit 1
-}
-mkdir -p "${dir}"
-tmp="$(mktemp -d "${dir}.XXXXXX")"
-trap 'rm -rf "${tmp}"' EXIT
-(cd "${tmp}" && npm install --silent --no-audit --no-fund --no-save --prefix "${tmp}" "openai@${version}" >&2)
-rm -rf "${dir}/node_modules"
-mv "${tmp}/node_modules" "${dir}/node_modules"
+. "$(dirname "$0")/npm_cache.sh"
+npm_cache_check fetch_openai_node.sh "openai@${version}"
+npm_cache_install fetch_openai_node.sh "${dir}" '{"private":true}' "openai@${version}"
 echo "${dir}/node_modules"
