@@ -46,6 +46,20 @@ type Length struct {
 	Model   string
 	model   *predictor.Model
 	learner *lengthLearner // LearnOnline
+	// mix is the expert mixture the runtime predicts with (lengthState.mix),
+	// kept here so that LearnOnline restores and saves it beside the
+	// learnt model; nil until the runtime or LearnOnline asks for it.
+	mix *predictor.ExpertMix
+}
+
+// expertMix is l's expert mixture, started when first asked for (nil
+// without an ONNX model): scored by the order of finished segments, its
+// first-segment history starting from the model's training median.
+func (l *Length) expertMix() *predictor.ExpertMix {
+	if l.mix == nil && l.model != nil {
+		l.mix = predictor.OrderScored(predictor.TrainMedian(l.model.Info()))
+	}
+	return l.mix
 }
 
 // LengthModelFile is the file name of a served model's own length
@@ -161,9 +175,7 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 			break
 		}
 		st.p, st.source, requested, fallback, model = v.LengthPredictor, v.Source, v.Requested, v.Fallback, v.Model
-		if v.model != nil {
-			st.mix = predictor.OrderScored(predictor.TrainMedian(v.model.Info()))
-		}
+		st.mix = v.expertMix()
 		if v.learner != nil {
 			st.learner = v.learner
 			v.learner.registerMetrics(m.Registry)
