@@ -89,14 +89,23 @@ func (x *ExpertMix) Restore(dir string) (found bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("restore length expert mixture: %w", err)
 	}
+	if err := x.restore(data); err != nil {
+		return false, fmt.Errorf("restore length expert mixture %s: %w", path, err)
+	}
+	return true, nil
+}
+
+// restore takes the state in data, what Save wrote, or says why not and
+// leaves x as it was.
+func (x *ExpertMix) restore(data []byte) error {
 	var f expertMixFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return false, fmt.Errorf("restore length expert mixture %s: %w", path, err)
+		return err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := f.belongsTo(x); err != nil {
-		return false, fmt.Errorf("restore length expert mixture %s: %w", path, err)
+		return err
 	}
 	x.loss, x.n, x.first, x.order, x.pairs, x.seen = f.Loss, f.N, f.First, f.Order, f.Pairs, f.Seen
 	for k := range f.Recent {
@@ -104,7 +113,7 @@ func (x *ExpertMix) Restore(dir string) (found bool, err error) {
 			x.recent[k][i] = finished{pts: s.Points, withHistory: s.WithHistory, actual: s.Actual}
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // belongsTo says why f is not a state x can take (nil when it is): another
@@ -123,8 +132,8 @@ func (f *expertMixFile) belongsTo(x *ExpertMix) error {
 		return fmt.Errorf("saved for a model with training median %d, this one's is %d", f.FirstTokens, x.firstTokens)
 	case f.Window != orderWindow:
 		return fmt.Errorf("order window %d, want %d", f.Window, orderWindow)
-	case f.First.P != 0.5 || f.First.N < 0:
-		return errors.New("the first segments' median is not a median")
+	case !validMedian(f.First):
+		return errors.New("the first segments' median is not a P² median")
 	}
 	for k := range 2 {
 		if f.Seen[k] < 0 {
@@ -136,10 +145,43 @@ func (f *expertMixFile) belongsTo(x *ExpertMix) error {
 					return errors.New("a sum that is negative or not finite")
 				}
 			}
-			if f.Order[k][e] > f.Pairs[k][e] {
+			n, pairs := f.N[k][e], f.Pairs[k][e]
+			switch {
+			case n != math.Trunc(n) || pairs != math.Trunc(pairs):
+				return errors.New("a count of segments or pairs that is not whole")
+			case f.Order[k][e] > pairs:
 				return errors.New("more pairs ordered wrongly than scored")
+			case f.Loss[k][e] > n*maxSavedTokens:
+				return fmt.Errorf("a mean error above %g tokens", float64(maxSavedTokens))
 			}
 		}
 	}
 	return nil
+}
+
+// maxSavedTokens bounds the mean absolute error a saved mixture may hold: no
+// segment is that long, and a bound keeps the weights finite.
+const maxSavedTokens = 1 << 24
+
+// validMedian says whether q is a P² median that Add could have built:
+// finite, ordered markers (sorted samples below 5) within maxSavedTokens.
+func validMedian(q P2Quantile) bool {
+	fresh := NewP2Quantile(0.5)
+	if q.P != 0.5 || q.N < 0 || q.Delta != fresh.Delta {
+		return false
+	}
+	for i := range q.Q {
+		if math.Abs(q.Q[i]) > maxSavedTokens || (i > 0 && i < int(q.N) && q.Q[i] < q.Q[i-1]) {
+			return false
+		}
+	}
+	if q.N < 5 {
+		return true
+	}
+	for i := range q.Pos {
+		if i > 0 && !(q.Pos[i] > q.Pos[i-1]) {
+			return false
+		}
+	}
+	return q.Pos[0] == 1 && q.Pos[4] == float64(q.N) && q.Want[0] == 1 && q.Want[4] == float64(q.N)
 }

@@ -1,6 +1,8 @@
 package predictor
 
 import (
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,6 +79,18 @@ func TestExpertMixRestoreRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	edit := func(key string, v any) string {
+		var m map[string]any
+		if err := json.Unmarshal(good, &m); err != nil {
+			t.Fatal(err)
+		}
+		m[key] = v
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
 	cases := []struct {
 		name string
 		mix  *ExpertMix
@@ -89,6 +103,9 @@ func TestExpertMixRestoreRejects(t *testing.T) {
 		{"negative sum", OrderScored(41), strings.Replace(string(good), `"loss":[[`, `"loss":[[-`, 1), "negative"},
 		{"another model", OrderScored(77), string(good), "training median 41"},
 		{"other scoring", NewExpertMix(41), string(good), "by order=true"},
+		{"fractional count", OrderScored(41), edit("n", [][]float64{{0.5, 1, 1}, {1, 1, 1}}), "not whole"},
+		{"endless error", OrderScored(41), edit("loss", [][]float64{{1e300, 0, 0}, {0, 0, 0}}), "mean error above"},
+		{"disordered median", OrderScored(41), edit("first", map[string]any{"p": 0.5, "n": 3, "q": []float64{9, 1, 5, 0, 0}}), "P² median"},
 	}
 	for _, c := range cases {
 		dir := t.TempDir()
@@ -104,4 +121,50 @@ func TestExpertMixRestoreRejects(t *testing.T) {
 			t.Errorf("%s: the failed restore changed the mixture", c.name)
 		}
 	}
+}
+
+// Whatever the state file holds, Restore refuses it or gives a mixture
+// whose weights and predictions are finite: a damaged file never crashes
+// serve nor poisons its forecasts.
+func FuzzExpertMixRestore(f *testing.F) {
+	x := OrderScored(41)
+	feedMix(x, 0, 60)
+	dir := f.TempDir()
+	if err := x.Save(dir); err != nil {
+		f.Fatal(err)
+	}
+	good, err := os.ReadFile(filepath.Join(dir, ExpertMixStateFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"kind":"pitstop.expert_mix","version":1,"experts":["model","blend","history"],"by_order":true,"first_tokens":41,"order_window":32,"loss":[[1e308,1e308,0],[0,0,0]],"n":[[1,1,1],[0,0,0]]}`))
+	f.Add([]byte(`{}`))
+	probs := make([]float32, NumClasses)
+	probs[BinOf(90)] = 1
+	later := ProgramBlend{}.Observe(120, 150, "t")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		y := OrderScored(41)
+		if y.restore(data) != nil {
+			return
+		}
+		first, lw := y.Weights()
+		for _, w := range append(first[:], lw[:]...) {
+			if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+				t.Fatalf("weights %v %v from %q", first, lw, data)
+			}
+		}
+		for _, b := range []ProgramBlend{{}, later} {
+			n, dist, _ := y.Predict(b, 90, probs, 1000)
+			if n < 0 || n > 1000 {
+				t.Fatalf("prediction %d from %q", n, data)
+			}
+			for _, p := range dist {
+				if math.IsNaN(float64(p)) {
+					t.Fatalf("a NaN in the distribution from %q", data)
+				}
+			}
+			y.Observe(b, 90, 90, 100)
+		}
+	})
 }
