@@ -50,6 +50,10 @@ type Length struct {
 	// kept here so that LearnOnline restores and saves it beside the
 	// learnt model; nil until the runtime or LearnOnline asks for it.
 	mix *predictor.ExpertMix
+	// mixDir is where KeepMixture keeps mix without online learning ("":
+	// nowhere, or the learner keeps it), mixLog where it says so.
+	mixDir string
+	mixLog *slog.Logger
 }
 
 // expertMix is l's expert mixture, started when first asked for (nil
@@ -130,14 +134,16 @@ func fileExists(path string) bool {
 	return err == nil && !st.IsDir()
 }
 
-// Close stops online learning (saving its state) and releases the ONNX
-// model, if any. The predictor must not be used after.
+// Close stops online learning (saving its state), saves the mixture
+// KeepMixture keeps, and releases the ONNX model, if any. The predictor must not be used after.
 func (l *Length) Close() error {
 	if l == nil {
 		return nil
 	}
 	if l.learner != nil {
 		l.learner.close()
+	} else {
+		l.saveMixture()
 	}
 	if l.model == nil {
 		return nil

@@ -83,15 +83,8 @@ func (l *Length) LearnOnline(stateDir string, opt predictor.OnlineOptions, log *
 		}
 	}
 	mix := l.expertMix()
-	if stateDir != "" {
-		found, err := mix.Restore(stateDir)
-		switch {
-		case err != nil:
-			log.Warn("length predictor: starting the expert mixture afresh; its state file will be replaced at the next save", "err", err)
-		case found:
-			first, later := mix.Weights()
-			log.Info("length predictor: restored the expert mixture", "dir", stateDir, "first_weights", first, "later_weights", later)
-		}
+	if stateDir != "" && stateDir != l.mixDir { // KeepMixture restored it already
+		restoreMixture(mix, stateDir, log)
 	}
 	ln := &lengthLearner{online: o, mix: mix, stateDir: stateDir, log: log,
 		queue: make(chan predictor.TraceRecord, onlineQueue), stop: make(chan struct{}), done: make(chan struct{})}

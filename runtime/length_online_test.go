@@ -191,3 +191,54 @@ func TestCorruptMixtureStateStartsFresh(t *testing.T) {
 		t.Fatalf("the corrupt file was not replaced at Close: %v", err)
 	}
 }
+
+// Without online learning the state directory still keeps the mixture:
+// restored at start, saved at Close.
+func TestMixtureKeptWithoutLearning(t *testing.T) {
+	if err := predictor.InitORT(); err != nil {
+		t.Skipf("no ONNX Runtime (%v): export PITSTOP_ORT_LIB=$(scripts/fetch_ort.sh)", err)
+	}
+	dir := t.TempDir()
+	l, err := LoadLength(LengthONNX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.KeepMixture(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	rt := newTestRuntime(t, Config{Length: l})
+	for _, p := range []string{"a", "b", "c"} {
+		req := ChatRequest{Program: p, Messages: []chat.Message{{Role: "user", Content: "What is (17+25)*3?"}}, Tools: []chat.Tool{calcTool}}
+		if _, err := rt.ChatSync(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := mixPredictions(t, l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, predictor.OnlineStateFile)); err == nil {
+		t.Fatal("a learnt model was saved without learning")
+	}
+	again, err := LoadLength(LengthONNX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if err := again.KeepMixture(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(mixPredictions(t, &Length{model: again.model}), before) {
+		t.Fatal("a fresh mixture predicts as the learnt one did: the test cannot tell a restore from none")
+	}
+	if got := mixPredictions(t, again); !slices.Equal(got, before) {
+		t.Fatalf("after a restart the mixture predicts %v, before it %v", got, before)
+	}
+	hist, err := LoadLength(LengthHistory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hist.KeepMixture(dir, nil); err == nil {
+		t.Fatal("the history predictor, which has no mixture, accepted a state directory for one")
+	}
+}
