@@ -135,7 +135,8 @@ func fileExists(path string) bool {
 }
 
 // Close stops online learning (saving its state), saves the mixture
-// KeepMixture keeps, and releases the ONNX model, if any. The predictor must not be used after.
+// KeepMixture keeps, and releases the ONNX model, if any. The predictor
+// must not be used after.
 func (l *Length) Close() error {
 	if l == nil {
 		return nil
