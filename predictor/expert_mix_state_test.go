@@ -168,3 +168,24 @@ func FuzzExpertMixRestore(f *testing.F) {
 		}
 	})
 }
+
+// serve's learner saves the mixture while the engine observes and predicts
+// with it (run with -race).
+func TestExpertMixSaveWhileObserving(t *testing.T) {
+	x := OrderScored(41)
+	dir := t.TempDir()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		feedMix(x, 0, 300)
+	}()
+	for range 10 {
+		if err := x.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if found, err := OrderScored(41).Restore(dir); !found || err != nil {
+		t.Fatalf("restore after concurrent saves: found %v, %v", found, err)
+	}
+}
