@@ -24,7 +24,8 @@
 // finished segments they order wrongly, since policies rank by the
 // prediction. serve and bench apply the blend and OrderScored to every
 // prediction, and eval prints both mixtures (BlendByProgram). The model is
-// unchanged.
+// unchanged. A mixture persists as JSON beside the learnt model (Save,
+// Restore), so a restarted serve weighs its experts as before.
 //
 // Online learning: OnlineLength updates a copy of the shipped MLP by SGD on
 // each finished segment and predicts with the shipped model unless the
@@ -51,6 +52,9 @@
 // workload). Converted text is counted with the tokenizer of the models the
 // data came from (TiktokenCounter).
 // Evaluate computes LAMPS's Acc-5 / Acc-15 / MAE and a confusion matrix;
+// WindowModes is the point that maximises Acc-5 (the densest ±5-token window
+// per class), measured beside the served median and not served: it orders
+// segments worse (RankCorrelation);
 // EvalDurations replays tool calls against a per-tool running median
 // (within-2x rates).
 // predictor/data/README.md says how the default model was made and how well

@@ -46,6 +46,24 @@ type Length struct {
 	Model   string
 	model   *predictor.Model
 	learner *lengthLearner // LearnOnline
+	// mix is the expert mixture the runtime predicts with (lengthState.mix),
+	// kept here so that LearnOnline restores and saves it beside the
+	// learnt model; nil until the runtime or LearnOnline asks for it.
+	mix *predictor.ExpertMix
+	// mixDir is where KeepMixture keeps mix without online learning ("":
+	// nowhere, or the learner keeps it), mixLog where it says so.
+	mixDir string
+	mixLog *slog.Logger
+}
+
+// expertMix is l's expert mixture, started when first asked for (nil
+// without an ONNX model): scored by the order of finished segments, its
+// first-segment history starting from the model's training median.
+func (l *Length) expertMix() *predictor.ExpertMix {
+	if l.mix == nil && l.model != nil {
+		l.mix = predictor.OrderScored(predictor.TrainMedian(l.model.Info()))
+	}
+	return l.mix
 }
 
 // LengthModelFile is the file name of a served model's own length
@@ -116,14 +134,17 @@ func fileExists(path string) bool {
 	return err == nil && !st.IsDir()
 }
 
-// Close stops online learning (saving its state) and releases the ONNX
-// model, if any. The predictor must not be used after.
+// Close stops online learning (saving its state), saves the mixture
+// KeepMixture keeps, and releases the ONNX model, if any. The predictor
+// must not be used after.
 func (l *Length) Close() error {
 	if l == nil {
 		return nil
 	}
 	if l.learner != nil {
 		l.learner.close()
+	} else {
+		l.saveMixture()
 	}
 	if l.model == nil {
 		return nil
@@ -161,9 +182,7 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 			break
 		}
 		st.p, st.source, requested, fallback, model = v.LengthPredictor, v.Source, v.Requested, v.Fallback, v.Model
-		if v.model != nil {
-			st.mix = predictor.OrderScored(predictor.TrainMedian(v.model.Info()))
-		}
+		st.mix = v.expertMix()
 		if v.learner != nil {
 			st.learner = v.learner
 			v.learner.registerMetrics(m.Registry)

@@ -35,6 +35,7 @@ const onlineCPUShare = 0.05
 // lengthLearner is Length's online-learning goroutine.
 type lengthLearner struct {
 	online   *predictor.OnlineLength
+	mix      *predictor.ExpertMix // saved beside the learnt model
 	stateDir string
 	log      *slog.Logger
 	queue    chan predictor.TraceRecord
@@ -47,7 +48,10 @@ type lengthLearner struct {
 
 // LearnOnline makes l learn from the segments the runtime finishes, on top
 // of its ONNX model; stateDir ("" for none) keeps the learnt model across
-// restarts (predictor.OnlineStateFile). It is an error when l predicts
+// restarts (predictor.OnlineStateFile), and beside it the expert mixture's
+// sums (predictor.ExpertMixStateFile): a mixture file that cannot be read
+// (corrupt, or another model's) is logged as a warning and the mixture
+// starts fresh, replacing it at the next save. It is an error when l predicts
 // without an ONNX model (the history fallback) or the model's graph is not
 // the plain MLP the learner updates. Close stops the learner and saves.
 func (l *Length) LearnOnline(stateDir string, opt predictor.OnlineOptions, log *slog.Logger) error {
@@ -78,7 +82,11 @@ func (l *Length) LearnOnline(stateDir string, opt predictor.OnlineOptions, log *
 			log.Info("length predictor: restored the online model", "dir", stateDir, "seen", st.Seen, "predicting", st.Choice.String())
 		}
 	}
-	ln := &lengthLearner{online: o, stateDir: stateDir, log: log,
+	mix := l.expertMix()
+	if stateDir != "" && stateDir != l.mixDir { // KeepMixture restored it already
+		restoreMixture(mix, stateDir, log)
+	}
+	ln := &lengthLearner{online: o, mix: mix, stateDir: stateDir, log: log,
 		queue: make(chan predictor.TraceRecord, onlineQueue), stop: make(chan struct{}), done: make(chan struct{})}
 	go ln.run()
 	l.learner = ln
@@ -119,6 +127,9 @@ func (ln *lengthLearner) save() {
 	}
 	if err := ln.online.Save(ln.stateDir); err != nil {
 		ln.log.Warn("length predictor: saving the online model", "err", err)
+	}
+	if err := ln.mix.Save(ln.stateDir); err != nil {
+		ln.log.Warn("length predictor: saving the expert mixture", "err", err)
 	}
 }
 

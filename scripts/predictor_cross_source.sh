@@ -29,6 +29,6 @@ for row in infercept-bfcl tau infercept-bfcl+tau infercept-bfcl+tau+mini-swe; do
 		[[ ",${ROWS[$row]}," == *",$file,"* ]] && heldout=true
 		echo "== train $row | eval $name (heldout $heldout)"
 		"$OUT/pitstop" predictor eval --model "$OUT/$row.onnx" --traces "$file" --per-bin=false --online --heldout=$heldout \
-			--curve "$OUT/$row.$name.csv" --curve-png "$OUT/$row.$name.png" | grep -E '^(model|baseline|second half|  (online|history))'
+			--curve "$OUT/$row.$name.csv" --curve-png "$OUT/$row.$name.png" | grep -E '^(model|window|baseline|second half|  (online|window|history|rank))'
 	done
 done

@@ -283,7 +283,12 @@ training split held out (split and seed are in its metadata).
 --online replays the records in trace order through the online learner serve uses
 (predictor.OnlineLength, starting from --model): each record is predicted, then learnt
 from (prequential evaluation). The "model, online" line scores those predictions, the
-"model, not learning" line the same model without learning. --curve writes the running
+"model, not learning" line the same model without learning; "+ order mix" is what serve
+predicts when it learns. "window mode by class" predicts, from the lengths finished before,
+the centre of the densest 11-token window in the record's class (the tool it resumes
+after, the previous output's and the last message's log2 sizes): the point that maximises
+Acc-5, for comparison (predictor.WindowModes); the second half adds each line's rank
+correlation with the actual lengths, which a policy that ranks by the point needs. --curve writes the running
 MAE (online, not learning, history) every 50 records as CSV.
 
 The "+ program blend" line combines the model's predictions, per program, with the
@@ -382,10 +387,25 @@ predict with, since policies rank by the prediction.`,
 				if err != nil {
 					return err
 				}
+				ordered := predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs,
+					predictor.OrderScored(predictor.TrainMedian(info)))
+				onlineOrder, err := predictor.Evaluate(ordered, recs)
+				if err != nil {
+					return err
+				}
+				modes := predictor.ModesByClass(recs, max(predictor.TrainMedian(info), 0))
+				modeRep, err := predictor.Evaluate(modes, recs)
+				if err != nil {
+					return err
+				}
 				rep.WriteSummary(stdout, "model, online")
 				onlineBlend.WriteSummary(stdout, "model, online + mix")
+				onlineOrder.WriteSummary(stdout, "model, online + order mix")
+				modeRep.WriteSummary(stdout, "window mode by class")
 				cold.WriteSummary(stdout, "model, not learning")
-				if err := writeSecondHalf(stdout, pred, blended, recs, predictor.MedianTokens(train)); err != nil {
+				halves := []secondHalfLine{{"  online", pred}, {"  online + mix", blended},
+					{"  online + order mix", ordered}, {"  window mode by class", modes}}
+				if err := writeSecondHalf(stdout, halves, recs, predictor.MedianTokens(train)); err != nil {
 					return err
 				}
 			} else {

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/pitstop-llm/pitstop/predictor"
 )
@@ -95,10 +96,17 @@ func absf(d int) float64 {
 	return float64(d)
 }
 
+// secondHalfLine is a named series of predictions writeSecondHalf scores.
+type secondHalfLine struct {
+	name string
+	pred []int
+}
+
 // writeSecondHalf prints what the learner predicts once it has learnt from
-// the first half of the stream: the online predictions, blended and not,
-// and the history baseline (started at med) over the records' second half.
-func writeSecondHalf(w io.Writer, online, blended []int, recs []predictor.TraceRecord, med int) error {
+// the first half of the stream: each line's predictions and the history
+// baseline (started at med) over the records' second half, then their rank
+// correlations with the actual lengths.
+func writeSecondHalf(w io.Writer, lines []secondHalfLine, recs []predictor.TraceRecord, med int) error {
 	half := len(recs) / 2
 	if half == 0 || len(recs)-half < 2 {
 		return nil
@@ -107,16 +115,19 @@ func writeSecondHalf(w io.Writer, online, blended []int, recs []predictor.TraceR
 	if err != nil {
 		return err
 	}
+	lines = append(lines, secondHalfLine{"  history", hist})
 	fmt.Fprintf(w, "second half (records %d-%d, after learning from the first):\n", half+1, len(recs))
-	for _, l := range []struct {
-		name string
-		pred []int
-	}{{"  online", online}, {"  online + mix", blended}, {"  history", hist}} {
+	for _, l := range lines {
 		rep, err := predictor.Evaluate(l.pred[half:], recs[half:])
 		if err != nil {
 			return err
 		}
 		rep.WriteSummary(w, l.name)
 	}
+	fmt.Fprintf(w, "  rank correlation (Spearman), second half:")
+	for _, l := range lines {
+		fmt.Fprintf(w, " %s %.3f;", strings.TrimSpace(l.name), predictor.RankCorrelation(l.pred[half:], recs[half:]))
+	}
+	fmt.Fprintln(w)
 	return nil
 }

@@ -18,15 +18,23 @@ type predictorLearnFlags struct {
 
 func addPredictorLearnFlags(fl *pflag.FlagSet, f *predictorLearnFlags) {
 	fl.BoolVar(&f.on, "predictor-learn", true, "learn the length model online from the segments served (a copy of the ONNX model, adopted only while it beats the shipped one on recent segments)")
-	fl.StringVar(&f.stateDir, "predictor-state-dir", "", "directory that keeps the online-learnt length model across restarts ("+predictor.OnlineStateFile+"); empty: learn in memory only")
+	fl.StringVar(&f.stateDir, "predictor-state-dir", "", "directory that keeps the online-learnt length model ("+predictor.OnlineStateFile+") and the length experts' mixture ("+predictor.ExpertMixStateFile+"; also without --predictor-learn) across restarts; empty: learn in memory only")
 }
 
 // apply turns online learning on for length when asked. A length predictor
 // that cannot learn (the history fallback, a model that is not a plain MLP)
 // and a state file that cannot be read leave learning off with the reason in
 // the log: serving goes on, and a bad state file is never overwritten.
+// Without learning, the state directory still keeps the length experts'
+// mixture (saved at exit).
 func (f predictorLearnFlags) apply(length *runtime.Length, log *slog.Logger) {
 	if !f.on {
+		if f.stateDir == "" {
+			return
+		}
+		if err := length.KeepMixture(f.stateDir, log); err != nil {
+			log.Warn("length predictor: the state directory keeps nothing", "reason", err)
+		}
 		return
 	}
 	if err := length.LearnOnline(f.stateDir, predictor.OnlineOptions{}, log); err != nil {

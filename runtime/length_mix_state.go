@@ -1,0 +1,56 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/pitstop-llm/pitstop/predictor"
+)
+
+// The expert mixture's state across restarts (predictor.ExpertMixStateFile
+// under the predictor's state directory). With online learning the learner
+// saves it beside the learnt model (LearnOnline); without, KeepMixture
+// restores it at start and Close saves it.
+
+// KeepMixture keeps l's expert mixture across restarts under stateDir when
+// l does not learn online (LearnOnline keeps it when it does): the state
+// saved there is restored now and saved again at Close. A file that cannot
+// be read is a warning and a fresh mixture, replaced at Close. It is an
+// error when l predicts without an ONNX model (there is no mixture then).
+func (l *Length) KeepMixture(stateDir string, log *slog.Logger) error {
+	if l.model == nil {
+		return fmt.Errorf("the length experts' mixture needs the ONNX length model; %s predicts", l.Describe())
+	}
+	if stateDir == "" {
+		return nil
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	restoreMixture(l.expertMix(), stateDir, log)
+	l.mixDir, l.mixLog = stateDir, log
+	return nil
+}
+
+// restoreMixture loads mix's state from stateDir, saying in the log what
+// it restored, or why it starts afresh.
+func restoreMixture(mix *predictor.ExpertMix, stateDir string, log *slog.Logger) {
+	found, err := mix.Restore(stateDir)
+	switch {
+	case err != nil:
+		log.Warn("length predictor: starting the expert mixture afresh; its state file will be replaced at the next save", "err", err)
+	case found:
+		first, later := mix.Weights()
+		log.Info("length predictor: restored the expert mixture", "dir", stateDir, "first_weights", first, "later_weights", later)
+	}
+}
+
+// saveMixture saves the mixture KeepMixture keeps, if any (Close).
+func (l *Length) saveMixture() {
+	if l.mixDir == "" || l.mix == nil {
+		return
+	}
+	if err := l.mix.Save(l.mixDir); err != nil {
+		l.mixLog.Warn("length predictor: saving the expert mixture", "err", err)
+	}
+}
