@@ -89,7 +89,10 @@ func main() {
 	proxyTo := flag.String("proxy-to", "", "proxy mode: the backend's base URL")
 	flag.Parse()
 	if *proxy != "" {
-		err := serveProxy(*proxy, *proxyTo)
+		ln, err := net.Listen("tcp", *proxy)
+		if err == nil {
+			err = serveProxy(ln, *proxyTo)
+		}
 		fmt.Fprintln(os.Stderr, "routerload:", err)
 		os.Exit(1)
 	}
