@@ -218,7 +218,8 @@ func (rc *remoteCall) startTurn() {
 func (rc *remoteCall) resetTurn() {
 	rc.res.Content = rc.res.Content[:rc.turnStart]
 	rc.turnText.Reset()
-	rc.clientIndex, rc.heldIndex, rc.heldDeltas = map[int]int{}, map[int]bool{}, nil
+	// The maps are made by the turn's first tool call: most turns have none.
+	rc.clientIndex, rc.heldIndex, rc.heldDeltas = nil, nil, nil
 }
 
 // toolRound runs a turn's server-side tool calls, as runRound does for a
@@ -303,6 +304,9 @@ func (rc *remoteCall) event(e remote.Event) bool {
 		c.push(Delta{Kind: DeltaToolRound, Round: &rc.res.Rounds[len(rc.res.Rounds)-1]})
 		return true
 	case remote.EventToolCallStart:
+		if rc.clientIndex == nil {
+			rc.clientIndex, rc.heldIndex = map[int]int{}, map[int]bool{}
+		}
 		idx := len(rc.clientIndex)
 		rc.clientIndex[e.Index] = idx
 		d := Delta{Kind: DeltaToolCallStart, Index: idx, ID: e.ID, Name: e.Name}

@@ -9,10 +9,14 @@
 #   +pin     the router on CPU 0 (taskset -c 0: Go then runs it with GOMAXPROCS 1), the load
 #            generator and its fake backend on CPU 1
 #   +gogc=N  the router runs with GOGC=N
+#   +procs=N the router runs with GOMAXPROCS=N (unpinned: fewer threads to wake, on any core)
 #   +transport=T  the backend option transport=T (inline or nethttp; refs from before
 #            2026-11-27 04:00 UTC know neither and use net/http's)
 # or "direct" (+pin allowed): no router, the calls go straight to the fake backend: the floor
-# (the client's and the fake backend's HTTP work and two loopback round trips).
+# (the client's and the fake backend's HTTP work and two loopback round trips);
+# or "proxy" (+pin, +gogc=N, +procs=N allowed): a bare net/http reverse proxy (httputil.ReverseProxy,
+# routerload -proxy) in the router's place: the floor of any router on net/http's server and
+# client (a second round trip, no decode, no pick, no re-encode).
 #   e.g. scripts/router_overhead.sh -n 5 main . main+pin .+pin direct
 # Columns: p50, p99, p99.9 and max of the overhead (the client's time less the fake backend's
 # handler's), the achieved rate, the router's CPU (% of one core over the load), its collections
@@ -32,7 +36,7 @@ while getopts "n:r:s:" o; do
 done
 shift $((OPTIND - 1))
 if [ $# -eq 0 ]; then
-	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+transport=T] or direct[+pin])" >&2
+	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+procs=N][+transport=T], direct[+pin] or proxy[+pin][+gogc=N][+procs=N])" >&2
 	exit 2
 fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,15 +72,16 @@ if [ -z "$LOAD" ]; then
 fi
 for c in "$@"; do
 	ref=${c%%+*}
-	[ "$ref" = direct ] || bin "$ref" >/dev/null
+	case "$ref" in direct | proxy) ;; *) bin "$ref" >/dev/null ;; esac
 done
 
 printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %6s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs failed
 for run in $(seq 1 "$RUNS"); do
 	for c in "$@"; do
-		ref=${c%%+*} pin="" gogc="" transport=""
+		ref=${c%%+*} pin="" gogc="" transport="" procs=""
 		case "+$c+" in *+pin+*) pin=1 ;; esac
 		case "$c" in *+gogc=*) gogc=${c#*+gogc=} gogc=${gogc%%+*} ;; esac
+		case "$c" in *+procs=*) procs=${c#*+procs=} procs=${procs%%+*} ;; esac
 		case "$c" in *+transport=*) transport=${c#*+transport=} transport=${transport%%+*} ;; esac
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		rpin=() lpin=()
@@ -91,9 +96,13 @@ for run in $(seq 1 "$RUNS"); do
 		if [ "$ref" = direct ]; then
 			args+=(-overhead-direct)
 		else
-			d=$(bin "$ref")
-			env ${gogc:+GOGC=$gogc} GODEBUG=gctrace=1 "${rpin[@]}" "$d/pitstop" serve --addr "127.0.0.1:$R" \
-				--backend "http://127.0.0.1:$F,max-inflight=1024${transport:+,transport=$transport}" --health-interval 500ms >"$WORK/router.log" 2>&1 &
+			if [ "$ref" = proxy ]; then
+				env ${gogc:+GOGC=$gogc} ${procs:+GOMAXPROCS=$procs} GODEBUG=gctrace=1 "${rpin[@]}" "$LOAD" -proxy "127.0.0.1:$R" -proxy-to "http://127.0.0.1:$F" >"$WORK/router.log" 2>&1 &
+			else
+				d=$(bin "$ref")
+				env ${gogc:+GOGC=$gogc} ${procs:+GOMAXPROCS=$procs} GODEBUG=gctrace=1 "${rpin[@]}" "$d/pitstop" serve --addr "127.0.0.1:$R" \
+					--backend "http://127.0.0.1:$F,max-inflight=1024${transport:+,transport=$transport}" --health-interval 500ms >"$WORK/router.log" 2>&1 &
+			fi
 			rpid=$!
 			for _ in $(seq 50); do
 				(exec 3<>"/dev/tcp/127.0.0.1/$R") 2>/dev/null && break

@@ -14,7 +14,9 @@
 // With -overhead-backend ADDR it serves instead a fake backend that answers
 // at once on ADDR, sends -rate calls per second through the router (which
 // must route to ADDR) for -seconds, open loop, and reports the router's own
-// time per call: the client's time less the backend's.
+// time per call: the client's time less the backend's. With -proxy ADDR
+// -proxy-to URL it serves a bare net/http reverse proxy instead, to stand
+// where the router stands: the floor of any net/http router.
 //
 // It exits 0 when every check holds, 1 otherwise.
 package main
@@ -83,7 +85,17 @@ func main() {
 	line := flag.Bool("line", false, "overhead mode: print one line (p50, p99, p99.9 and max overhead in ms, achieved calls/s, router CPU %, failed calls) instead of the JSON")
 	jsonOut := flag.String("json", "", "overhead mode: also write the JSON result to this file")
 	routerPID := flag.Int("router-pid", 0, "overhead mode: the router's process id: report its CPU use over the load (from /proc)")
+	proxy := flag.String("proxy", "", "proxy mode: serve on this address a bare net/http reverse proxy to -proxy-to, in place of the router (the floor of a net/http router), until killed")
+	proxyTo := flag.String("proxy-to", "", "proxy mode: the backend's base URL")
 	flag.Parse()
+	if *proxy != "" {
+		ln, err := net.Listen("tcp", *proxy)
+		if err == nil {
+			err = serveProxy(ln, *proxyTo)
+		}
+		fmt.Fprintln(os.Stderr, "routerload:", err)
+		os.Exit(1)
+	}
 	if *fake != "" {
 		f, stop, err := serveFake(*fake)
 		if err != nil {

@@ -97,3 +97,34 @@ func TestOverhead(t *testing.T) {
 		t.Errorf("direct result %+v", direct)
 	}
 }
+
+// TestOverheadThroughProxy: the bare reverse proxy (-proxy) stands where
+// the router stands and carries every call to the fake backend.
+func TestOverheadThroughProxy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	f, stop, err := serveFake(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	pln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pln.Close()
+	go func() { _ = serveProxy(pln, "http://"+addr) }()
+	proxy := "http://" + pln.Addr().String()
+	waitUp(proxy)
+	res, err := overhead(proxy, f, 200, 0.25, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Calls != 50 || res.Failed != 0 || res.P50Ms <= 0 || res.InP50Ms <= 0 || res.OutP50Ms <= 0 {
+		t.Errorf("result %+v", res)
+	}
+}

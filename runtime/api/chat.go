@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -202,6 +203,10 @@ type sseWriter struct {
 	failed    bool
 	rounds    []*runtime.Round // tool rounds not yet written
 	progress  bool             // HeaderStreamProgress: tool rounds are written as they start and end
+	// buf holds one event at a time; enc encodes into it (one buffer for
+	// the stream, where json.Marshal and the framing cost two per event).
+	buf bytes.Buffer
+	enc *json.Encoder
 }
 
 func (w *sseWriter) commit() {
@@ -233,20 +238,39 @@ func (w *sseWriter) event(ch chunk) {
 	if ch.Choices == nil {
 		ch.Choices = []chunkChoice{}
 	}
-	data, _ := json.Marshal(ch)
-	w.raw(data)
+	w.encode(ch)
+}
+
+// encode writes v as one event.
+func (w *sseWriter) encode(v any) {
+	if w.failed {
+		return
+	}
+	if w.enc == nil {
+		w.enc = json.NewEncoder(&w.buf)
+	}
+	w.buf.Reset()
+	w.buf.WriteString("data: ")
+	if w.enc.Encode(v) != nil { // as json.Marshal, then a newline
+		return
+	}
+	w.buf.WriteByte('\n')
+	w.write()
 }
 
 func (w *sseWriter) raw(data []byte) {
 	if w.failed {
 		return
 	}
-	r := w.c.Response()
-	buf := make([]byte, 0, len(data)+8)
-	buf = append(buf, "data: "...)
-	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
-	if _, err := r.Write(buf); err != nil {
+	w.buf.Reset()
+	w.buf.WriteString("data: ")
+	w.buf.Write(data)
+	w.buf.WriteString("\n\n")
+	w.write()
+}
+
+func (w *sseWriter) write() {
+	if _, err := w.c.Response().Write(w.buf.Bytes()); err != nil {
 		w.failed = true
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/runtime"
@@ -222,27 +224,32 @@ func DecodeChatRequest(body []byte) (*ChatParams, *APIError) {
 }
 
 func decodeMessage(i int, w *wireMessage) (chat.Message, *APIError) {
-	param := fmt.Sprintf("messages[%d]", i)
+	// The parameter's name is for errors only: made when one is found (a
+	// conversation has many messages, and each name is an allocation).
+	param := func() string { return "messages[" + strconv.Itoa(i) + "]" }
 	m := chat.Message{Role: w.Role, Name: w.Name, ToolCallID: w.ToolCallID}
 	switch w.Role {
 	case chat.RoleSystem, chat.RoleUser, chat.RoleAssistant, chat.RoleTool:
 	case "developer":
 		m.Role = chat.RoleSystem
 	case "":
-		return m, invalid(param+".role", "missing_required_parameter", "Missing required parameter: %s.role.", param)
+		return m, invalid(param()+".role", "missing_required_parameter", "Missing required parameter: %s.role.", param())
 	default:
-		return m, invalid(param+".role", "invalid_value", "Invalid value %q: supported roles are system, developer, user, assistant and tool.", w.Role)
+		return m, invalid(param()+".role", "invalid_value", "Invalid value %q: supported roles are system, developer, user, assistant and tool.", w.Role)
 	}
-	content, err := decodeContent(param+".content", w.Content)
-	if err != nil {
-		return m, err
+	content, ok := plainContent(w.Content)
+	if !ok {
+		var err *APIError
+		if content, err = decodeContent(param()+".content", w.Content); err != nil {
+			return m, err
+		}
 	}
 	m.Content = content
 	if len(w.ToolCalls) > 0 && m.Role != chat.RoleAssistant {
-		return m, invalid(param+".tool_calls", "invalid_value", "Only assistant messages may have tool_calls.")
+		return m, invalid(param()+".tool_calls", "invalid_value", "Only assistant messages may have tool_calls.")
 	}
 	for j, tc := range w.ToolCalls {
-		tp := fmt.Sprintf("%s.tool_calls[%d]", param, j)
+		tp := fmt.Sprintf("%s.tool_calls[%d]", param(), j)
 		if tc.Type != "" && tc.Type != "function" {
 			return m, invalid(tp+".type", "invalid_value", "Invalid value %q: only \"function\" tool calls are supported.", tc.Type)
 		}
@@ -256,12 +263,34 @@ func decodeMessage(i int, w *wireMessage) (chat.Message, *APIError) {
 		m.ToolCalls = append(m.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
 	}
 	if m.Role == chat.RoleTool && w.ToolCallID == "" {
-		return m, invalid(param+".tool_call_id", "missing_required_parameter", "Missing required parameter: %s.tool_call_id.", param)
+		return m, invalid(param()+".tool_call_id", "missing_required_parameter", "Missing required parameter: %s.tool_call_id.", param())
 	}
 	if (m.Role == chat.RoleUser || m.Role == chat.RoleSystem) && len(w.Content) == 0 {
-		return m, invalid(param+".content", "missing_required_parameter", "Missing required parameter: %s.content.", param)
+		return m, invalid(param()+".content", "missing_required_parameter", "Missing required parameter: %s.content.", param())
 	}
 	return m, nil
+}
+
+// plainContent is a message's content when it is a JSON string without
+// escapes, in valid UTF-8: its bytes between the quotes, as
+// encoding/json's own fast path reads it (raw was checked as JSON by the
+// body's decode). json.Unmarshal would scan it twice more (check, then
+// decode): for a long conversation, most of its decode. A string with
+// escapes is left to decodeContent.
+func plainContent(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < ' ' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
 }
 
 // decodeContent accepts a string, null, or an array of text parts.

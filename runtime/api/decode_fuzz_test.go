@@ -66,3 +66,47 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainContent: a content string that plainContent reads is read as
+// json.Unmarshal reads it (any valid JSON string; plainContent declines
+// those with escapes or invalid UTF-8, which decodeContent then reads
+// with encoding/json).
+func FuzzPlainContent(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"tab\tnew\nline"`, `"a\/b"`, `"\ud83d\ude00"`, `"\ud800"`, `"\u00e9t\u00E9"`, `"caf` + "\xe9" + `"`, `"q\"q\\"`, `""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) || len(raw) == 0 || raw[0] != '"' {
+			return // the body's decode hands plainContent JSON values only
+		}
+		got, ok := plainContent(raw)
+		var want string
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatalf("%q: json.Unmarshal: %v", raw, err)
+		}
+		if ok && got != want {
+			t.Fatalf("%q: plainContent %q, json.Unmarshal %q", raw, got, want)
+		}
+	})
+}
+
+// TestPlainContent: strings without escapes take the fast way; those
+// with escapes are declined, and decodeContent still reads them.
+func TestPlainContent(t *testing.T) {
+	for raw, want := range map[string]string{`"plain"`: "plain", `"été: ok"`: "été: ok", `""`: ""} {
+		if got, ok := plainContent(json.RawMessage(raw)); !ok || got != want {
+			t.Errorf("%s: %q, %v", raw, got, ok)
+		}
+	}
+	for raw, want := range map[string]string{`"a\/b"`: "a/b", `"\ud83d\ude00"`: "😀", `"a\nb"`: "a\nb", `"caf` + "\xe9" + `"`: "caf\uFFFD", `["x"]`: ""} {
+		if _, ok := plainContent(json.RawMessage(raw)); ok {
+			t.Errorf("%s: taken", raw)
+		}
+		if want == "" {
+			continue
+		}
+		if got, err := decodeContent("c", json.RawMessage(raw)); err != nil || got != want {
+			t.Errorf("%s: decodeContent %q, %v", raw, got, err)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -46,11 +45,7 @@ func (w *sseWriter) roundStart(r *runtime.Round) {
 	ch := roundStartChunk{chunk: chunk{ID: w.call.ID(), Object: "chat.completion.chunk", Created: w.created,
 		Model: w.model, SystemFingerprint: fingerprint, Choices: []chunkChoice{}}}
 	ch.Pitstop.ToolRoundStart = r
-	data, err := json.Marshal(ch)
-	if err != nil {
-		return
-	}
-	w.raw(data)
+	w.encode(ch)
 }
 
 // progressRounds writes the finished rounds at once in progress mode.

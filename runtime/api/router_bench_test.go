@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,15 +43,24 @@ func (cannedBackend) RoundTrip(r *http.Request) (*http.Response, error) {
 // backend (pick, admission, request encoded, stream read), the answer
 // encoded to the client and the metrics; the backend answers in memory.
 // routerload's overhead mode measures the same path with loopback HTTP.
+//
+// "long" is a non-stream call with an agent's conversation: 81 messages,
+// 35 KB, where the client's request's decode is most of the path.
 func BenchmarkRouterCall(b *testing.B) {
-	for _, stream := range []bool{false, true} {
-		name := "json"
-		if stream {
-			name = "stream"
-		}
+	var long []string
+	for i := range 40 {
+		long = append(long, `{"role":"user","content":"`+strings.Repeat("lorem ipsum dolor sit amet\\n", 30)+`"}`,
+			`{"role":"assistant","content":"ok `+strconv.Itoa(i)+`"}`)
+	}
+	bodies := map[string]string{
+		"json":   `{"model":"m","messages":[{"role":"user","content":"call-1"}]}`,
+		"stream": `{"model":"m","messages":[{"role":"user","content":"call-1"}],"stream":true}`,
+		"long":   `{"model":"m","messages":[` + strings.Join(long, ",") + `,{"role":"user","content":"call-1"}]}`,
+	}
+	for _, name := range []string{"json", "stream", "long"} {
 		b.Run(name, func(b *testing.B) {
 			h := routerServer(b, "http://a:1,max-inflight=1024", cannedBackend{}).Handler()
-			body := `{"model":"m","messages":[{"role":"user","content":"call-1"}]` + map[bool]string{false: "}", true: `,"stream":true}`}[stream]
+			body := bodies[name]
 			b.ReportAllocs()
 			var before, after goruntime.MemStats
 			goruntime.ReadMemStats(&before)

@@ -29,9 +29,9 @@ type Backend struct {
 	// header is a generation's request headers, shared read-only by its
 	// requests (a transport does not change a request).
 	header http.Header
-	// lines are readStream's line buffers (4 KiB; a longer event line
-	// grows the scanner's own, which is not kept): one lives for a reply.
-	lines sync.Pool
+	// events are readStream's *eventDecoder: one lives for a reply, and
+	// goes back for the next unless the reply was malformed.
+	events sync.Pool
 	// work is the tokens of the calls in flight or queued here (the
 	// balancer's RunningTokens).
 	work atomic.Int64

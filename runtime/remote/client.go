@@ -166,16 +166,18 @@ func errorMessage(resp *http.Response) string {
 }
 
 // readStream reads a server-sent-events reply.
-func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
-	buf, _ := b.lines.Get().(*[]byte)
-	if buf == nil {
-		nb := make([]byte, 4<<10)
-		buf = &nb
+func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err error) {
+	ed, _ := b.events.Get().(*eventDecoder)
+	if ed == nil {
+		ed = newEventDecoder()
 	}
-	defer b.lines.Put(buf)
+	defer func() {
+		if err == nil {
+			b.events.Put(ed)
+		}
+	}()
 	sc := bufio.NewScanner(r)
-	sc.Buffer((*buf)[:0], maxEventBytes)
-	var rep Reply
+	sc.Buffer(ed.line[:0], maxEventBytes)
 	var content strings.Builder
 	var calls toolCalls
 	rep.Usage.CachedTokens = -1
@@ -200,7 +202,7 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (Reply, error) {
 		choices := ch.Choices[:cap(ch.Choices)]
 		clear(choices)
 		ch = wireChunk{Choices: choices[:0]}
-		if err := json.Unmarshal(data, &ch); err != nil {
+		if err := ed.decode(data, &ch); err != nil {
 			return rep, &failure{msg: fmt.Sprintf("malformed stream event: %v: %.120s", err, data)}
 		}
 		if ch.Error != nil {

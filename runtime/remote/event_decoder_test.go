@@ -1,0 +1,78 @@
+package remote
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// eventDecoder must decode and fail as json.Unmarshal does, event after
+// event on one decoder.
+var eventCases = []string{
+	`{"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"ok "}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}`,
+	`{"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":3}}}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":"{\"a\""}}]}}]}`,
+	`{"error":{"message":"boom","type":"server_error"}}`,
+	`{}`,
+}
+
+func TestEventDecoderMatchesUnmarshal(t *testing.T) {
+	ed := newEventDecoder()
+	for _, c := range eventCases {
+		var got, want wireChunk
+		if err := ed.decode([]byte(c), &got); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		if err := json.Unmarshal([]byte(c), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: decoded %+v, json.Unmarshal %+v", c, got, want)
+		}
+	}
+}
+
+func TestEventDecoderRefusesWhatUnmarshalRefuses(t *testing.T) {
+	for _, bad := range []string{``, `{`, `{"choices":[}`, `{} {}`, `{}x`, `{"usage":{"prompt_tokens":"eight"}}`, `[1]`, `nul`} {
+		ed := newEventDecoder()
+		if err := ed.decode([]byte(eventCases[0]), &wireChunk{}); err != nil {
+			t.Fatal(err)
+		}
+		var ch wireChunk
+		if err := ed.decode([]byte(bad), &ch); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+		if json.Unmarshal([]byte(bad), &wireChunk{}) == nil {
+			t.Errorf("%q: json.Unmarshal takes it: the case is wrong", bad)
+		}
+	}
+}
+
+// FuzzEventDecoder: any event, after a valid one on the same decoder, is
+// taken or refused as json.Unmarshal takes or refuses it, with the same
+// result.
+func FuzzEventDecoder(f *testing.F) {
+	for _, c := range eventCases {
+		f.Add([]byte(c))
+	}
+	f.Add([]byte(`{} {}`))
+	f.Add([]byte(`{"choices":[{"index":1e400}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		data = bytes.TrimSpace(data)
+		ed := newEventDecoder()
+		if err := ed.decode([]byte(eventCases[1]), &wireChunk{}); err != nil {
+			t.Fatal(err)
+		}
+		var got, want wireChunk
+		gerr := ed.decode(data, &got)
+		werr := json.Unmarshal(data, &want)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: decode error %v, json.Unmarshal error %v", data, gerr, werr)
+		}
+		if gerr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: decoded %+v, json.Unmarshal %+v", data, got, want)
+		}
+	})
+}
