@@ -1,0 +1,114 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/handling"
+)
+
+// rankMode is how pitstop turns a waiting call's forecast into its
+// memory-over-time key (Options.PitstopRank).
+type rankMode uint8
+
+const (
+	rankExpected rankMode = iota // the expectation over the length model's bins (expectedRank)
+	rankPoint                    // the point forecast alone (handling.RankAt on Forecast().Predicted)
+)
+
+// rankModes names the modes for Options.PitstopRank ("" is the default).
+var rankModes = map[string]rankMode{"": rankExpected, "expected": rankExpected, "point": rankPoint}
+
+func newRankMode(o Options) (rankMode, error) {
+	m, ok := rankModes[o.PitstopRank]
+	if !ok {
+		return rankExpected, fmt.Errorf("unknown pitstop rank %q (valid: expected, point)", o.PitstopRank)
+	}
+	return m, nil
+}
+
+// rankOf is the call's memory-over-time key for the segment seg built from
+// its point forecast: with rankExpected and a length distribution, the
+// expectation over it (expectedRank), otherwise seg's rank.
+func (p *Pitstop) rankOf(v *engine.View, s *engine.Sequence, st *callState, seg handling.Segment) float64 {
+	load, allowed := loadOf(v), allowedKinds(v, s)
+	if d := s.Forecast().Dist; p.rank == rankExpected && d != nil {
+		if r, ok := expectedRank(seg, d, d.Decoded+s.Generated()-st.segBase, v.Cost, load, allowed...); ok {
+			return r
+		}
+	}
+	r, _ := handling.RankAt(seg, v.Cost, load, allowed...)
+	return r
+}
+
+// expectedRank is E_L[RankAt(seg with the rest of L decoded)] over the
+// segment's output length L as the length model's bins give it, conditioned
+// on L > generated (the tokens the segment has already produced): the bins
+// at or below what the call has generated are dropped, the one it is in
+// keeps the part above, and the rest is renormalised. So a call that has
+// outlived its likely length moves to the tail of its distribution, and
+// ranks as the longer call it now probably is (the Gittins-like part),
+// where the point forecast would say it is about to finish.
+//
+// A bin's lengths are represented by its midpoint (of the part above
+// generated for the bin generated is in), and binsPerGroup neighbouring
+// bins by their mass-weighted mean: one handling.RankAt per group with
+// mass (the handling kind at the tool, and so the score's shape, depends on
+// the context the call will have, so the groups cannot share a closed
+// form). Memory-over-time is about quadratic in the length, so grouping
+// misses only the spread inside a group (its width² / 12 for a flat one).
+// The overflow bin (the last: everything past the other bins' range, mean
+// d.OverflowTokens) is a Pareto tail with that mean: conditioned on L > g
+// past its start lo, its mean is g·OverflowTokens/lo (a Pareto tail's mean
+// residual life grows in proportion to the age). When no mass is left above
+// generated (the model gave the call no chance to be this long) the call is
+// taken as in that tail. ok is false when d is not a usable distribution.
+// A call is re-scored only when it changed (Pitstop.score's cache).
+func expectedRank(seg handling.Segment, d *engine.Distribution, generated int, m handling.CostModel, load handling.Load, allowed ...handling.Kind) (float64, bool) {
+	n, w := len(d.LengthProbs), d.LengthBinWidth
+	if n < 2 || w <= 0 {
+		return 0, false
+	}
+	g := max(generated, 0)
+	lo := (n - 1) * w // where the overflow bin starts
+	var sum, mass float64
+	at := func(length float64, p float64) {
+		seg.PreDecode = max(int(length+0.5)-g, 1)
+		r, _ := handling.RankAt(seg, m, load, allowed...)
+		sum += p * r
+		mass += p
+	}
+	var gMass, gLen float64 // the group being summed: its mass and mass·length
+	for b, pb := range d.LengthProbs[:n-1] {
+		if hi := (b + 1) * w; pb > 0 && hi > g {
+			start := max(b*w, g)
+			pm := float64(pb) * float64(hi-start) / float64(w)
+			gMass += pm
+			gLen += pm * float64(start+hi) / 2
+		}
+		if (b+1)%binsPerGroup == 0 || b == n-2 {
+			if gMass > 0 {
+				at(gLen/gMass, gMass)
+			}
+			gMass, gLen = 0, 0
+		}
+	}
+	over := float64(max(d.OverflowTokens, lo))
+	tail := over
+	if g >= lo && lo > 0 {
+		tail = float64(g) * over / float64(lo)
+	}
+	if po := float64(d.LengthProbs[n-1]); po > 0 {
+		at(tail, po)
+	}
+	if mass <= 0 {
+		sum, mass = 0, 0
+		at(max(tail, float64(g+1)), 1)
+	}
+	return sum / mass, true
+}
+
+// binsPerGroup is how many neighbouring length bins expectedRank scores as
+// one: 5 bins of the shipped model's 10 tokens, 11 scores per call instead
+// of 51 (BenchmarkExpectedRank).
+const binsPerGroup = 5
