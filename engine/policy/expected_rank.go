@@ -14,26 +14,32 @@ type rankMode uint8
 const (
 	rankExpected rankMode = iota // the expectation over the length model's bins (expectedRank)
 	rankPoint                    // the point forecast alone (handling.RankAt on Forecast().Predicted)
+	rankMean                     // the rank at the bins' mean length, conditioned as expectedRank's (an ablation)
 )
 
 // rankModes names the modes for Options.PitstopRank ("" is the default).
-var rankModes = map[string]rankMode{"": rankExpected, "expected": rankExpected, "point": rankPoint}
+var rankModes = map[string]rankMode{"": rankExpected, "expected": rankExpected, "point": rankPoint, "mean": rankMean}
 
 func newRankMode(o Options) (rankMode, error) {
 	m, ok := rankModes[o.PitstopRank]
 	if !ok {
-		return rankExpected, fmt.Errorf("unknown pitstop rank %q (valid: expected, point)", o.PitstopRank)
+		return rankExpected, fmt.Errorf("unknown pitstop rank %q (valid: expected, point, mean)", o.PitstopRank)
 	}
 	return m, nil
 }
 
 // rankOf is the call's memory-over-time key for the segment seg built from
-// its point forecast: with rankExpected and a length distribution, the
-// expectation over it (expectedRank), otherwise seg's rank.
+// its point forecast: with a length distribution, the expectation over it
+// (expectedRank) or the rank at its mean (meanRank), otherwise seg's rank.
 func (p *Pitstop) rankOf(v *engine.View, s *engine.Sequence, st *callState, seg handling.Segment) float64 {
 	load, allowed := loadOf(v), allowedKinds(v, s)
-	if d := s.Forecast().Dist; p.rank == rankExpected && d != nil {
-		if r, ok := expectedRank(seg, d, d.Decoded+s.Generated()-st.segBase, v.Cost, load, allowed...); ok {
+	if d := s.Forecast().Dist; p.rank != rankPoint && d != nil {
+		g := d.Decoded + s.Generated() - st.segBase
+		rank := expectedRank
+		if p.rank == rankMean {
+			rank = meanRank
+		}
+		if r, ok := rank(seg, d, g, v.Cost, load, allowed...); ok {
 			return r
 		}
 	}
@@ -65,19 +71,46 @@ func (p *Pitstop) rankOf(v *engine.View, s *engine.Sequence, st *callState, seg 
 // taken as in that tail. ok is false when d is not a usable distribution.
 // A call is re-scored only when it changed (Pitstop.score's cache).
 func expectedRank(seg handling.Segment, d *engine.Distribution, generated int, m handling.CostModel, load handling.Load, allowed ...handling.Kind) (float64, bool) {
-	n, w := len(d.LengthProbs), d.LengthBinWidth
-	if n < 2 || w <= 0 {
-		return 0, false
-	}
 	g := max(generated, 0)
-	lo := (n - 1) * w // where the overflow bin starts
 	var sum, mass float64
-	at := func(length float64, p float64) {
+	ok := lengthPoints(d, g, func(length, p float64) {
 		seg.PreDecode = max(int(length+0.5)-g, 1)
 		r, _ := handling.RankAt(seg, m, load, allowed...)
 		sum += p * r
 		mass += p
+	})
+	if !ok {
+		return 0, false
 	}
+	return sum / mass, true
+}
+
+// meanRank is the rank at the conditioned mean length E[L | L > generated]
+// over the same points as expectedRank: one RankAt, but blind to the spread
+// (memory-over-time is convex in the length, so it ranks a wide
+// distribution ahead of what its expectation would).
+func meanRank(seg handling.Segment, d *engine.Distribution, generated int, m handling.CostModel, load handling.Load, allowed ...handling.Kind) (float64, bool) {
+	g := max(generated, 0)
+	var sum, mass float64
+	if !lengthPoints(d, g, func(length, p float64) { sum += p * length; mass += p }) {
+		return 0, false
+	}
+	seg.PreDecode = max(int(sum/mass+0.5)-g, 1)
+	r, _ := handling.RankAt(seg, m, load, allowed...)
+	return r, true
+}
+
+// lengthPoints calls at with the points that stand for d's output length
+// conditioned on L > g (see expectedRank): a length and its mass, the
+// masses summing to more than 0. It reports false when d is not a usable
+// distribution.
+func lengthPoints(d *engine.Distribution, g int, at func(length, p float64)) bool {
+	n, w := len(d.LengthProbs), d.LengthBinWidth
+	if n < 2 || w <= 0 {
+		return false
+	}
+	lo := (n - 1) * w // where the overflow bin starts
+	var mass float64
 	var gMass, gLen float64 // the group being summed: its mass and mass·length
 	for b, pb := range d.LengthProbs[:n-1] {
 		if hi := (b + 1) * w; pb > 0 && hi > g {
@@ -89,23 +122,23 @@ func expectedRank(seg handling.Segment, d *engine.Distribution, generated int, m
 		if (b+1)%binsPerGroup == 0 || b == n-2 {
 			if gMass > 0 {
 				at(gLen/gMass, gMass)
+				mass += gMass
 			}
 			gMass, gLen = 0, 0
 		}
 	}
-	over := float64(max(d.OverflowTokens, lo))
-	tail := over
+	tail := float64(max(d.OverflowTokens, lo))
 	if g >= lo && lo > 0 {
-		tail = float64(g) * over / float64(lo)
+		tail = float64(g) * tail / float64(lo)
 	}
 	if po := float64(d.LengthProbs[n-1]); po > 0 {
 		at(tail, po)
+		mass += po
 	}
 	if mass <= 0 {
-		sum, mass = 0, 0
 		at(max(tail, float64(g+1)), 1)
 	}
-	return sum / mass, true
+	return true
 }
 
 // binsPerGroup is how many neighbouring length bins expectedRank scores as

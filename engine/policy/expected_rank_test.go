@@ -127,10 +127,10 @@ func TestExpectedRankRefusesUnusableDistributions(t *testing.T) {
 }
 
 func TestPitstopRankOption(t *testing.T) {
-	if err := (Options{PitstopRank: "mean"}).Validate(); err == nil {
-		t.Fatal("PitstopRank \"mean\" accepted")
+	if err := (Options{PitstopRank: "median"}).Validate(); err == nil {
+		t.Fatal("PitstopRank \"median\" accepted")
 	}
-	for _, r := range []string{"", "expected", "point"} {
+	for _, r := range []string{"", "expected", "point", "mean"} {
 		if err := (Options{PitstopRank: r}).Validate(); err != nil {
 			t.Fatalf("PitstopRank %q: %v", r, err)
 		}
@@ -323,5 +323,24 @@ func TestExpectedRankGroupingIsCloseToEveryBin(t *testing.T) {
 		if got := expectedOf(t, d, 0); math.Abs(got-exact) > 0.01*exact {
 			t.Errorf("mode bin %d: grouped %g, every bin %g", mode, got, exact)
 		}
+	}
+}
+
+// TestMeanRankIsBlindToTheSpread: the rank at the conditioned mean length
+// equals the expectation for a point distribution and is below it for a
+// wide one (memory-over-time is convex in the length).
+func TestMeanRankIsBlindToTheSpread(t *testing.T) {
+	m, load := testCost(), handling.Load{RunningTokens: 8, OtherRunning: 4000}
+	point := binDist(51, map[int]float32{12: 1})
+	if a, _ := meanRank(toolSeg(), point, 0, m, load); math.Abs(a-rankWith(t, 125)) > 1e-9*a {
+		t.Fatalf("point distribution: mean rank %g, want %g", a, rankWith(t, 125))
+	}
+	wide := binDist(51, map[int]float32{2: 0.5, 20: 0.3, 45: 0.2})
+	mean, _ := meanRank(toolSeg(), wide, 0, m, load)
+	if want := rankWith(t, 165); math.Abs(mean-want) > 1e-9*want { // 0.5·25 + 0.3·205 + 0.2·455
+		t.Fatalf("wide distribution: mean rank %g, want the rank at its mean %g", mean, want)
+	}
+	if e := expectedOf(t, wide, 0); mean >= e {
+		t.Fatalf("mean rank %g not below the expected rank %g of a wide distribution", mean, e)
 	}
 }

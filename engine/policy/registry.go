@@ -87,8 +87,9 @@ type Options struct {
 	// PitstopRank is how pitstop scores a waiting call's memory-over-time:
 	// "expected" (the default: the expectation over the length model's
 	// distribution, conditioned on the tokens already generated; the point
-	// where the forecast has no distribution) or "point" (the point
-	// forecast). Measured in docs/results-policies.md (session 8).
+	// where the forecast has no distribution), "point" (the point
+	// forecast) or "mean" (the rank at the distribution's conditioned mean
+	// length: an ablation). Measured in docs/results-policies.md (session 8).
 	PitstopRank string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
