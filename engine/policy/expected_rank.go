@@ -15,15 +15,16 @@ const (
 	rankExpected rankMode = iota // the expectation over the length model's bins (expectedRank)
 	rankPoint                    // the point forecast alone (handling.RankAt on Forecast().Predicted)
 	rankMean                     // the rank at the bins' mean length, conditioned as expectedRank's (an ablation)
+	rankMedian                   // the rank at the bins' median length, conditioned as expectedRank's (an ablation)
 )
 
 // rankModes names the modes for Options.PitstopRank ("" is the default).
-var rankModes = map[string]rankMode{"": rankExpected, "expected": rankExpected, "point": rankPoint, "mean": rankMean}
+var rankModes = map[string]rankMode{"": rankExpected, "expected": rankExpected, "point": rankPoint, "mean": rankMean, "median": rankMedian}
 
 func newRankMode(o Options) (rankMode, error) {
 	m, ok := rankModes[o.PitstopRank]
 	if !ok {
-		return rankExpected, fmt.Errorf("unknown pitstop rank %q (valid: expected, point, mean)", o.PitstopRank)
+		return rankExpected, fmt.Errorf("unknown pitstop rank %q (valid: expected, point, mean, median)", o.PitstopRank)
 	}
 	return m, nil
 }
@@ -36,8 +37,11 @@ func (p *Pitstop) rankOf(v *engine.View, s *engine.Sequence, st *callState, seg 
 	if d := s.Forecast().Dist; p.rank != rankPoint && d != nil {
 		g := d.Decoded + s.Generated() - st.segBase
 		rank := expectedRank
-		if p.rank == rankMean {
+		switch p.rank {
+		case rankMean:
 			rank = meanRank
+		case rankMedian:
+			rank = medianRank
 		}
 		if r, ok := rank(seg, d, g, v.Cost, load, allowed...); ok {
 			return r
@@ -96,6 +100,51 @@ func meanRank(seg handling.Segment, d *engine.Distribution, generated int, m han
 		return 0, false
 	}
 	seg.PreDecode = max(int(sum/mass+0.5)-g, 1)
+	r, _ := handling.RankAt(seg, m, load, allowed...)
+	return r, true
+}
+
+// medianRank is the rank at the conditioned median length: the point
+// forecast's order (the forecast's point is the distribution's median) with
+// expectedRank's conditioning on what was generated, bin by bin (a length
+// uniform inside a bin), the overflow bin at its tail's mean.
+func medianRank(seg handling.Segment, d *engine.Distribution, generated int, m handling.CostModel, load handling.Load, allowed ...handling.Kind) (float64, bool) {
+	n, w := len(d.LengthProbs), d.LengthBinWidth
+	if n < 2 || w <= 0 {
+		return 0, false
+	}
+	g := max(generated, 0)
+	above := float64(max(d.LengthProbs[n-1], 0)) // the mass above g: the overflow's all of it
+	for b, pb := range d.LengthProbs[:n-1] {
+		if hi := (b + 1) * w; pb > 0 && hi > g {
+			above += float64(pb) * float64(hi-max(b*w, g)) / float64(w)
+		}
+	}
+	length := -1.0
+	if above > 0 {
+		var cum float64
+		for b, pb := range d.LengthProbs[:n-1] {
+			hi := (b + 1) * w
+			if pb <= 0 || hi <= g {
+				continue
+			}
+			start := max(b*w, g)
+			pm := float64(pb) * float64(hi-start) / float64(w) / above
+			if cum+pm >= 0.5 {
+				length = float64(start) + float64(hi-start)*(0.5-cum)/pm
+				break
+			}
+			cum += pm
+		}
+	}
+	if length < 0 { // the median is in the overflow bin, or nothing is left above g
+		lo := (n - 1) * w
+		length = float64(max(d.OverflowTokens, lo, g+1))
+		if g >= lo && lo > 0 {
+			length = max(float64(g)*float64(max(d.OverflowTokens, lo))/float64(lo), float64(g+1))
+		}
+	}
+	seg.PreDecode = max(int(length+0.5)-g, 1)
 	r, _ := handling.RankAt(seg, m, load, allowed...)
 	return r, true
 }

@@ -127,10 +127,10 @@ func TestExpectedRankRefusesUnusableDistributions(t *testing.T) {
 }
 
 func TestPitstopRankOption(t *testing.T) {
-	if err := (Options{PitstopRank: "median"}).Validate(); err == nil {
-		t.Fatal("PitstopRank \"median\" accepted")
+	if err := (Options{PitstopRank: "gittins"}).Validate(); err == nil {
+		t.Fatal("PitstopRank \"gittins\" accepted")
 	}
-	for _, r := range []string{"", "expected", "point", "mean"} {
+	for _, r := range []string{"", "expected", "point", "mean", "median"} {
 		if err := (Options{PitstopRank: r}).Validate(); err != nil {
 			t.Fatalf("PitstopRank %q: %v", r, err)
 		}
@@ -342,5 +342,24 @@ func TestMeanRankIsBlindToTheSpread(t *testing.T) {
 	}
 	if e := expectedOf(t, wide, 0); mean >= e {
 		t.Fatalf("mean rank %g not below the expected rank %g of a wide distribution", mean, e)
+	}
+}
+
+// TestMedianRankConditions: the conditioned median of a two-bin
+// distribution, before and after the call passed the first bin.
+func TestMedianRankConditions(t *testing.T) {
+	m, load := testCost(), handling.Load{RunningTokens: 8, OtherRunning: 4000}
+	d := binDist(51, map[int]float32{2: 0.6, 30: 0.4})
+	// Fresh: the median is 0.5/0.6 of the way through bin 2, at 28.3 tokens.
+	if got, _ := medianRank(toolSeg(), d, 0, m, load); math.Abs(got-rankWith(t, 28)) > 1e-9*got {
+		t.Fatalf("fresh: %g, want the rank at 28 tokens %g", got, rankWith(t, 28))
+	}
+	// 40 tokens in: bin 30 alone, median 305, 265 to go.
+	if got, _ := medianRank(toolSeg(), d, 40, m, load); math.Abs(got-rankWith(t, 265)) > 1e-9*got {
+		t.Fatalf("40 tokens in: %g, want %g", got, rankWith(t, 265))
+	}
+	// Past every bin: the tail.
+	if got, _ := medianRank(toolSeg(), d, 400, m, load); math.Abs(got-rankWith(t, 350)) > 1e-9*got {
+		t.Fatalf("400 tokens in: %g, want the tail's %g", got, rankWith(t, 350))
 	}
 }
