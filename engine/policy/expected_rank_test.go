@@ -243,9 +243,9 @@ func BenchmarkOrdering10kExpected(b *testing.B) {
 		name string
 		o    Options
 	}{
-		{"expected", Options{}},
+		{"expected", Options{PitstopRank: "expected"}},
 		{"point", Options{PitstopRank: "point"}},
-		{"expected-rescore", Options{ScoreRefresh: 64}},
+		{"expected-rescore", Options{PitstopRank: "expected", ScoreRefresh: 64}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			pol := NewPitstop(c.o)

@@ -85,11 +85,12 @@ type Options struct {
 	PitstopAgingPower float64
 	PitstopAgingClock string
 	// PitstopRank is how pitstop scores a waiting call's memory-over-time:
-	// "expected" (the default: the expectation over the length model's
-	// distribution, conditioned on the tokens already generated; the point
-	// where the forecast has no distribution), "point" (the point
-	// forecast) or "mean" (the rank at the distribution's conditioned mean
-	// length: an ablation). Measured in docs/results-policies.md (session 8).
+	// "point" (the default: the point forecast), "expected" (the
+	// expectation over the length model's distribution, conditioned on the
+	// tokens already generated; the point where the forecast has no
+	// distribution), or the ablations "mean" and "median" (the rank at the
+	// distribution's conditioned mean or median length). Measured in
+	// docs/results-policies.md (session 8).
 	PitstopRank string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
