@@ -114,6 +114,7 @@ type Pitstop struct {
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
 	tail       tailRules
+	rank       rankMode // point forecast or expectation over the length bins (expected_rank.go)
 }
 
 // NewPitstop builds the policy.
@@ -127,6 +128,7 @@ func NewPitstop(o Options) *Pitstop {
 		starve.threshold = o.PitstopStarvation
 	}
 	tail, _ := newTailRules(o) // Validate reports bad values
+	rank, _ := newRankMode(o)
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -148,6 +150,7 @@ func NewPitstop(o Options) *Pitstop {
 		fcfsTail:   o.PitstopFCFSTail,
 		fcfsSlack:  o.PitstopFCFSSlack,
 		tail:       tail,
+		rank:       rank,
 	}
 }
 
@@ -341,7 +344,7 @@ func (p *Pitstop) score(v *engine.View, s *engine.Sequence, st *callState) float
 	if !p.noHeld {
 		seg.Held = s.Computed() // held KV is not prefilled again
 	}
-	st.score, _ = handling.RankAt(seg, v.Cost, loadOf(v), allowedKinds(v, s)...)
+	st.score = p.rankOf(v, s, st, seg)
 	st.scoreFor = k
 	return st.score
 }

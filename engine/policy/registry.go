@@ -84,6 +84,14 @@ type Options struct {
 	PitstopTail       string
 	PitstopAgingPower float64
 	PitstopAgingClock string
+	// PitstopRank is how pitstop scores a waiting call's memory-over-time:
+	// "point" (the default: the point forecast), "expected" (the
+	// expectation over the length model's distribution, conditioned on the
+	// tokens already generated; the point where the forecast has no
+	// distribution), or the ablations "mean" and "median" (the rank at the
+	// distribution's conditioned mean or median length). Measured in
+	// docs/results-policies.md (session 8).
+	PitstopRank string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -210,6 +218,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("pitstop fcfs slack must not be negative, got %g", o.PitstopFCFSSlack)
 	case badTail(o) != nil:
 		return badTail(o)
+	case badRank(o) != nil:
+		return badRank(o)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
@@ -276,3 +286,5 @@ func validOrder(name string) bool {
 
 // badTail is newTailRules's error on o's tail options (o with defaults).
 func badTail(o Options) error { _, err := newTailRules(o); return err }
+
+func badRank(o Options) error { _, err := newRankMode(o); return err }
