@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/tools/mcp/mcptest"
 )
 
@@ -84,7 +85,7 @@ func TestServeMCPEverything(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "serve", "--addr", addr, "--model", "scripted-test", "--predictor", "history",
 		"--mcp", "everything="+bin+" stdio", "--mcp-timeout", "10s")
 	cmd.Env = append(os.Environ(), "PITSTOP_TEST_MAIN=1")
-	var logs lockedBuffer
+	var logs testutil.LockedBuffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 )
 
 // serveProc is a `pitstop serve` child process on a loopback port.
@@ -19,7 +19,7 @@ type serveProc struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	addr string
-	logs lockedBuffer
+	logs testutil.LockedBuffer
 	done chan struct{}
 	err  error // cmd.Wait's, once done is closed
 }
@@ -117,23 +117,4 @@ func (p *serveProc) status(field string) int64 {
 	}
 	p.t.Fatalf("no %s in /proc/PID/status", field)
 	return 0
-}
-
-// lockedBuffer is a bytes.Buffer that the process's log copier writes while
-// the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
