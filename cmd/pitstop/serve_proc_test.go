@@ -29,6 +29,13 @@ type serveProc struct {
 // is still running.
 func startServe(t *testing.T, args ...string) *serveProc {
 	t.Helper()
+	return startServeWithin(t, 30*time.Second, args...)
+}
+
+// startServeWithin is startServe that waits up to healthy for /healthz
+// (longer for a start that runs MCP servers).
+func startServeWithin(t *testing.T, healthy time.Duration, args ...string) *serveProc {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +57,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 			<-p.done
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(healthy)
 	for {
 		resp, err := http.Get(p.url("/healthz"))
 		if err == nil {
