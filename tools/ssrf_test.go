@@ -79,8 +79,8 @@ type ssrfTargets struct {
 func newSSRFTargets(t *testing.T) *ssrfTargets {
 	st := &ssrfTargets{port: map[string]string{}}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { st.hits.Add(1) })
-	st.port["v4"] = port(serverOn(t, "127.0.0.1", h))
-	st.port["v6"] = port(serverOn(t, "::1", h))
+	st.port["v4"] = port(testutil.ServerOn(t, "127.0.0.1", h))
+	st.port["v6"] = port(testutil.ServerOn(t, "::1", h))
 	return st
 }
 
