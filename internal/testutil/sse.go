@@ -25,8 +25,7 @@ func SSE(w http.ResponseWriter, events ...string) {
 // when set, adjusts the server before it starts.
 func CountingSSEBackend(t testing.TB, model string, tail time.Duration, configure func(*http.Server), events ...string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
-	var conns atomic.Int64
-	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return CountingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if r.URL.Path == "/v1/models" {
 			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"`+model+`"}]}`)
@@ -35,7 +34,16 @@ func CountingSSEBackend(t testing.TB, model string, tail time.Duration, configur
 		w.Header().Set("Content-Type", "text/event-stream")
 		SSE(w, events...)
 		time.Sleep(tail)
-	}))
+	}), configure)
+}
+
+// CountingServer starts h on loopback, closed with t, and counts the
+// connections opened to it. configure, when set, adjusts the server before
+// it starts.
+func CountingServer(t testing.TB, h http.HandlerFunc, configure func(*http.Server)) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var conns atomic.Int64
+	s := httptest.NewUnstartedServer(h)
 	if configure != nil {
 		configure(s.Config)
 	}
