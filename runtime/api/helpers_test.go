@@ -15,6 +15,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/pitstop-llm/pitstop/runtime"
+	"github.com/pitstop-llm/pitstop/runtime/remote"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
@@ -217,4 +218,23 @@ func gatedTools(t *testing.T, gate <-chan struct{}) *tools.Registry {
 	}
 	reg.MustRegister(tool)
 	return reg
+}
+
+// newRemote is a router over the backends specs name (remote.ParseSpecs's
+// syntax), quiet unless cfg sets a logger, closed with t.
+func newRemote(t testing.TB, cfg remote.Config, specs ...string) *remote.Router {
+	t.Helper()
+	parsed, err := remote.ParseSpecs(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	r, err := remote.New(cfg, parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
 }

@@ -130,16 +130,8 @@ func processCPU(b *testing.B) time.Duration {
 // spec names (transport, when set, carries its requests), closed with b.
 func routerServer(b *testing.B, spec string, transport http.RoundTripper) *Server {
 	b.Helper()
-	specs, err := remote.ParseSpecs([]string{spec})
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := newRemote(b, remote.Config{Transport: transport, HealthInterval: time.Hour}, spec)
 	quiet := slog.New(slog.DiscardHandler)
-	r, err := remote.New(remote.Config{Transport: transport, HealthInterval: time.Hour, Logger: quiet}, specs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(r.Close)
 	rt, err := runtime.New(runtime.Config{Remote: r, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)

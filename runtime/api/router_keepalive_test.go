@@ -1,7 +1,6 @@
 package api
 
 import (
-	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -18,15 +17,7 @@ import (
 func TestRouterKeepsStreamedConnections(t *testing.T) {
 	b, conns := testutil.CountingSSEBackend(t, "m", time.Millisecond, nil, // the body's last chunk comes after [DONE]
 		`{"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, `[DONE]`)
-	specs, err := remote.ParseSpecs([]string{b.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := remote.New(remote.Config{HealthInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)}, specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
+	r := newRemote(t, remote.Config{HealthInterval: time.Hour}, b.URL)
 	ts := newTestServer(t, serverOpts{rt: runtime.Config{Remote: r}})
 	const calls = 30
 	for range calls {
