@@ -67,8 +67,12 @@ func layers() []layer {
 		{"engine", 40, "the iteration engine: knows nothing of HTTP, tools, models or replicas"},
 		{"kvswap", 20, "KV block tiers and their transfers"},
 		{"handling", 20, "the waste of preserve, swap and discard: pure functions"},
+		{testOnly, 10, "helpers that several packages' tests share: imported by tests only"},
 	}
 }
+
+// testOnly is the package that only tests may import.
+const testOnly = "internal/testutil"
 
 // placed is a package's entry: the longest entry path that is the package
 // or one of its ancestors.
@@ -120,6 +124,8 @@ func violations(table []layer, pkgs []listedPackage) []string {
 			seen[to] = true
 			tl, ok := placed(table, to)
 			switch {
+			case inLine(to, testOnly) && !inLine(from, testOnly):
+				out = append(out, fmt.Sprintf("%s imports %s, which is for tests only: import it from _test.go files", from, to))
 			case !ok:
 				out = append(out, fmt.Sprintf("%s imports %s, which has no layer: add it to layers() in architecture_test.go", from, to))
 			case tl.rank > fl.rank:
@@ -198,6 +204,8 @@ func TestLayerRules(t *testing.T) {
 		{"sibling", pkg("engine/policy", "predictor"), "a sibling of its layer"},
 		{"unplaced package", pkg("widgets", "engine"), "widgets has no layer"},
 		{"future package placed", pkg("cluster", "engine", "predictor"), ""},
+		{"program on a test helper", pkg("tools", "internal/testutil"), "internal/testutil, which is for tests only"},
+		{"test helper on the stdlib only", pkg("internal/testutil"), ""},
 	} {
 		got := violations(layers(), []listedPackage{tc.pkg})
 		switch {

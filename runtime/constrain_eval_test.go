@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/training/tinytools"
 )
@@ -76,7 +77,7 @@ func TestTinyToolCallValidity(t *testing.T) {
 			if tl, found := rt.Tools().Get(c.Name); found && strings.Contains(strings.Join(v.Tools, ","), c.Name) {
 				s := schemas[c.Name]
 				if s == nil {
-					s = schemaValidator(t, string(tl.Definition().Function.Parameters))
+					s = testutil.SchemaValidator(t, string(tl.Definition().Function.Parameters))
 					schemas[c.Name] = s
 				}
 				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(c.Arguments))

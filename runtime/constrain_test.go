@@ -3,43 +3,16 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
 const weatherSchema = `{"type":"object","properties":{"city":{"type":"string"},"unit":{"enum":["celsius","fahrenheit"]},"days":{"type":"integer"}},"required":["city","unit","days"],"additionalProperties":false}`
-
-func schemaValidator(t *testing.T, schema string) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("s.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("s.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func validates(t *testing.T, v *jsonschema.Schema, out string) error {
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	if err != nil {
-		return fmt.Errorf("%q does not parse: %w", out, err)
-	}
-	return v.Validate(inst)
-}
 
 // TestResponseFormatScripted: on the scripted path the forced tokens are
 // checked against the grammar: a schema answer passes; a text answer under
@@ -53,7 +26,7 @@ func TestResponseFormatScripted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := validates(t, schemaValidator(t, weatherSchema), res.Content); err != nil || res.FinishReason != "stop" {
+	if err := testutil.ValidateJSON(testutil.SchemaValidator(t, weatherSchema), res.Content); err != nil || res.FinishReason != "stop" {
 		t.Fatalf("%q %s: %v", res.Content, res.FinishReason, err)
 	}
 	_, err = rt.Chat(ctx, ChatRequest{Messages: msgs, ResponseFormat: &ResponseFormat{Type: "json_schema", Schema: []byte(`{"type":"string","pattern":"^a"}`)}})
@@ -139,7 +112,7 @@ func TestTinyModelConstrained(t *testing.T) {
 			t.Errorf("named, %q: %+v %v", q, res, err)
 		}
 	}
-	v := schemaValidator(t, weatherSchema)
+	v := testutil.SchemaValidator(t, weatherSchema)
 	for _, q := range questions {
 		res, err := rt.ChatSync(ctx, ChatRequest{Messages: []chat.Message{{Role: "user", Content: q}}, MaxTokens: 200,
 			ResponseFormat: &ResponseFormat{Type: "json_schema", Schema: []byte(weatherSchema)}, Logprobs: true, TopLogprobs: 2})
@@ -148,7 +121,7 @@ func TestTinyModelConstrained(t *testing.T) {
 		}
 		if res.FinishReason != "stop" {
 			t.Errorf("%q: finish %s content %q", q, res.FinishReason, res.Content)
-		} else if err := validates(t, v, res.Content); err != nil {
+		} else if err := testutil.ValidateJSON(v, res.Content); err != nil {
 			t.Errorf("%q: %v", q, err)
 		}
 		for _, e := range res.Logprobs {
@@ -178,7 +151,7 @@ func TestTinyModelClosesWithinBudget(t *testing.T) {
 	defer cancel()
 	questions := []string{"What is 17 times 23?", "What time is it in Tokyo?", "What is the capital of France?", "Convert 5 miles to kilometers."}
 	for i, schema := range freeStringSchemas {
-		v := schemaValidator(t, schema)
+		v := testutil.SchemaValidator(t, schema)
 		for j, q := range questions {
 			maxTok := 30 + 17*((i+j)%4)
 			res, err := rt.ChatSync(ctx, ChatRequest{Messages: []chat.Message{{Role: "user", Content: q}}, MaxTokens: maxTok,
@@ -188,7 +161,7 @@ func TestTinyModelClosesWithinBudget(t *testing.T) {
 			}
 			if res.FinishReason != "stop" {
 				t.Errorf("schema %d, %q, max_tokens %d: finish %s, content %q", i, q, maxTok, res.FinishReason, res.Content)
-			} else if err := validates(t, v, res.Content); err != nil {
+			} else if err := testutil.ValidateJSON(v, res.Content); err != nil {
 				t.Errorf("schema %d, %q: %v", i, q, err)
 			}
 		}
@@ -196,7 +169,7 @@ func TestTinyModelClosesWithinBudget(t *testing.T) {
 	// A client tool with free-string arguments, strict and named by
 	// tool_choice, with little room: the call completes and validates.
 	params := `{"type":"object","properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"additionalProperties":false}`
-	v := schemaValidator(t, params)
+	v := testutil.SchemaValidator(t, params)
 	weather := chat.Tool{Name: "get_weather", Description: "Current weather in a city", Parameters: json.RawMessage(params)}
 	for j, q := range questions {
 		for _, req := range []ChatRequest{
@@ -212,7 +185,7 @@ func TestTinyModelClosesWithinBudget(t *testing.T) {
 				t.Errorf("%q, max_tokens %d: finish %s, calls %+v, content %q", q, req.MaxTokens, res.FinishReason, res.ToolCalls, res.Content)
 				continue
 			}
-			if err := validates(t, v, res.ToolCalls[0].Arguments); err != nil {
+			if err := testutil.ValidateJSON(v, res.ToolCalls[0].Arguments); err != nil {
 				t.Errorf("%q: %v", q, err)
 			}
 		}
@@ -240,12 +213,12 @@ func TestTinyModelClosesWithinBudget(t *testing.T) {
 		}
 		switch {
 		case seed%2 == 0 && res.FinishReason == "stop":
-			if err := validates(t, schemaValidator(t, schema), res.Content); err != nil {
+			if err := testutil.ValidateJSON(testutil.SchemaValidator(t, schema), res.Content); err != nil {
 				t.Errorf("seed %d: %v", seed, err)
 			}
 		case seed%2 == 1 && res.FinishReason == "tool_calls" && len(res.ToolCalls) > 0:
 			for _, c := range res.ToolCalls {
-				if err := validates(t, v, c.Arguments); err != nil {
+				if err := testutil.ValidateJSON(v, c.Arguments); err != nil {
 					t.Errorf("seed %d: %v", seed, err)
 				}
 			}

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pitstop-llm/pitstop/engine/policy"
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/predictor"
 	"github.com/pitstop-llm/pitstop/tools"
@@ -230,27 +230,10 @@ func TestParkedMismatchAndExpiry(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Each finished call appends its segments' trace records (JSONL), which the
 // predictor reads back.
 func TestTraceRecords(t *testing.T) {
-	var buf syncBuffer
+	var buf testutil.LockedBuffer
 	rt := newTestRuntime(t, Config{Trace: &buf})
 	ctx := context.Background()
 	for _, q := range []string{"What is 6*7?", "What is 1+1?"} {

@@ -12,27 +12,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-)
 
-// serverOn starts h on a loopback address (127.0.0.2 and 127.0.0.3 reach
-// the loopback interface on Linux too).
-func serverOn(t *testing.T, ip string, h http.Handler) *httptest.Server {
-	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Skipf("cannot listen on %s: %v", ip, err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
-}
+	"github.com/pitstop-llm/pitstop/internal/testutil"
+)
 
 // countingServer answers 200 and counts the requests that reached it.
 func countingServer(t *testing.T, ip string) (*httptest.Server, *atomic.Int32) {
 	var hits atomic.Int32
-	return serverOn(t, ip, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return testutil.ServerOn(t, ip, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		io.WriteString(w, "reached")
 	})), &hits
@@ -63,7 +50,7 @@ func TestEgressRedirects(t *testing.T) {
 		last.Store(&seen{r.Method, string(body), r.Header.Get("X-Api-Key"), r.Header.Get(SignatureHeader), r.Header.Get("Referer")})
 		io.WriteString(w, "echo")
 	}
-	other := serverOn(t, "127.0.0.3", http.HandlerFunc(echo))
+	other := testutil.ServerOn(t, "127.0.0.3", http.HandlerFunc(echo))
 	mux := http.NewServeMux()
 	mux.HandleFunc("/echo", echo)
 	redirect := func(path string, code int, to string) {
@@ -79,7 +66,7 @@ func TestEgressRedirects(t *testing.T) {
 	redirect("/to-ftp", http.StatusTemporaryRedirect, "ftp://127.0.0.2/")
 	redirect("/cross", http.StatusTemporaryRedirect, "http://127.0.0.3:"+port(other)+"/echo?from=cross")
 	redirect("/loop", http.StatusTemporaryRedirect, "/loop")
-	allowed := serverOn(t, "127.0.0.2", mux)
+	allowed := testutil.ServerOn(t, "127.0.0.2", mux)
 
 	client := NewEgressClient(DialPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/31")}})
 	post := func(path string) (string, error) {

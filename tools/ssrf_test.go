@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,9 +11,10 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 )
 
 // ssrfForm is one way of writing a webhook or fetch target that reaches,
@@ -79,8 +79,8 @@ type ssrfTargets struct {
 func newSSRFTargets(t *testing.T) *ssrfTargets {
 	st := &ssrfTargets{port: map[string]string{}}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { st.hits.Add(1) })
-	st.port["v4"] = port(serverOn(t, "127.0.0.1", h))
-	st.port["v6"] = port(serverOn(t, "::1", h))
+	st.port["v4"] = port(testutil.ServerOn(t, "127.0.0.1", h))
+	st.port["v6"] = port(testutil.ServerOn(t, "::1", h))
 	return st
 }
 
@@ -158,26 +158,9 @@ func TestSSRFAddressForms(t *testing.T) {
 }
 
 // capturedLog is a slog logger whose output a test reads.
-func capturedLog() (*slog.Logger, *lockedBuffer) {
-	var b lockedBuffer
+func capturedLog() (*slog.Logger, *testutil.LockedBuffer) {
+	var b testutil.LockedBuffer
 	return slog.New(slog.NewTextHandler(&b, nil)), &b
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // noAddress fails when text holds any of the forms of a target's address.

@@ -23,25 +23,7 @@ func TestBenchClusterBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"bench", "--workload", "chat", "--duration", "5", "--json", out}, c.args...)
-			code, stdout, stderr := pitstop(t, args...)
-			if code != 2 {
-				t.Fatalf("exit status %d, want 2 (stderr %q)", code, stderr)
-			}
-			if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 {
-				t.Fatalf("error is %d lines, want one: %q", n+1, stderr)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(stderr, w) {
-					t.Fatalf("error %q does not mention %q", stderr, w)
-				}
-			}
-			if stdout != "" {
-				t.Fatalf("bad input printed output: %q", stdout)
-			}
-			if _, err := os.Stat(out); !os.IsNotExist(err) {
-				t.Fatalf("bad input left an output file (stat err %v)", err)
-			}
+			wantBenchBadInput(t, out, append([]string{"bench", "--workload", "chat", "--duration", "5", "--json", out}, c.args...), c.want)
 		})
 	}
 }

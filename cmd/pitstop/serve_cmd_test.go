@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -67,49 +63,21 @@ func TestServeBadInput(t *testing.T) {
 // tiny model on the CPU executor), asks it a calculator question with
 // go-openai and stops it with SIGTERM.
 func TestServeTinyModel(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(os.Args[0], "serve", "--addr", addr, "--calibrate", "200ms")
-	cmd.Env = append(os.Environ(), "PITSTOP_TEST_MAIN=1")
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	p := startServe(t, "--calibrate", "200ms")
 	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve exited with %v; log:\n%s", err, logs.String())
+		case <-p.done:
+			if p.err != nil {
+				t.Errorf("serve exited with %v; log:\n%s", p.err, p.logs.String())
 			}
 		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
+			_ = p.cmd.Process.Kill()
 			t.Errorf("serve did not stop on SIGTERM")
 		}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not healthy: %v; log:\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	cfg := openai.DefaultConfig("")
-	cfg.BaseURL = "http://" + addr + "/v1"
+	cfg.BaseURL = p.url("/v1")
 	client := openai.NewClientWithConfig(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -124,7 +92,7 @@ func TestServeTinyModel(t *testing.T) {
 	if got := resp.Choices[0].Message.Content; !strings.Contains(got, "144") || resp.Header().Get("X-Pitstop-Tool-Rounds") != "1" {
 		t.Errorf("answer %q, tool rounds %q", got, resp.Header().Get("X-Pitstop-Tool-Rounds"))
 	}
-	if !strings.Contains(logs.String(), "executor=cpu") || !strings.Contains(logs.String(), "tiny-tools") {
-		t.Errorf("start-up log does not say what is served:\n%s", logs.String())
+	if !strings.Contains(p.logs.String(), "executor=cpu") || !strings.Contains(p.logs.String(), "tiny-tools") {
+		t.Errorf("start-up log does not say what is served:\n%s", p.logs.String())
 	}
 }

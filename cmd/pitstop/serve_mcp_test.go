@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -75,44 +72,9 @@ func lastLogLine(s string) string {
 // process.
 func TestServeMCPEverything(t *testing.T) {
 	bin := mcptest.Bin(t, mcptest.Everything)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(os.Args[0], "serve", "--addr", addr, "--model", "scripted-test", "--predictor", "history",
+	p := startServeWithin(t, 60*time.Second, "--model", "scripted-test", "--predictor", "history",
 		"--mcp", "everything="+bin+" stdio", "--mcp-timeout", "10s")
-	cmd.Env = append(os.Environ(), "PITSTOP_TEST_MAIN=1")
-	var logs lockedBuffer
-	cmd.Stderr = &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
-	base := "http://" + addr
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not healthy: %v; log:\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	base := p.url("")
 	var servers struct {
 		Data []struct {
 			State string `json:"state"`
@@ -124,7 +86,7 @@ func TestServeMCPEverything(t *testing.T) {
 	}
 	getJSON(t, base+"/v1/mcp/servers", &servers)
 	if len(servers.Data) != 1 || servers.Data[0].State != "connected" || servers.Data[0].PID == 0 || len(servers.Data[0].Tools) < 3 {
-		t.Fatalf("/v1/mcp/servers %+v; log:\n%s", servers, logs.String())
+		t.Fatalf("/v1/mcp/servers %+v; log:\n%s", servers, p.logs.String())
 	}
 	var listed struct {
 		Data []struct {
@@ -152,15 +114,14 @@ func TestServeMCPEverything(t *testing.T) {
 	}
 	_ = cs.Close()
 
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-done:
-		stopped = true
-		if err != nil {
-			t.Errorf("serve exited with %v; log:\n%s", err, logs.String())
+	case <-p.done:
+		if p.err != nil {
+			t.Errorf("serve exited with %v; log:\n%s", p.err, p.logs.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not stop on SIGTERM; log:\n%s", logs.String())
+		t.Fatalf("serve did not stop on SIGTERM; log:\n%s", p.logs.String())
 	}
 	if err := syscall.Kill(servers.Data[0].PID, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("the MCP server's process outlived pitstop: kill(pid, 0) = %v", err)

@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 )
 
 // serveProc is a `pitstop serve` child process on a loopback port.
@@ -19,7 +19,7 @@ type serveProc struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	addr string
-	logs lockedBuffer
+	logs testutil.LockedBuffer
 	done chan struct{}
 	err  error // cmd.Wait's, once done is closed
 }
@@ -28,6 +28,13 @@ type serveProc struct {
 // /healthz answers 200. The process is killed at the end of the test if it
 // is still running.
 func startServe(t *testing.T, args ...string) *serveProc {
+	t.Helper()
+	return startServeWithin(t, 30*time.Second, args...)
+}
+
+// startServeWithin is startServe that waits up to healthy for /healthz
+// (longer for a start that runs MCP servers).
+func startServeWithin(t *testing.T, healthy time.Duration, args ...string) *serveProc {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +57,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 			<-p.done
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(healthy)
 	for {
 		resp, err := http.Get(p.url("/healthz"))
 		if err == nil {
@@ -117,23 +124,4 @@ func (p *serveProc) status(field string) int64 {
 	}
 	p.t.Fatalf("no %s in /proc/PID/status", field)
 	return 0
-}
-
-// lockedBuffer is a bytes.Buffer that the process's log copier writes while
-// the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -3,14 +3,12 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
@@ -79,48 +77,22 @@ func TestGoOpenAIChecksTinyModel(t *testing.T) {
 	}
 
 	schema := `{"type":"object","properties":{"answer":{"type":"string"},"city":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}},"sure":{"type":"boolean"}},"required":["answer","city","steps","sure"],"additionalProperties":false}`
-	val := schemaValidator(t, schema)
+	val := testutil.SchemaValidator(t, schema)
 	params := `{"type":"object","properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"additionalProperties":false}`
-	pval := schemaValidator(t, params)
+	pval := testutil.SchemaValidator(t, params)
 	weather := openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "get_weather", Strict: true, Parameters: json.RawMessage(params)}}
 	for i := range n {
 		maxTok := 40 + (i%4)*20
 		ch := chat(openai.ChatCompletionRequest{Messages: ask(i), MaxTokens: maxTok,
 			ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
 				JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "free", Schema: json.RawMessage(schema), Strict: true}}})
-		if ch.FinishReason != openai.FinishReasonStop || validateJSON(val, ch.Message.Content) != nil {
-			t.Errorf("json_schema, max_tokens %d: finish %s, %q: %v", maxTok, ch.FinishReason, ch.Message.Content, validateJSON(val, ch.Message.Content))
+		if ch.FinishReason != openai.FinishReasonStop || testutil.ValidateJSON(val, ch.Message.Content) != nil {
+			t.Errorf("json_schema, max_tokens %d: finish %s, %q: %v", maxTok, ch.FinishReason, ch.Message.Content, testutil.ValidateJSON(val, ch.Message.Content))
 		}
 		ch = chat(openai.ChatCompletionRequest{Messages: ask(i), MaxTokens: maxTok, Tools: []openai.Tool{weather},
 			ToolChoice: openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: "get_weather"}}})
-		if ch.FinishReason != openai.FinishReasonToolCalls || len(ch.Message.ToolCalls) == 0 || validateJSON(pval, ch.Message.ToolCalls[0].Function.Arguments) != nil {
+		if ch.FinishReason != openai.FinishReasonToolCalls || len(ch.Message.ToolCalls) == 0 || testutil.ValidateJSON(pval, ch.Message.ToolCalls[0].Function.Arguments) != nil {
 			t.Errorf("strict get_weather, max_tokens %d: finish %s, calls %+v", maxTok, ch.FinishReason, ch.Message.ToolCalls)
 		}
 	}
-}
-
-func schemaValidator(t *testing.T, schema string) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("s.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("s.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// validateJSON parses text and validates it against v.
-func validateJSON(v *jsonschema.Schema, text string) error {
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		return fmt.Errorf("%q does not parse: %w", text, err)
-	}
-	return v.Validate(inst)
 }

@@ -15,6 +15,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/pitstop-llm/pitstop/runtime"
+	"github.com/pitstop-llm/pitstop/runtime/remote"
+	"github.com/pitstop-llm/pitstop/tools"
 )
 
 // testServer is a runtime behind the HTTP server on a loopback port.
@@ -191,4 +193,48 @@ func weatherDecl() openai.Tool {
 
 func userMsg(s string) openai.ChatCompletionMessage {
 	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: s}
+}
+
+// gatedTools is a registry with the built-in tools and "gate", a tool that
+// returns "opened" when the test closes gate (an error when its call ends
+// first).
+func gatedTools(t *testing.T, gate <-chan struct{}) *tools.Registry {
+	t.Helper()
+	reg := tools.NewRegistry()
+	if err := tools.RegisterBuiltins(reg, tools.BuiltinConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	tool, err := tools.New("gate", "returns when the test lets it", json.RawMessage(`{"type":"object","properties":{}}`),
+		func(ctx context.Context, _ json.RawMessage) (string, error) {
+			select {
+			case <-gate:
+				return "opened", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}, tools.WithTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.MustRegister(tool)
+	return reg
+}
+
+// newRemote is a router over the backends specs name (remote.ParseSpecs's
+// syntax), quiet unless cfg sets a logger, closed with t.
+func newRemote(t testing.TB, cfg remote.Config, specs ...string) *remote.Router {
+	t.Helper()
+	parsed, err := remote.ParseSpecs(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	r, err := remote.New(cfg, parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
 }

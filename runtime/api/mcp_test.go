@@ -137,7 +137,7 @@ func TestMCPEverythingToolsServerSide(t *testing.T) {
 	}
 	// /mcp serves pitstop's own tools, not the proxied ones, by default.
 	cs := mcpClient(t, ts.http.URL+"/mcp", "")
-	if names := mcpToolNames(t, cs); !slices.Contains(names, "calculator") || slices.Contains(names, "everything__add") {
+	if names := mcptest.ToolNames(t, cs); !slices.Contains(names, "calculator") || slices.Contains(names, "everything__add") {
 		t.Errorf("/mcp lists %v", names)
 	}
 }
@@ -270,28 +270,7 @@ func mcpClient(t *testing.T, url, key string) *sdk.ClientSession {
 	if key != "" {
 		hc.Transport = headerTransport{base: http.DefaultTransport, headers: map[string]string{"Authorization": "Bearer " + key, HeaderProgram: "mcp-program"}}
 	}
-	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
-func mcpToolNames(t *testing.T, cs *sdk.ClientSession) []string {
-	t.Helper()
-	var names []string
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
+	return mcptest.Connect(t, url, hc, nil)
 }
 
 // /mcp behind tenants' keys: each tenant's MCP client sees the server's
@@ -309,10 +288,10 @@ func TestMCPEndpointTenants(t *testing.T) {
 	}
 	url := ts.http.URL + "/mcp"
 	csA, csB := mcpClient(t, url, "ka"), mcpClient(t, url, "kb")
-	if got := mcpToolNames(t, csA); !slices.Equal(got, []string{"calculator", "current_time", "hook", "unit_convert"}) {
+	if got := mcptest.ToolNames(t, csA); !slices.Equal(got, []string{"calculator", "current_time", "hook", "unit_convert"}) {
 		t.Errorf("tenant a lists %v", got)
 	}
-	if got := mcpToolNames(t, csB); slices.Contains(got, "hook") {
+	if got := mcptest.ToolNames(t, csB); slices.Contains(got, "hook") {
 		t.Errorf("tenant b lists %v", got)
 	}
 	ctx := context.Background()
@@ -358,7 +337,7 @@ func TestMCPServeProxiedTools(t *testing.T) {
 	ts := newTestServer(t, serverOpts{rt: runtime.Config{Tools: reg}, api: Config{MCP: MCPConfig{Sources: set, ServeProxied: true}}})
 
 	cs := mcpClient(t, ts.http.URL+"/mcp", "")
-	if names := mcpToolNames(t, cs); !slices.Contains(names, "up__ping") {
+	if names := mcptest.ToolNames(t, cs); !slices.Contains(names, "up__ping") {
 		t.Errorf("/mcp lists %v", names)
 	}
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "up__ping"})

@@ -12,7 +12,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/pitstop-llm/pitstop/runtime"
-	"github.com/pitstop-llm/pitstop/tools"
 )
 
 // progressChunk is a stream chunk as a client that knows pitstop's
@@ -31,23 +30,7 @@ type progressChunk struct {
 // reader (RecvRaw, and Recv for the typed client) takes every chunk.
 func TestStreamProgress(t *testing.T) {
 	gate := make(chan struct{})
-	reg := tools.NewRegistry()
-	if err := tools.RegisterBuiltins(reg, tools.BuiltinConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	tool, err := tools.New("gate", "returns when the test lets it", json.RawMessage(`{"type":"object","properties":{}}`),
-		func(ctx context.Context, _ json.RawMessage) (string, error) {
-			select {
-			case <-gate:
-				return "opened", nil
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-		}, tools.WithTimeout(20*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.MustRegister(tool)
+	reg := gatedTools(t, gate)
 	ts := newTestServer(t, serverOpts{rt: runtime.Config{Tools: reg}})
 	req := openai.ChatCompletionRequest{Model: "pitstop-scripted-test", Stream: true, Tools: []openai.Tool{decl("gate")},
 		Messages: []openai.ChatCompletionMessage{userMsg("/pre Checking.\n/call gate {}")}}

@@ -54,23 +54,7 @@ func TestResponsesFields(t *testing.T) {
 func TestResponsesBackground(t *testing.T) {
 	gate := make(chan struct{})
 	started, stopped := make(chan struct{}, 1), make(chan struct{}, 1)
-	reg := tools.NewRegistry()
-	if err := tools.RegisterBuiltins(reg, tools.BuiltinConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	tool, err := tools.New("gate", "returns when the test lets it", json.RawMessage(`{"type":"object","properties":{}}`),
-		func(ctx context.Context, _ json.RawMessage) (string, error) {
-			select {
-			case <-gate:
-				return "opened", nil
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-		}, tools.WithTimeout(20*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.MustRegister(tool)
+	reg := gatedTools(t, gate)
 	wall, err := tools.New("wall", "returns only when cancelled", json.RawMessage(`{"type":"object","properties":{}}`),
 		func(ctx context.Context, _ json.RawMessage) (string, error) {
 			started <- struct{}{}

@@ -12,31 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/runtime"
 	"github.com/pitstop-llm/pitstop/runtime/remote"
 )
-
-// cannedBackend answers every request in memory: the model list, or a
-// short streamed reply (routerload's fake backend's).
-type cannedBackend struct{}
-
-const cannedReply = `data: {"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"ok "}}]}` + "\n\n" +
-	`data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}` + "\n\n" +
-	`data: {"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":0}}}` + "\n\ndata: [DONE]\n\n"
-
-func (cannedBackend) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		r.Body.Close()
-	}
-	body, ct := cannedReply, "text/event-stream"
-	if strings.HasSuffix(r.URL.Path, "/models") {
-		body, ct = `{"data":[{"id":"m"}]}`, "application/json"
-	}
-	e := &endingReader{}
-	e.Reset(body)
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {ct}}, Body: io.NopCloser(e), Request: r}, nil
-}
 
 // BenchmarkRouterCall is the router's whole per-call path but the sockets:
 // the client's request decoded, the call set up, the generation on a
@@ -59,7 +38,7 @@ func BenchmarkRouterCall(b *testing.B) {
 	}
 	for _, name := range []string{"json", "stream", "long"} {
 		b.Run(name, func(b *testing.B) {
-			h := routerServer(b, "http://a:1,max-inflight=1024", cannedBackend{}).Handler()
+			h := routerServer(b, "http://a:1,max-inflight=1024", testutil.CannedTransport{}).Handler()
 			body := bodies[name]
 			b.ReportAllocs()
 			var before, after goruntime.MemStats
@@ -108,7 +87,7 @@ func benchmarkRouterLoopback(b *testing.B, transport string) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, cannedReply)
+		_, _ = io.WriteString(w, testutil.CannedReply)
 	}))
 	defer backend.Close()
 	srv := routerServer(b, backend.URL+",max-inflight=1024,transport="+transport, nil)
@@ -147,32 +126,12 @@ func processCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// endingReader reports its end with its last bytes, as net/http's body of
-// a reply with a Content-Length does (routerload's fake backend's reply).
-type endingReader struct{ strings.Reader }
-
-func (e *endingReader) Read(p []byte) (int, error) {
-	n, err := e.Reader.Read(p)
-	if err == nil && e.Len() == 0 {
-		err = io.EOF
-	}
-	return n, err
-}
-
 // routerServer is an API server whose runtime routes to the one backend
 // spec names (transport, when set, carries its requests), closed with b.
 func routerServer(b *testing.B, spec string, transport http.RoundTripper) *Server {
 	b.Helper()
-	specs, err := remote.ParseSpecs([]string{spec})
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := newRemote(b, remote.Config{Transport: transport, HealthInterval: time.Hour}, spec)
 	quiet := slog.New(slog.DiscardHandler)
-	r, err := remote.New(remote.Config{Transport: transport, HealthInterval: time.Hour, Logger: quiet}, specs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(r.Close)
 	rt, err := runtime.New(runtime.Config{Remote: r, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)

@@ -51,10 +51,6 @@ func newRouterFixture(t *testing.T, n int, bal string, specOpts string) *routerF
 		f.backends = append(f.backends, b)
 		specs = append(specs, b.http.URL+",kind=pitstop"+specOpts)
 	}
-	parsed, err := remote.ParseSpecs(specs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	reg := tools.NewRegistry()
 	lookup, err := tools.New("lookup", "Look a key up", json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`),
 		func(_ context.Context, args json.RawMessage) (string, error) {
@@ -67,11 +63,7 @@ func newRouterFixture(t *testing.T, n int, bal string, specOpts string) *routerF
 		t.Fatal(err)
 	}
 	reg.MustRegister(lookup)
-	f.r, err = remote.New(remote.Config{Balancer: bal, HealthInterval: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, parsed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.r.Close)
+	f.r = newRemote(t, remote.Config{Balancer: bal, HealthInterval: 100 * time.Millisecond}, specs...)
 	f.router = newTestServer(t, serverOpts{rt: runtime.Config{Remote: f.r, Tools: reg}})
 	return f
 }
@@ -243,12 +235,7 @@ func TestRouterMalformedReply(t *testing.T) {
 		_, _ = io.WriteString(w, "data: {not json\n\n")
 	}))
 	defer bad.Close()
-	specs, _ := remote.ParseSpecs([]string{bad.URL})
-	r, err := remote.New(remote.Config{Logger: slog.New(slog.DiscardHandler)}, specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := newRemote(t, remote.Config{}, bad.URL)
 	ts := newTestServer(t, serverOpts{rt: runtime.Config{Remote: r}})
 	for range 2 { // the server keeps serving
 		code, body := ts.do("POST", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, nil)
@@ -458,12 +445,7 @@ func TestRouterLlamaSlotSwap(t *testing.T) {
 		}
 	}))
 	defer llama.Close()
-	specs, _ := remote.ParseSpecs([]string{llama.URL + ",kind=llamacpp,slots=2,slot-save=true"})
-	r, err := remote.New(remote.Config{Logger: slog.New(slog.DiscardHandler)}, specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := newRemote(t, remote.Config{}, llama.URL+",kind=llamacpp,slots=2,slot-save=true")
 	reg := tools.NewRegistry()
 	lookup, _ := tools.New("lookup", "Look a key up", json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}}}`),
 		func(context.Context, json.RawMessage) (string, error) { return "value", nil })

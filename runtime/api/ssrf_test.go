@@ -6,11 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
@@ -18,15 +18,7 @@ import (
 // Linux too) and returns its port.
 func ssrfServer(t *testing.T, ip string, h http.Handler) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Skipf("cannot listen on %s: %v", ip, err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	return fmt.Sprint(testutil.ServerOn(t, ip, h).Listener.Addr().(*net.TCPAddr).Port)
 }
 
 // Where a row must be refused.

@@ -3,29 +3,14 @@ package remote
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// countingServer is a loopback server that counts the connections it was
-// opened.
-func countingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
-	var conns atomic.Int64
-	s := httptest.NewUnstartedServer(h)
-	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	s.Start()
-	t.Cleanup(s.Close)
-	return s, &conns
-}
+	"github.com/pitstop-llm/pitstop/internal/testutil"
+)
 
 func inlineGet(t *testing.T, tr *inlineTransport, ctx context.Context, url string) (*http.Response, error) {
 	t.Helper()
@@ -39,12 +24,12 @@ func inlineGet(t *testing.T, tr *inlineTransport, ctx context.Context, url strin
 // A body read to its end gives its connection back; one closed before its
 // end, or a reply that says Connection: close, does not.
 func TestInlineTransportReuse(t *testing.T) {
-	s, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s, conns := testutil.CountingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/close" {
 			w.Header().Set("Connection", "close")
 		}
 		_, _ = io.WriteString(w, strings.Repeat("x", 10000))
-	})
+	}, nil)
 	tr := newInlineTransport(strings.TrimPrefix(s.URL, "http://"), 8, time.Minute)
 	t.Cleanup(tr.close)
 	call := func(path string, readAll bool) {
@@ -82,10 +67,10 @@ func TestInlineTransportReuse(t *testing.T) {
 // once: the backend sees its request end.
 func TestInlineTransportCancelBeforeHeaders(t *testing.T) {
 	ended := make(chan struct{})
-	s, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s, _ := testutil.CountingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		close(ended)
-	})
+	}, nil)
 	tr := newInlineTransport(strings.TrimPrefix(s.URL, "http://"), 8, time.Minute)
 	t.Cleanup(tr.close)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -103,12 +88,12 @@ func TestInlineTransportCancelBeforeHeaders(t *testing.T) {
 
 // A backend slower than headerWait to answer fails the request.
 func TestInlineTransportHeaderWait(t *testing.T) {
-	s, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s, _ := testutil.CountingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-time.After(5 * time.Second):
 		}
-	})
+	}, nil)
 	tr := newInlineTransport(strings.TrimPrefix(s.URL, "http://"), 8, 50*time.Millisecond)
 	t.Cleanup(tr.close)
 	_, err := inlineGet(t, tr, context.Background(), s.URL)

@@ -7,9 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 )
 
 // A backend that streams its reply (chunked, flushed event by event, as
@@ -23,7 +24,7 @@ func TestGenerateReusesStreamedConnection(t *testing.T) {
 }
 
 func testReusesStreamedConnection(t *testing.T, transport string) {
-	s, conns := countingSSEBackend(t, time.Millisecond, nil, // the end of the body comes after [DONE]
+	s, conns := testutil.CountingSSEBackend(t, "m1", time.Millisecond, nil, // the end of the body comes after [DONE]
 		`{"model":"m1","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"}}]}`,
 		`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`)
 	r := newTestRouter(t, "", s.URL+",transport="+transport)
@@ -56,7 +57,7 @@ func testDrainGivesUp(t *testing.T, transport string) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		sse(w, `{"model":"m1","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, `[DONE]`)
+		testutil.SSE(w, `{"model":"m1","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, `[DONE]`)
 		<-r.Context().Done() // the body never ends
 	}))
 	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
@@ -97,7 +98,7 @@ func testCallerGoneEndsBackendRequest(t *testing.T, transport string) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		sse(w, `{"model":"m1","choices":[{"index":0,"delta":{"content":"ok"}}]}`)
+		testutil.SSE(w, `{"model":"m1","choices":[{"index":0,"delta":{"content":"ok"}}]}`)
 		<-r.Context().Done() // a long generation, until the router gives up
 		close(ended)
 	}))
@@ -131,7 +132,7 @@ func forTransports(t *testing.T, test func(*testing.T, string)) {
 // again on a new connection.
 func TestGenerateAfterBackendClosedIdleConnection(t *testing.T) {
 	forTransports(t, func(t *testing.T, transport string) {
-		s, conns := countingSSEBackend(t, 0, func(c *http.Server) { c.IdleTimeout = 20 * time.Millisecond },
+		s, conns := testutil.CountingSSEBackend(t, "m1", 0, func(c *http.Server) { c.IdleTimeout = 20 * time.Millisecond },
 			`{"model":"m1","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, `[DONE]`)
 		specs, err := ParseSpecs([]string{s.URL + ",transport=" + transport})
 		if err != nil {
@@ -153,34 +154,4 @@ func TestGenerateAfterBackendClosedIdleConnection(t *testing.T) {
 			t.Fatalf("%d connections: the backend's idle timeout never closed one, the test shows nothing", n)
 		}
 	})
-}
-
-// countingSSEBackend starts a backend that lists model m1 and answers every
-// other request with events as a stream, its body ending tail after the
-// last; it counts the connections opened to it. configure, when set,
-// adjusts the server before it starts.
-func countingSSEBackend(t *testing.T, tail time.Duration, configure func(*http.Server), events ...string) (*httptest.Server, *atomic.Int64) {
-	t.Helper()
-	var conns atomic.Int64
-	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if r.URL.Path == "/v1/models" {
-			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m1"}]}`)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		sse(w, events...)
-		time.Sleep(tail)
-	}))
-	if configure != nil {
-		configure(s.Config)
-	}
-	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	s.Start()
-	t.Cleanup(s.Close)
-	return s, &conns
 }

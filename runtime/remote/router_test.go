@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/models/chat"
 )
 
@@ -48,16 +48,9 @@ func newFake(t *testing.T, reply func(w http.ResponseWriter, n int64)) *fakeServ
 	return f
 }
 
-func sse(w http.ResponseWriter, events ...string) {
-	for _, e := range events {
-		fmt.Fprintf(w, "data: %s\n\n", e)
-		w.(http.Flusher).Flush()
-	}
-}
-
 // fragmentedToolCalls streams two parallel tool calls in fragments.
 func fragmentedToolCalls(w http.ResponseWriter, _ int64) {
-	sse(w,
+	testutil.SSE(w,
 		`{"model":"m1","choices":[{"index":0,"delta":{"role":"assistant","content":"Let me "}}]}`,
 		`{"choices":[{"index":0,"delta":{"content":"look."}}]}`,
 		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"lookup","arguments":""}}]}}]}`,
@@ -167,7 +160,7 @@ func TestGenerateMovesBeforeOutput(t *testing.T) {
 
 func TestGenerateFailsMidStream(t *testing.T) {
 	cut := newFake(t, func(w http.ResponseWriter, _ int64) {
-		sse(w, `{"choices":[{"index":0,"delta":{"content":"partial"}}]}`)
+		testutil.SSE(w, `{"choices":[{"index":0,"delta":{"content":"partial"}}]}`)
 		panic(http.ErrAbortHandler) // the connection drops mid-reply
 	})
 	good := newFake(t, fragmentedToolCalls)
@@ -201,10 +194,10 @@ func TestGenerateNoBackend(t *testing.T) {
 
 func TestGenerateMalformed(t *testing.T) {
 	for name, reply := range map[string]func(http.ResponseWriter, int64){
-		"not json":  func(w http.ResponseWriter, _ int64) { sse(w, "{oops") },
+		"not json":  func(w http.ResponseWriter, _ int64) { testutil.SSE(w, "{oops") },
 		"no events": func(w http.ResponseWriter, _ int64) { _, _ = io.WriteString(w, "hello\n") },
 		"nameless call": func(w http.ResponseWriter, _ int64) {
-			sse(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`, "[DONE]")
+			testutil.SSE(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`, "[DONE]")
 		},
 	} {
 		f := newFake(t, reply)
@@ -321,7 +314,7 @@ func TestGenerateMovesAfterHeldEvents(t *testing.T) {
 	// holds (nothing reached the client): the call moves, and the events
 	// seen are voided by EventRestart first.
 	cut := newFake(t, func(w http.ResponseWriter, _ int64) {
-		sse(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"lookup","arguments":"{\"ke"}}]}}]}`)
+		testutil.SSE(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"lookup","arguments":"{\"ke"}}]}}]}`)
 		panic(http.ErrAbortHandler)
 	})
 	good := newFake(t, fragmentedToolCalls)
@@ -348,7 +341,7 @@ func TestGenerateMovesAfterHeldEvents(t *testing.T) {
 // fields only.
 func TestRequestBody(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, _ int64) {
-		sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, `[DONE]`)
+		testutil.SSE(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, `[DONE]`)
 	})
 	r := newTestRouter(t, "", f.URL)
 	temp := 0.5

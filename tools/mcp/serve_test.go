@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pitstop-llm/pitstop/tools"
+	"github.com/pitstop-llm/pitstop/tools/mcp/mcptest"
 )
 
 // scopeHeader picks the scope in these tests (pitstop takes it from the API
@@ -41,28 +42,7 @@ func serveRegistry(t *testing.T, reg *tools.Registry, include func(string) bool)
 func connectClient(t *testing.T, url, scope string, opts *sdk.ClientOptions) *sdk.ClientSession {
 	t.Helper()
 	hc := &http.Client{Transport: headerTransport{header: http.Header{scopeHeader: {scope}}}}
-	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
-func listNames(t *testing.T, cs *sdk.ClientSession) []string {
-	t.Helper()
-	var names []string
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
+	return mcptest.Connect(t, url, hc, opts)
 }
 
 func textOf(t *testing.T, res *sdk.CallToolResult) string {
@@ -98,11 +78,11 @@ func TestHandlerServesScopes(t *testing.T) {
 	csA := connectClient(t, srv.URL, "a", &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 		changed <- struct{}{}
 	}})
-	if got := listNames(t, csA); !slices.Equal(got, []string{"calculator", "current_time", "hook", "unit_convert"}) {
+	if got := mcptest.ToolNames(t, csA); !slices.Equal(got, []string{"calculator", "current_time", "hook", "unit_convert"}) {
 		t.Errorf("scope a lists %v", got)
 	}
 	csB := connectClient(t, srv.URL, "b", nil)
-	if got := listNames(t, csB); slices.Contains(got, "hook") || !slices.Contains(got, "calculator") {
+	if got := mcptest.ToolNames(t, csB); slices.Contains(got, "hook") || !slices.Contains(got, "calculator") {
 		t.Errorf("scope b lists %v", got)
 	}
 
@@ -127,7 +107,7 @@ func TestHandlerServesScopes(t *testing.T) {
 	reg.MustRegister(late)
 	reg.RemoveIn("a", "hook")
 	// The next request of the scope brings its list up to date and notifies.
-	if got := listNames(t, csA); !slices.Contains(got, "late") || slices.Contains(got, "hook") {
+	if got := mcptest.ToolNames(t, csA); !slices.Contains(got, "late") || slices.Contains(got, "hook") {
 		t.Errorf("after registry changes scope a lists %v", got)
 	}
 	select {

@@ -2,7 +2,8 @@
 // reference server @modelcontextprotocol/server-everything and the MCP
 // Inspector), installed by scripts/fetch_mcp.sh into a cache at pinned
 // versions. A test that needs them and cannot have them (npm or its
-// registry unreachable) is skipped with a message that says so.
+// registry unreachable) is skipped with a message that says so. It also
+// gives them an MCP client session to a server under test (client.go).
 package mcptest
 
 import (
