@@ -158,7 +158,7 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.Float64Var(&o.PitstopTailBound, "pitstop-tail-bound", 0, "pitstop: explicit bound on a call's e2e latency in seconds (0: none); a waiting call that would pass it goes ahead, earliest deadline first")
 	fl.BoolVar(&o.PitstopFCFSTail, "pitstop-fcfs-tail", false, "pitstop: a waiting call that has waited longer than arrival order's p99 end-to-end time (learned) goes ahead, in arrival order")
 	fl.Float64Var(&o.PitstopFCFSSlack, "pitstop-fcfs-slack", 0, "pitstop with --pitstop-fcfs-tail: stretch the learned arrival-order wait by 1+this (>= 0)")
-	fl.StringVar(&o.PitstopTail, "pitstop-tail", "", "pitstop: tail rules: aging (the default: memory-over-time aged against arrival order's learned p99), or guard (the tail guard alone, the order before session 7; docs/results-policies.md)")
+	fl.StringVar(&o.PitstopTail, "pitstop-tail", "", "pitstop: tail rules: aging (the default: memory-over-time aged against arrival order's learned p99), guard (the tail guard alone, the order before session 7), lane (guard plus the late lane: calls older than a controlled multiple of that p99 go first, in arrival order) or aging+lane; docs/results-policies.md")
 	fl.Float64Var(&o.PitstopAgingPower, "pitstop-aging-power", 0, "pitstop: exponent of the aging (0: the default 2)")
 	fl.StringVar(&o.PitstopAgingClock, "pitstop-aging-clock", "", "pitstop: what the aging counts: age (time since arrival, the default) or wait (time runnable and not running)")
 	fl.Float64Var(&o.PitstopSlowdown, "pitstop-slowdown", 0, "pitstop: tail guard; while programs are in attained-service queues, a waiting call that has waited this many times the predicted rest of its own service goes ahead, oldest first (0: the default 50; < 0: off)")

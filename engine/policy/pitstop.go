@@ -114,6 +114,7 @@ type Pitstop struct {
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
 	tail       tailRules
+	lane       lateLane
 }
 
 // NewPitstop builds the policy.
@@ -254,7 +255,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		// it; docs/results-policies.md). Where recomputing is the cheaper
 		// (short contexts, per-block copies) the rule only adds swaps.
 		class = 1.25
-	case p.lateVsFCFS(v, s):
+	case p.lateVsFCFS(v, s) || p.inLane(v, s):
 		// Waited past arrival order's p99 end-to-end time: served in
 		// arrival order, ahead of the ranked calls.
 		return engine.Priority{Class: 1.5, Key: s.Arrival().Seconds()}
@@ -434,7 +435,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
@@ -446,8 +447,9 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
-	if p.fcfsTail || p.tail.aging {
+	if p.fcfsTail || p.tail.aging || p.tail.lane {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
+		p.observeLane(e)
 	}
 	switch e.Kind {
 	case engine.EvPaused:

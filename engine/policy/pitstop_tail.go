@@ -13,10 +13,12 @@ type tailRules struct {
 	aging  bool    // generalized cμ aging against arrival order's p99 (agedKey)
 	power  float64 // the aging's exponent
 	byWait bool    // age by the wait alone instead of the time since arrival
+	lane   bool    // the late lane (lateLane)
 }
 
-// newTailRules reads the options: PitstopTail is "aging" (the default) or
-// "guard" (no aging: the tail guard alone, the behaviour before it).
+// newTailRules reads the options: PitstopTail is "aging" (the default),
+// "guard" (no aging: the tail guard alone, the behaviour before it), "lane"
+// (the guard and the late lane) or "aging+lane".
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
 	switch {
@@ -29,8 +31,14 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging":
 		r.aging = true
 		return r, nil
+	case o.PitstopTail == "lane":
+		r.lane = true
+		return r, nil
+	case o.PitstopTail == "aging+lane":
+		r.aging, r.lane = true, true
+		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
@@ -60,4 +68,24 @@ func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float
 		return key / (f * f) // the default, without Pow's cost
 	}
 	return key / math.Pow(f, p.tail.power)
+}
+
+// inLane reports whether the waiting call is in the late lane: older than
+// θ·T (lateLane), T arrival order's p99 learned online.
+func (p *Pitstop) inLane(v *engine.View, s *engine.Sequence) bool {
+	if !p.tail.lane {
+		return false
+	}
+	t, ok := p.fcfs.bound(p.fcfsSlack)
+	return ok && t > 0 && p.lane.isLate((v.Now-s.Arrival()).Seconds(), t)
+}
+
+// observeLane moves the late lane's controller after a finished call.
+func (p *Pitstop) observeLane(e *engine.Event) {
+	if !p.tail.lane || e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
+		return
+	}
+	if t, ok := p.fcfs.bound(p.fcfsSlack); ok && t > 0 {
+		p.lane.observe((e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds(), t)
+	}
 }

@@ -1,0 +1,88 @@
+package policy
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestLateLaneController: the quantile controller lowers θ while more than
+// 1% of the finished calls pass the bound and raises it while fewer do; fed
+// a population whose e2e it shapes (a call is late past θ·T and then ends
+// within T), it settles where about 1% pass T, and it stays in its bounds.
+func TestLateLaneController(t *testing.T) {
+	var l lateLane
+	if !l.isLate(4.1, 1) || l.isLate(3.9, 1) {
+		t.Fatalf("before any call: late past %g·T, want %g", laneThetaMax, laneThetaMax)
+	}
+	for range 1000 {
+		l.observe(0.5, 1) // every call within T: θ stays at the ceiling
+	}
+	if l.theta != laneThetaMax {
+		t.Fatalf("tail within T: θ = %g, want the ceiling %g", l.theta, laneThetaMax)
+	}
+	for range 1000 {
+		l.observe(2, 1) // every call past T: θ falls to the floor
+	}
+	if l.theta != laneThetaMin {
+		t.Fatalf("every call past T: θ = %g, want the floor %g", l.theta, laneThetaMin)
+	}
+	// A closed loop: the calls' e2e are exponential with mean 0.3 (T = 1),
+	// and a call with e2e past θ is cut to θ (the lane served it then).
+	// Calls pass T only while θ > 1, so θ settles near where P(e2e > T)
+	// would be 1% with the cut: around 1, not at a bound.
+	r := rand.New(rand.NewPCG(1, 2))
+	l = lateLane{}
+	passed, n := 0, 200000
+	for i := range n {
+		e := r.ExpFloat64() * 0.3
+		if l.theta > 0 && e > l.theta {
+			e = l.theta
+		}
+		if i >= n/2 && e > 1 {
+			passed++
+		}
+		l.observe(e, 1)
+	}
+	if share := float64(passed) / float64(n/2); share < 0.005 || share > 0.02 {
+		t.Fatalf("closed loop: %.4f of the calls passed T, want about %g", share, laneQuantile)
+	}
+	if l.theta <= laneThetaMin || l.theta >= laneThetaMax {
+		t.Fatalf("closed loop: θ = %g at a bound", l.theta)
+	}
+}
+
+// TestPitstopLateLane: with "lane", a waiting call older than θ·T goes ahead
+// of the ranked calls in arrival order (class 1.5); younger, memory-over-time
+// decides; with the default (aging alone) there is no lane.
+func TestPitstopLateLane(t *testing.T) {
+	p := NewPitstop(Options{PitstopTail: "lane"})
+	cfg := testConfig()
+	cfg.MaxSeqs = 1
+	h := newHarness(t, p, cfg)
+	h.submit("running", "r", "main", 8, []seg{{decode: 3000}}, nil)
+	h.run(untilIteration(2))
+	long := h.submit("long", "n1", "main", 8, []seg{{decode: 200}}, nil)
+	h.run(untilIteration(200))
+	short := h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
+	v := h.view(h.e.Now(), 3)
+	age := (v.Now - long.Arrival()).Seconds()
+	// T = age/2: the long call is 2T old, below the ceiling 4T: not late.
+	p.fcfs = fcfsReference{num: age / 4, den: 1, n: fcfsMinCalls, p99: age / 4}
+	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
+		t.Fatalf("θ at the ceiling: order %v, want %v", got, want)
+	}
+	p.lane.theta = 1 // the controller lowered θ: now the long call is late
+	if got := p.Priority(v, long); got.Class != 1.5 || math.Abs(got.Key-long.Arrival().Seconds()) > 1e-12 {
+		t.Fatalf("late call ranked %+v, want class 1.5 by arrival", got)
+	}
+	if got, want := order(p, v, short, long), []string{"long", "short"}; !slices.Equal(got, want) {
+		t.Fatalf("lane: order %v, want %v", got, want)
+	}
+	a := NewPitstop(Options{})
+	a.fcfs, a.lane.theta = p.fcfs, 1
+	if a.inLane(v, long) {
+		t.Fatal("default tail rules: the call is in a lane")
+	}
+}
