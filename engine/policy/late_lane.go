@@ -14,10 +14,20 @@ import "math"
 // that wins the mean stands. The lane's share of the device is what its calls
 // need, and follows the measured excess of the tail over T: a controller, not
 // a cap.
+//
+// With rescue (PitstopTail "rescue", "aging+rescue") the lane holds only the
+// calls that can still end within T: older than θ·T and not older than T.
+// For a p99 the calls already past T are the 1% allowed to pass it; serving
+// them first (as the plain lane and arrival order do) spends the device on
+// calls the quantile no longer counts, while the next ones cross T behind
+// them. The controller's ceiling is then 1 (an empty lane).
 type lateLane struct {
-	theta float64 // a waiting call older than theta·T is late; 0: not started
-	late  int     // finished calls that passed T, for metrics and tests
-	calls int     // finished calls observed
+	rescue bool    // the lane holds calls between θ·T and T alone
+	gain   float64 // the controller's step; 0: laneGain
+	bySize bool    // inside the lane the ranked key, not arrival order
+	theta  float64 // a waiting call older than theta·T is late; 0: not started
+	late   int     // finished calls that passed T, for metrics and tests
+	calls  int     // finished calls observed
 }
 
 // laneQuantile is the share of calls the controller lets pass T: T is a p99.
@@ -37,15 +47,27 @@ const laneThetaMin, laneThetaMax float64 = 1.0 / 16, 4
 // observe moves θ after a call finished in e2e seconds against the bound t.
 func (l *lateLane) observe(e2e, t float64) {
 	if l.theta == 0 {
-		l.theta = laneThetaMax
+		l.theta = l.ceiling()
 	}
 	l.calls++
-	step := laneGain * laneQuantile / (1 - laneQuantile) // within T
+	g := l.gain
+	if g <= 0 {
+		g = laneGain
+	}
+	step := g * laneQuantile / (1 - laneQuantile) // within T
 	if e2e > t {
-		step = -laneGain
+		step = -g
 		l.late++
 	}
-	l.theta = min(max(l.theta*math.Exp(step), laneThetaMin), laneThetaMax)
+	l.theta = min(max(l.theta*math.Exp(step), laneThetaMin), l.ceiling())
+}
+
+// ceiling is θ's upper bound: laneThetaMax, 1 with rescue.
+func (l *lateLane) ceiling() float64 {
+	if l.rescue {
+		return 1
+	}
+	return laneThetaMax
 }
 
 // isLate reports whether a call of the given age (seconds since arrival) is
@@ -53,7 +75,7 @@ func (l *lateLane) observe(e2e, t float64) {
 func (l *lateLane) isLate(age, t float64) bool {
 	th := l.theta
 	if th == 0 {
-		th = laneThetaMax
+		th = l.ceiling()
 	}
-	return age > th*t
+	return age > th*t && (!l.rescue || age <= t)
 }

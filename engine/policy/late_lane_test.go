@@ -53,6 +53,33 @@ func TestLateLaneController(t *testing.T) {
 	}
 }
 
+// TestLateLaneRescue: with rescue the lane is empty until a call passes T
+// (θ's ceiling is 1), and then holds the calls between θ·T and T alone: a
+// call already past T is left to the ranked order.
+func TestLateLaneRescue(t *testing.T) {
+	l := lateLane{rescue: true}
+	for _, age := range []float64{0.5, 0.99, 1.5, 10} {
+		if l.isLate(age, 1) {
+			t.Fatalf("θ at the ceiling: a call of age %g T is in the lane", age)
+		}
+	}
+	for range 20 {
+		l.observe(2, 1)
+	}
+	if l.theta >= 1 || l.theta <= laneThetaMin {
+		t.Fatalf("after 20 calls past T: θ = %g, want between the bounds", l.theta)
+	}
+	if !l.isLate((1+l.theta)/2, 1) || l.isLate(l.theta/2, 1) || l.isLate(1.01, 1) {
+		t.Fatalf("θ = %g: the lane is not the calls between θ·T and T", l.theta)
+	}
+	for range 100000 {
+		l.observe(0.5, 1)
+	}
+	if l.theta != 1 {
+		t.Fatalf("tail within T again: θ = %g, want the ceiling 1", l.theta)
+	}
+}
+
 // TestPitstopLateLane: with "lane", a waiting call older than θ·T goes ahead
 // of the ranked calls in arrival order (class 1.5); younger, memory-over-time
 // decides; with the default (aging alone) there is no lane.
@@ -79,6 +106,16 @@ func TestPitstopLateLane(t *testing.T) {
 	}
 	if got, want := order(p, v, short, long), []string{"long", "short"}; !slices.Equal(got, want) {
 		t.Fatalf("lane: order %v, want %v", got, want)
+	}
+	// Ordered by size inside the lane: class 1.4 by the ranked key, ahead of
+	// the other calls, and the younger short call is not in the lane.
+	z := NewPitstop(Options{PitstopTail: "lane", PitstopLaneOrder: "size"})
+	z.fcfs, z.lane.theta = p.fcfs, 1
+	if got := z.Priority(v, long); got.Class != 1.4 || math.Abs(got.Key-z.score(v, long, stateOf(long))) > 1e-9*got.Key {
+		t.Fatalf("late call, lane by size: ranked %+v, want class 1.4 by memory-over-time", got)
+	}
+	if got, want := order(z, v, short, long), []string{"long", "short"}; !slices.Equal(got, want) {
+		t.Fatalf("lane by size: order %v, want %v", got, want)
 	}
 	a := NewPitstop(Options{})
 	a.fcfs, a.lane.theta = p.fcfs, 1

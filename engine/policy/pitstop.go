@@ -149,6 +149,7 @@ func NewPitstop(o Options) *Pitstop {
 		fcfsTail:   o.PitstopFCFSTail,
 		fcfsSlack:  o.PitstopFCFSSlack,
 		tail:       tail,
+		lane:       lateLane{rescue: tail.rescue, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 	}
 }
 
@@ -255,6 +256,10 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		// it; docs/results-policies.md). Where recomputing is the cheaper
 		// (short contexts, per-block copies) the rule only adds swaps.
 		class = 1.25
+	case p.inLane(v, s) && p.lane.bySize:
+		// The late lane by the ranked key: the most calls ended within T
+		// per unit of device time.
+		return engine.Priority{Class: 1.4, Key: key}
 	case p.lateVsFCFS(v, s) || p.inLane(v, s):
 		// Waited past arrival order's p99 end-to-end time: served in
 		// arrival order, ahead of the ranked calls.

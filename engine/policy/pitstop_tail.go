@@ -14,11 +14,13 @@ type tailRules struct {
 	power  float64 // the aging's exponent
 	byWait bool    // age by the wait alone instead of the time since arrival
 	lane   bool    // the late lane (lateLane)
+	rescue bool    // the lane holds only the calls that can still end within T
 }
 
 // newTailRules reads the options: PitstopTail is "aging" (the default),
 // "guard" (no aging: the tail guard alone, the behaviour before it), "lane"
-// (the guard and the late lane) or "aging+lane".
+// (the guard and the late lane), "aging+lane", "rescue" (the guard and the
+// late lane of the calls that can still end within T) or "aging+rescue".
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
 	switch {
@@ -37,8 +39,14 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+lane":
 		r.aging, r.lane = true, true
 		return r, nil
+	case o.PitstopTail == "rescue":
+		r.lane, r.rescue = true, true
+		return r, nil
+	case o.PitstopTail == "aging+rescue":
+		r.aging, r.lane, r.rescue = true, true, true
+		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost

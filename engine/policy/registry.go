@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -84,6 +85,12 @@ type Options struct {
 	PitstopTail       string
 	PitstopAgingPower float64
 	PitstopAgingClock string
+	// PitstopLaneGain is the late lane's controller step (lateLane; 0: the
+	// default 0.02) and PitstopLaneOrder the order inside the lane: "arrival"
+	// (the default) or "size" (the ranked key: the most calls ended within T
+	// per unit of device time). Session 8's ablation knobs.
+	PitstopLaneGain  float64
+	PitstopLaneOrder string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -210,6 +217,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("pitstop fcfs slack must not be negative, got %g", o.PitstopFCFSSlack)
 	case badTail(o) != nil:
 		return badTail(o)
+	case o.PitstopLaneGain < 0 || math.IsNaN(o.PitstopLaneGain) || math.IsInf(o.PitstopLaneGain, 0):
+		return fmt.Errorf("pitstop lane gain must be a positive number (0: the default), got %g", o.PitstopLaneGain)
+	case o.PitstopLaneOrder != "" && o.PitstopLaneOrder != "arrival" && o.PitstopLaneOrder != "size":
+		return fmt.Errorf("unknown pitstop lane order %q (valid: arrival, size)", o.PitstopLaneOrder)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
