@@ -23,6 +23,7 @@ import "math"
 // them. The controller's ceiling is then 1 (an empty lane).
 type lateLane struct {
 	rescue bool    // the lane holds calls between θ·T and T alone
+	capped bool    // θ's ceiling is 1 (rescue, and the controlled aging)
 	gain   float64 // the controller's step; 0: laneGain
 	bySize bool    // inside the lane the ranked key, not arrival order
 	theta  float64 // a waiting call older than theta·T is late; 0: not started
@@ -62,9 +63,9 @@ func (l *lateLane) observe(e2e, t float64) {
 	l.theta = min(max(l.theta*math.Exp(step), laneThetaMin), l.ceiling())
 }
 
-// ceiling is θ's upper bound: laneThetaMax, 1 with rescue.
+// ceiling is θ's upper bound: laneThetaMax, 1 when capped.
 func (l *lateLane) ceiling() float64 {
-	if l.rescue {
+	if l.capped {
 		return 1
 	}
 	return laneThetaMax

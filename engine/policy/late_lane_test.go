@@ -57,7 +57,7 @@ func TestLateLaneController(t *testing.T) {
 // (θ's ceiling is 1), and then holds the calls between θ·T and T alone: a
 // call already past T is left to the ranked order.
 func TestLateLaneRescue(t *testing.T) {
-	l := lateLane{rescue: true}
+	l := lateLane{rescue: true, capped: true}
 	for _, age := range []float64{0.5, 0.99, 1.5, 10} {
 		if l.isLate(age, 1) {
 			t.Fatalf("θ at the ceiling: a call of age %g T is in the lane", age)
@@ -121,5 +121,36 @@ func TestPitstopLateLane(t *testing.T) {
 	a.fcfs, a.lane.theta = p.fcfs, 1
 	if a.inLane(v, long) {
 		t.Fatal("default tail rules: the call is in a lane")
+	}
+}
+
+// TestPitstopControlledAging: with "aging+control" there is no lane; the
+// aging's T is scaled by the controller's θ (≤ 1), so the key is the
+// default's until calls pass T and then ages faster.
+func TestPitstopControlledAging(t *testing.T) {
+	p := NewPitstop(Options{PitstopTail: "aging+control"})
+	cfg := testConfig()
+	cfg.MaxSeqs = 1
+	h := newHarness(t, p, cfg)
+	h.submit("running", "r", "main", 8, []seg{{decode: 3000}}, nil)
+	h.run(untilIteration(2))
+	long := h.submit("long", "n1", "main", 8, []seg{{decode: 200}}, nil)
+	h.run(untilIteration(200))
+	v := h.view(h.e.Now(), 3)
+	age := (v.Now - long.Arrival()).Seconds()
+	p.fcfs = fcfsReference{num: age / 4, den: 1, n: fcfsMinCalls, p99: age / 4} // T = age/2
+	mot := p.score(v, long, stateOf(long))
+	for _, th := range []float64{1, 0.25} {
+		p.lane.theta = th
+		want := mot / math.Pow(1+age/(th*age/2), 2)
+		if got := p.Priority(v, long); got.Class != 2 || math.Abs(got.Key-want) > 1e-9*want {
+			t.Fatalf("θ = %g: ranked %+v, want class 2 key %v", th, got, want)
+		}
+	}
+	for range 100000 {
+		p.lane.observe(0.1, 1) // calls within T: θ climbs back to 1
+	}
+	if p.lane.theta != 1 || p.inLane(v, long) {
+		t.Fatalf("controlled aging: θ = %g (want the ceiling 1), in a lane %v", p.lane.theta, p.inLane(v, long))
 	}
 }

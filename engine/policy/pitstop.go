@@ -149,7 +149,7 @@ func NewPitstop(o Options) *Pitstop {
 		fcfsTail:   o.PitstopFCFSTail,
 		fcfsSlack:  o.PitstopFCFSSlack,
 		tail:       tail,
-		lane:       lateLane{rescue: tail.rescue, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
+		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 	}
 }
 
@@ -452,7 +452,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
-	if p.fcfsTail || p.tail.aging || p.tail.lane {
+	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
 	}

@@ -10,17 +10,21 @@ import (
 // tailRules is which of pitstop's tail rules are on (Options.PitstopTail,
 // PitstopAgingPower, PitstopAgingClock).
 type tailRules struct {
-	aging  bool    // generalized cμ aging against arrival order's p99 (agedKey)
-	power  float64 // the aging's exponent
-	byWait bool    // age by the wait alone instead of the time since arrival
-	lane   bool    // the late lane (lateLane)
-	rescue bool    // the lane holds only the calls that can still end within T
+	aging   bool    // generalized cμ aging against arrival order's p99 (agedKey)
+	power   float64 // the aging's exponent
+	byWait  bool    // age by the wait alone instead of the time since arrival
+	lane    bool    // the late lane (lateLane)
+	rescue  bool    // the lane holds only the calls that can still end within T
+	control bool    // the aging's T scaled by the lane's controller (θ ≤ 1)
 }
 
 // newTailRules reads the options: PitstopTail is "aging" (the default),
 // "guard" (no aging: the tail guard alone, the behaviour before it), "lane"
 // (the guard and the late lane), "aging+lane", "rescue" (the guard and the
-// late lane of the calls that can still end within T) or "aging+rescue".
+// late lane of the calls that can still end within T), "aging+rescue" or
+// "aging+control" (no lane: the aging against θ·T, θ ≤ 1 moved by the lane's
+// controller, so the aging strengthens only while more than 1% of the calls
+// pass T).
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
 	switch {
@@ -45,8 +49,11 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+rescue":
 		r.aging, r.lane, r.rescue = true, true, true
 		return r, nil
+	case o.PitstopTail == "aging+control":
+		r.aging, r.control = true, true
+		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
@@ -71,6 +78,9 @@ func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float
 	if p.tail.byWait {
 		a = v.Wait(s)
 	}
+	if p.tail.control && p.lane.theta > 0 {
+		t *= p.lane.theta
+	}
 	f := 1 + max(a.Seconds(), 0)/t
 	if p.tail.power == 2 {
 		return key / (f * f) // the default, without Pow's cost
@@ -90,7 +100,7 @@ func (p *Pitstop) inLane(v *engine.View, s *engine.Sequence) bool {
 
 // observeLane moves the late lane's controller after a finished call.
 func (p *Pitstop) observeLane(e *engine.Event) {
-	if !p.tail.lane || e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
+	if !p.tail.lane && !p.tail.control || e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
 		return
 	}
 	if t, ok := p.fcfs.bound(p.fcfsSlack); ok && t > 0 {
