@@ -154,3 +154,34 @@ func TestPitstopControlledAging(t *testing.T) {
 		t.Fatalf("controlled aging: θ = %g (want the ceiling 1), in a lane %v", p.lane.theta, p.inLane(v, long))
 	}
 }
+
+// TestPitstopControlledArrival: in arrival order of programs, the controlled
+// aging ranks a waiting call θ of the way from its own arrival to its
+// program's first arrival: the program's at θ = 1, nearer the call's own as θ
+// falls; without the control, the program's.
+func TestPitstopControlledArrival(t *testing.T) {
+	p := NewPitstop(Options{PitstopTail: "aging+control"})
+	h := newHarness(t, p, testConfig())
+	h.submit("first", "prog", "main", 8, []seg{{decode: 4}}, nil)
+	h.run(untilIteration(50))
+	late := h.submit("later", "prog", "main", 8, []seg{{decode: 4}}, nil)
+	st := stateOf(late)
+	if st.row == nil {
+		p.a.queueOf(h.view(h.e.Now(), 1), late, st)
+	}
+	first, own := st.row.first.Seconds(), late.Arrival().Seconds()
+	if own <= first {
+		t.Fatalf("the later call arrived at %v s, not after its program's first call (%v s)", own, first)
+	}
+	for _, c := range []struct{ theta, want float64 }{{1, first}, {0.25, 0.25*first + 0.75*own}} {
+		p.lane.theta = c.theta
+		if got := p.programArrival(late, st); math.Abs(got-c.want) > 1e-12 {
+			t.Fatalf("θ = %g: ranked at %v s, want %v", c.theta, got, c.want)
+		}
+	}
+	g := NewPitstop(Options{})
+	g.lane.theta = 0.25
+	if got := g.programArrival(late, st); got != first {
+		t.Fatalf("default tail rules: ranked at %v s, want the program's first arrival %v", got, first)
+	}
+}

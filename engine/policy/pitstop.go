@@ -224,7 +224,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	case byArrival:
 		// A program finishes with its longest branch: its own calls go
 		// longest first (LPT), so the long branch does not start last.
-		class += st.row.first.Seconds() * 1e-6
+		class += p.programArrival(s, st) * 1e-6
 		key = -key
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))

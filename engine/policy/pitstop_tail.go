@@ -107,3 +107,17 @@ func (p *Pitstop) observeLane(e *engine.Event) {
 		p.lane.observe((e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds(), t)
 	}
 }
+
+// programArrival is the time by which arrival order of programs ranks a
+// waiting call: its program's first arrival; with the controlled aging, θ of
+// the way from the call's own arrival to it, so that while more than 1% of
+// the calls pass T the order moves toward arrival order of calls (a burst of
+// an old program's branches no longer goes ahead of every call of the
+// younger programs), and back while the tail is within T.
+func (p *Pitstop) programArrival(s *engine.Sequence, st *callState) float64 {
+	first := st.row.first.Seconds()
+	if !p.tail.control || p.lane.theta <= 0 {
+		return first
+	}
+	return p.lane.theta*first + (1-p.lane.theta)*s.Arrival().Seconds()
+}

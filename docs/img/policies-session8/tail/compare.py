@@ -5,7 +5,9 @@ baselines and baselines-atlas). Cell: mean / best other mean, p99 / lowest
 other p99, calls/s / highest other, recompute M tokens; ✓ where the four bars
 hold (mean with a 0.1 % tie, p99 within 1.1x, throughput within 0.98x,
 recompute ≤ infercept's).
-usage: compare.py POINTS VARIANT_DIR...  (a column per variant dir)"""
+With BASE=DIR the baselines are DIR/<tag>.json instead (session 8's, rerun
+with this branch's binary: baselines.sh).
+usage: [BASE=DIR] compare.py POINTS VARIANT_DIR...  (a column per variant dir)"""
 import json, os, sys
 
 S7 = os.path.join(os.path.dirname(__file__), '..', '..', 'policies-session7', 'screen')
@@ -24,7 +26,12 @@ def main():
     print('|---|---|' + '---:|' * len(dirs))
     score = [0] * len(dirs)
     for tag, w, p, r in points:
-        others = runs(os.path.join(S7, 'baselines', tag + '.json')) + runs(os.path.join(S7, 'baselines-atlas', tag + '.json'))
+        if os.environ.get('BASE'):
+            others = runs(os.path.join(os.environ['BASE'], tag + '.json'))
+        else:
+            others = runs(os.path.join(S7, 'baselines', tag + '.json')) + runs(os.path.join(S7, 'baselines-atlas', tag + '.json'))
+        if not others:
+            continue
         others = [o for o in others if o['policy'] != 'pitstop']
         bm = min(others, key=lambda o: o['e2e_mean_s'])
         bp = min(others, key=lambda o: o['e2e_p99_s'])
