@@ -143,6 +143,7 @@ func benchCases() []benchCase {
 	// Session 8's late lane (θ at its ceiling until calls finish).
 	cs = append(cs, benchCase{name: "pitstop-lane", policy: "pitstop", opts: Options{PitstopTail: "lane"}, aged: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-lane", policy: "pitstop", opts: Options{PitstopTail: "aging+lane"}, aged: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-control", policy: "pitstop", opts: Options{PitstopTail: "aging+control"}, aged: true})
 	return cs
 }
 
