@@ -163,6 +163,7 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.StringVar(&o.PitstopAgingClock, "pitstop-aging-clock", "", "pitstop: what the aging counts: age (time since arrival, the default) or wait (time runnable and not running)")
 	fl.Float64Var(&o.PitstopLaneGain, "pitstop-lane-gain", 0, "pitstop: the late lane controller's step in log θ per call past the bound (0: the default 0.02)")
 	fl.StringVar(&o.PitstopLaneOrder, "pitstop-lane-order", "", "pitstop: order inside the late lane: arrival (the default) or size (the ranked key)")
+	fl.StringVar(&o.PitstopReference, "pitstop-reference", "", "pitstop: how arrival order's p99 is estimated: mean (the default: the conservation-law wait plus the p99 own time) or exp (an exponential wait of that mean plus an own time)")
 	fl.Float64Var(&o.PitstopSlowdown, "pitstop-slowdown", 0, "pitstop: tail guard; while programs are in attained-service queues, a waiting call that has waited this many times the predicted rest of its own service goes ahead, oldest first (0: the default 50; < 0: off)")
 	fl.Float64Var(&o.ProgramWeight, "program-weight", 0, "pitstop --program-order remaining: weight of the program's expected remaining work against the call's memory-over-time (0: default 1)")
 	fl.Float64Var(&o.ProgramCVLow, "program-cv-low", 0, "pitstop: below this CV of program service, programs finish in arrival order (0: default 0.7)")

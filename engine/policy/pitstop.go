@@ -148,6 +148,7 @@ func NewPitstop(o Options) *Pitstop {
 		noCached:   o.NoCachedHandling,
 		fcfsTail:   o.PitstopFCFSTail,
 		fcfsSlack:  o.PitstopFCFSSlack,
+		fcfs:       fcfsReference{expWait: o.PitstopReference == "exp"},
 		tail:       tail,
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 	}
