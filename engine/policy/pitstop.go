@@ -58,6 +58,13 @@ import (
 //     generalized cμ rule for a delay cost that grows past arrival order's
 //     tail (agedKey); not in arrival order, whose programs already finish
 //     in order.
+//   - A quantile controller on that tail (PitstopTail "lane", "rescue",
+//     "aging+control" and their combinations; off by default, measured in
+//     docs/results-policies.md, session 8): θ moves after every finished
+//     call so that 1% of the calls pass T (lateLane), and either a waiting
+//     call older than θ·T goes ahead in arrival order (the late lane; with
+//     rescue only while it can still end within T) or the aging runs against
+//     θ·T.
 //   - An explicit tail bound (PitstopTailBound, off by default: the
 //     deployment's latency target in seconds): a waiting call whose time
 //     since arrival plus the predicted rest of its service (restOfService)
