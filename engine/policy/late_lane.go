@@ -27,8 +27,6 @@ type lateLane struct {
 	gain   float64 // the controller's step; 0: laneGain
 	bySize bool    // inside the lane the ranked key, not arrival order
 	theta  float64 // a waiting call older than theta·T is late; 0: not started
-	late   int     // finished calls that passed T, for metrics and tests
-	calls  int     // finished calls observed
 }
 
 // laneQuantile is the share of calls the controller lets pass T: T is a p99.
@@ -50,7 +48,6 @@ func (l *lateLane) observe(e2e, t float64) {
 	if l.theta == 0 {
 		l.theta = l.ceiling()
 	}
-	l.calls++
 	g := l.gain
 	if g <= 0 {
 		g = laneGain
@@ -58,7 +55,6 @@ func (l *lateLane) observe(e2e, t float64) {
 	step := g * laneQuantile / (1 - laneQuantile) // within T
 	if e2e > t {
 		step = -g
-		l.late++
 	}
 	l.theta = min(max(l.theta*math.Exp(step), laneThetaMin), l.ceiling())
 }
