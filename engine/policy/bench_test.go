@@ -140,6 +140,10 @@ func benchCases() []benchCase {
 	cs = append(cs, benchCase{name: "pitstop-call-guard", policy: "pitstop", opts: Options{ProgramOrder: "call", PitstopTail: "guard"}})
 	cs = append(cs, benchCase{name: "pitstop-aged", policy: "pitstop", aged: true})
 	cs = append(cs, benchCase{name: "pitstop-call-aged", policy: "pitstop", opts: Options{ProgramOrder: "call"}, aged: true})
+	// Session 8's late lane (θ at its ceiling until calls finish).
+	cs = append(cs, benchCase{name: "pitstop-lane", policy: "pitstop", opts: Options{PitstopTail: "lane"}, aged: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-lane", policy: "pitstop", opts: Options{PitstopTail: "aging+lane"}, aged: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-control", policy: "pitstop", opts: Options{PitstopTail: "aging+control"}, aged: true})
 	return cs
 }
 

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"slices"
 
 	"github.com/pitstop-llm/pitstop/engine"
@@ -22,13 +23,26 @@ import (
 // arrival order's e2e is about the reference wait plus the p99 of the own
 // times: own keeps the last fcfsWindow own times and p99 their 99th
 // percentile, refreshed every fcfsEvery calls.
+//
+// With expWait (Options.PitstopReference "exp") the bound is instead the
+// p99 of W + own with W exponential of the reference mean (Kingman's
+// heavy-traffic law for the wait under arrival order), the own times those
+// of the window: reference wait plus p99 own time is the p99 of arrival order
+// only when every call waits alike, and under arrival order the waits vary
+// with the queue, so it is too low.
 type fcfsReference struct {
 	num, den float64 // decayed Σ S·W and Σ S, seconds² and seconds
 	n        int     // calls seen
 	own      []float64
 	p99      float64
 	sorted   []float64 // scratch
+	expWait  bool      // the bound from an exponential wait (see above)
+	expBound float64   // that bound, refreshed every fcfsExpEvery calls
 }
+
+// fcfsExpEvery is how often, in finished calls, the exponential-wait bound is
+// solved again (a bisection over the window of own times).
+const fcfsExpEvery = 10
 
 // fcfsWindow own times are kept; the p99 is refreshed every fcfsEvery calls.
 const fcfsWindow, fcfsEvery = 1000, 50
@@ -61,12 +75,50 @@ func (r *fcfsReference) observe(e *engine.Event) {
 		slices.Sort(r.sorted)
 		r.p99 = r.sorted[(len(r.sorted)*99)/100]
 	}
+	if r.expWait && r.n >= fcfsMinCalls && (r.n%fcfsExpEvery == 0 || r.expBound == 0) {
+		if w, ok := r.wait(); ok {
+			r.expBound = expWaitP99(r.own, w, r.p99)
+		}
+	}
+}
+
+// expWaitP99 is the T where the share of calls with W + own > T is 1%, W
+// exponential of mean w, own drawn from own (at least lo, the own times'
+// p99): a bisection on the share, which falls as T grows.
+func expWaitP99(own []float64, w, lo float64) float64 {
+	if w <= 0 {
+		return lo
+	}
+	share := func(t float64) float64 {
+		x := 0.0
+		for _, o := range own {
+			if o >= t {
+				x++
+			} else {
+				x += math.Exp((o - t) / w)
+			}
+		}
+		return x / float64(len(own))
+	}
+	hi := slices.Max(own) + w*math.Log(100)
+	for range 40 {
+		mid := (lo + hi) / 2
+		if share(mid) > 0.01 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }
 
 // bound is arrival order's p99 end-to-end time now (the reference wait
 // stretched by 1+slack, plus the p99 own time), and whether it is known.
 func (r *fcfsReference) bound(slack float64) (float64, bool) {
 	w, ok := r.wait()
+	if r.expWait && ok && r.expBound > 0 {
+		return r.expBound, true
+	}
 	return (1+slack)*w + r.p99, ok
 }
 

@@ -100,3 +100,24 @@ func TestFCFSReferenceP99(t *testing.T) {
 		t.Fatalf("bound %v %v, want %v", b, ok, 1.5*w+want)
 	}
 }
+
+// TestExpWaitP99: with no own time the bound is the exponential wait's p99,
+// w·ln 100; with a wait far below the own times it is the own times' p99;
+// and in between it is above the default bound (wait plus p99 own time),
+// since the waits vary.
+func TestExpWaitP99(t *testing.T) {
+	zero := make([]float64, 1000)
+	if got, want := expWaitP99(zero, 10, 0), 10*math.Log(100); math.Abs(got-want) > 1e-6*want {
+		t.Fatalf("own times 0, wait 10 s: bound %v, want %v", got, want)
+	}
+	own := make([]float64, 1000)
+	for i := range own {
+		own[i] = float64(i) // p99 990
+	}
+	if got := expWaitP99(own, 1e-6, 990); got < 990 || got > 991 {
+		t.Fatalf("wait 1 µs: bound %v, want the own p99 990", got)
+	}
+	if got := expWaitP99(own, 100, 990); got <= 100+990 {
+		t.Fatalf("wait 100 s: bound %v, want above wait plus p99 own (1090)", got)
+	}
+}

@@ -58,6 +58,13 @@ import (
 //     generalized cμ rule for a delay cost that grows past arrival order's
 //     tail (agedKey); not in arrival order, whose programs already finish
 //     in order.
+//   - A quantile controller on that tail (PitstopTail "lane", "rescue",
+//     "aging+control" and their combinations; off by default, measured in
+//     docs/results-policies.md, session 8): θ moves after every finished
+//     call so that 1% of the calls pass T (lateLane), and either a waiting
+//     call older than θ·T goes ahead in arrival order (the late lane; with
+//     rescue only while it can still end within T) or the aging runs against
+//     θ·T.
 //   - An explicit tail bound (PitstopTailBound, off by default: the
 //     deployment's latency target in seconds): a waiting call whose time
 //     since arrival plus the predicted rest of its service (restOfService)
@@ -115,6 +122,7 @@ type Pitstop struct {
 	fcfsSlack  float64 // its ε
 	tail       tailRules
 	rank       rankMode // point forecast or expectation over the length bins (expected_rank.go)
+	lane       lateLane
 }
 
 // NewPitstop builds the policy.
@@ -149,8 +157,10 @@ func NewPitstop(o Options) *Pitstop {
 		noCached:   o.NoCachedHandling,
 		fcfsTail:   o.PitstopFCFSTail,
 		fcfsSlack:  o.PitstopFCFSSlack,
+		fcfs:       fcfsReference{expWait: o.PitstopReference == "exp"},
 		tail:       tail,
 		rank:       rank,
+		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 	}
 }
 
@@ -225,7 +235,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	case byArrival:
 		// A program finishes with its longest branch: its own calls go
 		// longest first (LPT), so the long branch does not start last.
-		class += st.row.first.Seconds() * 1e-6
+		class += p.programArrival(s, st) * 1e-6
 		key = -key
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))
@@ -257,7 +267,11 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		// it; docs/results-policies.md). Where recomputing is the cheaper
 		// (short contexts, per-block copies) the rule only adds swaps.
 		class = 1.25
-	case p.lateVsFCFS(v, s):
+	case p.inLane(v, s) && p.lane.bySize:
+		// The late lane by the ranked key: the most calls ended within T
+		// per unit of device time.
+		return engine.Priority{Class: 1.4, Key: key}
+	case p.lateVsFCFS(v, s) || p.inLane(v, s):
 		// Waited past arrival order's p99 end-to-end time: served in
 		// arrival order, ahead of the ranked calls.
 		return engine.Priority{Class: 1.5, Key: s.Arrival().Seconds()}
@@ -437,7 +451,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
@@ -449,8 +463,9 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
-	if p.fcfsTail || p.tail.aging {
+	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
+		p.observeLane(e)
 	}
 	switch e.Kind {
 	case engine.EvPaused:

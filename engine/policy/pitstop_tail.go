@@ -10,13 +10,21 @@ import (
 // tailRules is which of pitstop's tail rules are on (Options.PitstopTail,
 // PitstopAgingPower, PitstopAgingClock).
 type tailRules struct {
-	aging  bool    // generalized cμ aging against arrival order's p99 (agedKey)
-	power  float64 // the aging's exponent
-	byWait bool    // age by the wait alone instead of the time since arrival
+	aging   bool    // generalized cμ aging against arrival order's p99 (agedKey)
+	power   float64 // the aging's exponent
+	byWait  bool    // age by the wait alone instead of the time since arrival
+	lane    bool    // the late lane (lateLane)
+	rescue  bool    // the lane holds only the calls that can still end within T
+	control bool    // the aging's T scaled by the lane's controller (θ ≤ 1)
 }
 
-// newTailRules reads the options: PitstopTail is "aging" (the default) or
-// "guard" (no aging: the tail guard alone, the behaviour before it).
+// newTailRules reads the options: PitstopTail is "aging" (the default),
+// "guard" (no aging: the tail guard alone, the behaviour before it), "lane"
+// (the guard and the late lane), "aging+lane", "rescue" (the guard and the
+// late lane of the calls that can still end within T), "aging+rescue" or
+// "aging+control" (no lane: the aging against θ·T, θ ≤ 1 moved by the lane's
+// controller, so the aging strengthens only while more than 1% of the calls
+// pass T).
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
 	switch {
@@ -29,8 +37,23 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging":
 		r.aging = true
 		return r, nil
+	case o.PitstopTail == "lane":
+		r.lane = true
+		return r, nil
+	case o.PitstopTail == "aging+lane":
+		r.aging, r.lane = true, true
+		return r, nil
+	case o.PitstopTail == "rescue":
+		r.lane, r.rescue = true, true
+		return r, nil
+	case o.PitstopTail == "aging+rescue":
+		r.aging, r.lane, r.rescue = true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+control":
+		r.aging, r.control = true, true
+		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
@@ -55,9 +78,46 @@ func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float
 	if p.tail.byWait {
 		a = v.Wait(s)
 	}
+	if p.tail.control && p.lane.theta > 0 {
+		t *= p.lane.theta
+	}
 	f := 1 + max(a.Seconds(), 0)/t
 	if p.tail.power == 2 {
 		return key / (f * f) // the default, without Pow's cost
 	}
 	return key / math.Pow(f, p.tail.power)
+}
+
+// inLane reports whether the waiting call is in the late lane: older than
+// θ·T (lateLane), T arrival order's p99 learned online.
+func (p *Pitstop) inLane(v *engine.View, s *engine.Sequence) bool {
+	if !p.tail.lane {
+		return false
+	}
+	t, ok := p.fcfs.bound(p.fcfsSlack)
+	return ok && t > 0 && p.lane.isLate((v.Now-s.Arrival()).Seconds(), t)
+}
+
+// observeLane moves the late lane's controller after a finished call.
+func (p *Pitstop) observeLane(e *engine.Event) {
+	if !p.tail.lane && !p.tail.control || e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
+		return
+	}
+	if t, ok := p.fcfs.bound(p.fcfsSlack); ok && t > 0 {
+		p.lane.observe((e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds(), t)
+	}
+}
+
+// programArrival is the time by which arrival order of programs ranks a
+// waiting call: its program's first arrival; with the controlled aging, θ of
+// the way from the call's own arrival to it, so that while more than 1% of
+// the calls pass T the order moves toward arrival order of calls (a burst of
+// an old program's branches no longer goes ahead of every call of the
+// younger programs), and back while the tail is within T.
+func (p *Pitstop) programArrival(s *engine.Sequence, st *callState) float64 {
+	first := st.row.first.Seconds()
+	if !p.tail.control || p.lane.theta <= 0 {
+		return first
+	}
+	return p.lane.theta*first + (1-p.lane.theta)*s.Arrival().Seconds()
 }

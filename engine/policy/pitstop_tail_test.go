@@ -57,7 +57,7 @@ func TestPitstopAging(t *testing.T) {
 // TestPitstopTailOptions: bad tail options are one-line errors naming what
 // is allowed; the defaults are aging by age, power 2.
 func TestPitstopTailOptions(t *testing.T) {
-	for _, o := range []Options{{PitstopTail: "agin"}, {PitstopAgingPower: -1}, {PitstopAgingPower: math.NaN()}, {PitstopAgingClock: "iter"}} {
+	for _, o := range []Options{{PitstopTail: "agin"}, {PitstopTail: "lane+aging"}, {PitstopLaneGain: -0.1}, {PitstopLaneGain: math.Inf(1)}, {PitstopLaneOrder: "fifo"}, {PitstopAgingPower: -1}, {PitstopAgingPower: math.NaN()}, {PitstopAgingClock: "iter"}} {
 		if err := o.Validate(); err == nil {
 			t.Errorf("%+v: no error", o)
 		}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -92,6 +93,17 @@ type Options struct {
 	// distribution's conditioned mean or median length). Measured in
 	// docs/results-policies.md (session 8).
 	PitstopRank string
+	// PitstopLaneGain is the late lane's controller step (lateLane; 0: the
+	// default 0.02) and PitstopLaneOrder the order inside the lane: "arrival"
+	// (the default) or "size" (the ranked key: the most calls ended within T
+	// per unit of device time). Session 8's ablation knobs.
+	PitstopLaneGain  float64
+	PitstopLaneOrder string
+	// PitstopReference is how pitstop's arrival-order p99 T is estimated
+	// (fcfsReference): "mean" (the default: the conservation-law wait plus
+	// the p99 of the calls' own times) or "exp" (the p99 of an exponential
+	// wait of that mean plus an own time).
+	PitstopReference string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -220,6 +232,12 @@ func (o Options) Validate() error {
 		return badTail(o)
 	case badRank(o) != nil:
 		return badRank(o)
+	case o.PitstopLaneGain < 0 || math.IsNaN(o.PitstopLaneGain) || math.IsInf(o.PitstopLaneGain, 0):
+		return fmt.Errorf("pitstop lane gain must be a positive number (0: the default), got %g", o.PitstopLaneGain)
+	case o.PitstopReference != "" && o.PitstopReference != "mean" && o.PitstopReference != "exp":
+		return fmt.Errorf("unknown pitstop reference %q (valid: mean, exp)", o.PitstopReference)
+	case o.PitstopLaneOrder != "" && o.PitstopLaneOrder != "arrival" && o.PitstopLaneOrder != "size":
+		return fmt.Errorf("unknown pitstop lane order %q (valid: arrival, size)", o.PitstopLaneOrder)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
