@@ -130,7 +130,7 @@ func TestPitstopRankOption(t *testing.T) {
 	if err := (Options{PitstopRank: "gittins"}).Validate(); err == nil {
 		t.Fatal("PitstopRank \"gittins\" accepted")
 	}
-	for _, r := range []string{"", "expected", "point", "mean", "median"} {
+	for _, r := range []string{"", "auto", "expected", "point", "mean", "median"} {
 		if err := (Options{PitstopRank: r}).Validate(); err != nil {
 			t.Fatalf("PitstopRank %q: %v", r, err)
 		}
