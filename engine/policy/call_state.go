@@ -16,12 +16,13 @@ type callState struct {
 	segBase int
 
 	// Memory-over-time (lamps, pitstop).
-	kind     handling.Kind // handling predicted for the current segment
-	kindSet  bool
-	starved  bool  // starvation counter reached the threshold: head of the queue until it finishes
-	rankedAt int64 // iteration of the last Priority call
-	score    float64
-	scoreFor scoreKey // the call's shape when score was computed
+	kind       handling.Kind // handling predicted for the current segment
+	kindSet    bool
+	starved    bool  // starvation counter reached the threshold: head of the queue until it finishes
+	rankedAt   int64 // iteration of the last Priority call
+	score      float64
+	scoreFor   scoreKey    // the call's shape when score was computed
+	rankSample *rankSample // with --pitstop-rank auto: the current segment's scores (rank_choice.go)
 
 	// Attained-service queues (mlfq, plas, atlas, pitstop).
 	row      *progRow      // the program's process-table row

@@ -7,41 +7,63 @@ import (
 	"github.com/pitstop-llm/pitstop/handling"
 )
 
-// rankMode is how pitstop turns a waiting call's forecast into its
-// memory-over-time key (Options.PitstopRank).
-type rankMode uint8
+// rankStat is the statistic of a waiting call's forecast that pitstop turns
+// into its memory-over-time key.
+type rankStat uint8
 
 const (
-	rankPoint    rankMode = iota // the point forecast alone (handling.RankAt on Forecast().Predicted)
+	rankPoint    rankStat = iota // the point forecast alone (handling.RankAt on Forecast().Predicted)
 	rankExpected                 // the expectation over the length model's bins (expectedRank)
 	rankMean                     // the rank at the bins' mean length, conditioned as expectedRank's (an ablation)
 	rankMedian                   // the rank at the bins' median length, conditioned as expectedRank's (an ablation)
+	numRankStats
 )
 
-// rankModes names the modes for Options.PitstopRank. "" is the point: in
-// session 8's measurement (docs/results-policies.md) the expectation cut
+// rankMode is how pitstop ranks waiting calls (Options.PitstopRank): one
+// statistic, or with auto the statistic chosen online and shrunk toward
+// arrival order by how well it has ordered finished segments (rankChoice).
+type rankMode struct {
+	stat rankStat
+	auto *rankChoice // nil unless "auto"
+}
+
+// rankStats names the statistics for Options.PitstopRank. "" is the point:
+// in session 8's measurement (docs/results-policies.md) the expectation cut
 // the p99 at four of six points and the mean at two, but lost the mean and
 // throughput bars at infercept-multi @5.2 on three seeds.
-var rankModes = map[string]rankMode{"": rankPoint, "expected": rankExpected, "point": rankPoint, "mean": rankMean, "median": rankMedian}
+var rankStats = map[string]rankStat{"": rankPoint, "expected": rankExpected, "point": rankPoint, "mean": rankMean, "median": rankMedian}
 
 func newRankMode(o Options) (rankMode, error) {
-	m, ok := rankModes[o.PitstopRank]
-	if !ok {
-		return rankPoint, fmt.Errorf("unknown pitstop rank %q (valid: expected, point, mean, median)", o.PitstopRank)
+	if o.PitstopRank == "auto" {
+		return rankMode{auto: newRankChoice()}, nil
 	}
-	return m, nil
+	m, ok := rankStats[o.PitstopRank]
+	if !ok {
+		return rankMode{}, fmt.Errorf("unknown pitstop rank %q (valid: auto, expected, point, mean, median)", o.PitstopRank)
+	}
+	return rankMode{stat: m}, nil
 }
 
 // rankOf is the call's memory-over-time key for the segment seg built from
-// its point forecast: seg's rank, or with a length distribution and a mode
-// other than the point, the expectation over it (expectedRank) or the rank
-// at its conditioned mean or median (meanRank, medianRank).
+// its point forecast: the chosen statistic's rank (statRank), or with auto
+// rankChoice's key.
 func (p *Pitstop) rankOf(v *engine.View, s *engine.Sequence, st *callState, seg handling.Segment) float64 {
+	if p.rank.auto != nil {
+		return p.rank.auto.key(v, s, st, seg)
+	}
+	return statRank(p.rank.stat, v, s, st, seg)
+}
+
+// statRank is seg's rank by the statistic stat: seg's own, or with a length
+// distribution and a statistic other than the point, the expectation over
+// it (expectedRank) or the rank at its conditioned mean or median
+// (meanRank, medianRank).
+func statRank(stat rankStat, v *engine.View, s *engine.Sequence, st *callState, seg handling.Segment) float64 {
 	load, allowed := loadOf(v), allowedKinds(v, s)
-	if d := s.Forecast().Dist; p.rank != rankPoint && d != nil {
+	if d := s.Forecast().Dist; stat != rankPoint && d != nil {
 		g := d.Decoded + s.Generated() - st.segBase
 		rank := expectedRank
-		switch p.rank {
+		switch stat {
 		case rankMean:
 			rank = meanRank
 		case rankMedian:

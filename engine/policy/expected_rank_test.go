@@ -130,7 +130,7 @@ func TestPitstopRankOption(t *testing.T) {
 	if err := (Options{PitstopRank: "gittins"}).Validate(); err == nil {
 		t.Fatal("PitstopRank \"gittins\" accepted")
 	}
-	for _, r := range []string{"", "expected", "point", "mean", "median"} {
+	for _, r := range []string{"", "auto", "expected", "point", "mean", "median"} {
 		if err := (Options{PitstopRank: r}).Validate(); err != nil {
 			t.Fatalf("PitstopRank %q: %v", r, err)
 		}
@@ -227,7 +227,8 @@ func BenchmarkExpectedRank(b *testing.B) {
 // BenchmarkOrdering10kExpected is BenchmarkOrdering10k (bench_test.go) with
 // forecasts that carry a 51-bin length distribution: pitstop by the
 // expectation and by the point, and by the expectation re-scoring every
-// call on every full re-rank (ScoreRefresh 64: no cached score).
+// call on every full re-rank (ScoreRefresh 64: no cached score), and by
+// auto (every statistic scored), cached and re-scoring.
 func BenchmarkOrdering10kExpected(b *testing.B) {
 	type entry struct {
 		p  engine.Priority
@@ -246,6 +247,8 @@ func BenchmarkOrdering10kExpected(b *testing.B) {
 		{"expected", Options{PitstopRank: "expected"}},
 		{"point", Options{PitstopRank: "point"}},
 		{"expected-rescore", Options{PitstopRank: "expected", ScoreRefresh: 64}},
+		{"auto", Options{PitstopRank: "auto"}}, // every statistic scored on a cache miss (rank_choice.go)
+		{"auto-rescore", Options{PitstopRank: "auto", ScoreRefresh: 64}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			pol := NewPitstop(c.o)

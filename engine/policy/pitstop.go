@@ -463,6 +463,9 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
+	if p.rank.auto != nil {
+		p.rank.auto.observe(e) // --pitstop-rank auto learns from finished segments (rank_choice.go)
+	}
 	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)

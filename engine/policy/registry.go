@@ -90,8 +90,10 @@ type Options struct {
 	// expectation over the length model's distribution, conditioned on the
 	// tokens already generated; the point where the forecast has no
 	// distribution), or the ablations "mean" and "median" (the rank at the
-	// distribution's conditioned mean or median length). Measured in
-	// docs/results-policies.md (session 8).
+	// distribution's conditioned mean or median length), or "auto" (the
+	// statistic that has ordered finished segments best, shrunk toward
+	// arrival order as its concordance falls to chance; rank_choice.go).
+	// Measured in docs/results-policies.md (session 8).
 	PitstopRank string
 	// PitstopLaneGain is the late lane's controller step (lateLane; 0: the
 	// default 0.02) and PitstopLaneOrder the order inside the lane: "arrival"
