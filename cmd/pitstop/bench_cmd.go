@@ -160,6 +160,7 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.Float64Var(&o.PitstopFCFSSlack, "pitstop-fcfs-slack", 0, "pitstop with --pitstop-fcfs-tail: stretch the learned arrival-order wait by 1+this (>= 0)")
 	fl.StringVar(&o.PitstopTail, "pitstop-tail", "", "pitstop: tail rules: aging (the default: memory-over-time aged against arrival order's learned p99), or guard (the tail guard alone, the order before session 7; docs/results-policies.md)")
 	fl.Float64Var(&o.PitstopAgingPower, "pitstop-aging-power", 0, "pitstop: exponent of the aging (0: the default 2)")
+	fl.StringVar(&o.PitstopReadmit, "pitstop-readmit", "", "pitstop: re-admission of a waiting call whose context is in the prefix cache: cached (the default: ranked by the prefill it needs now, plus the expected recompute of waiting), held (the prefill alone) or off (docs/results-policies.md, session 8)")
 	fl.StringVar(&o.PitstopAgingClock, "pitstop-aging-clock", "", "pitstop: what the aging counts: age (time since arrival, the default) or wait (time runnable and not running)")
 	fl.Float64Var(&o.PitstopSlowdown, "pitstop-slowdown", 0, "pitstop: tail guard; while programs are in attained-service queues, a waiting call that has waited this many times the predicted rest of its own service goes ahead, oldest first (0: the default 50; < 0: off)")
 	fl.Float64Var(&o.ProgramWeight, "program-weight", 0, "pitstop --program-order remaining: weight of the program's expected remaining work against the call's memory-over-time (0: default 1)")

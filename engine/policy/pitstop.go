@@ -110,6 +110,7 @@ type Pitstop struct {
 	noHeld     bool
 	noCached   bool
 	readmit    readmitWait
+	recache    readmitCache // cached-prefix-aware re-admission (readmit_cache.go)
 	fcfs       fcfsReference
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
@@ -127,6 +128,7 @@ func NewPitstop(o Options) *Pitstop {
 		starve.threshold = o.PitstopStarvation
 	}
 	tail, _ := newTailRules(o) // Validate reports bad values
+	recache, _ := newReadmitCache(o.PitstopReadmit)
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -148,6 +150,7 @@ func NewPitstop(o Options) *Pitstop {
 		fcfsTail:   o.PitstopFCFSTail,
 		fcfsSlack:  o.PitstopFCFSSlack,
 		tail:       tail,
+		recache:    recache,
 	}
 }
 
@@ -216,6 +219,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	if p.tail.aging && ord != byArrival {
 		key = p.agedKey(v, s, key)
 	}
+	key = p.readmitKey(v, s, st, key, ord) // readmit_cache.go
 	switch ord {
 	case byRemaining:
 		key += p.weight * p.model.remaining(st.row.attained())
@@ -244,7 +248,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	switch {
 	case starved || p.promoted(v, s, st):
 		class = 1
-	case s.State() == engine.Swapped && !p.noHeld && swapCheaper(v, s):
+	case s.State() == engine.Swapped && !p.noHeld && p.hostFirst(v, s):
 		// Goodput protection: a call whose KV waits on the host, where
 		// bringing it back wastes less than recomputing it, goes ahead of
 		// the calls that hold nothing, as calls on the device do: left
@@ -334,12 +338,13 @@ func (p *Pitstop) promoted(v *engine.View, s *engine.Sequence, st *callState) bo
 // was scored keeps its score (unless ScoreRefresh asks for fresh ones).
 func (p *Pitstop) score(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	k := keyOf(s)
+	k.cached = p.recache.cached(v, s)
 	if st.scoreFor == k && !p.refresh.now {
 		return st.score
 	}
 	seg := segmentOf(s.Forecast().Predicted, s, st)
 	if !p.noHeld {
-		seg.Held = s.Computed() // held KV is not prefilled again
+		seg.Held = max(s.Computed(), k.cached) // held KV and the cached prefix are not prefilled again
 	}
 	st.score, _ = handling.RankAt(seg, v.Cost, loadOf(v), allowedKinds(v, s)...)
 	st.scoreFor = k
@@ -446,6 +451,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
+	p.recache.observe(e)
 	if p.fcfsTail || p.tail.aging {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 	}

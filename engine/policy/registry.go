@@ -84,6 +84,9 @@ type Options struct {
 	PitstopTail       string
 	PitstopAgingPower float64
 	PitstopAgingClock string
+	// PitstopReadmit is pitstop's cached-prefix-aware re-admission
+	// (readmitCache): "cached" (the default), "held" or "off".
+	PitstopReadmit string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -210,6 +213,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("pitstop fcfs slack must not be negative, got %g", o.PitstopFCFSSlack)
 	case badTail(o) != nil:
 		return badTail(o)
+	case badReadmit(o) != nil:
+		return badReadmit(o)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
@@ -276,3 +281,6 @@ func validOrder(name string) bool {
 
 // badTail is newTailRules's error on o's tail options (o with defaults).
 func badTail(o Options) error { _, err := newTailRules(o); return err }
+
+// badReadmit is newReadmitCache's error on o.PitstopReadmit.
+func badReadmit(o Options) error { _, err := newReadmitCache(o.PitstopReadmit); return err }
