@@ -39,7 +39,15 @@ func TestViewCachedPrefixFollowsEvictions(t *testing.T) {
 	if got := e.view.CachedPrefix(other); got != 0 {
 		t.Fatalf("cached prefix of an unseen prompt = %d, want 0", got)
 	}
+	// The finished call's table went to the free queue tail first: taking
+	// all free blocks but its first two evicts its third full block alone.
 	var table []int32
+	if !e.blocks.Grow(&table, (e.blocks.FreeBlocks()-2)*cfg.BlockSize) {
+		t.Fatal("could not take the free blocks")
+	}
+	if got, want := e.view.CachedPrefix(again), 8; got != want {
+		t.Fatalf("cached prefix after the chain's last full block was evicted = %d, want %d", got, want)
+	}
 	if !e.blocks.Grow(&table, cfg.NumBlocks*cfg.BlockSize) {
 		t.Fatal("could not take every block")
 	}
@@ -51,5 +59,37 @@ func TestViewCachedPrefixFollowsEvictions(t *testing.T) {
 	}
 	if got := (&View{}).CachedPrefix(again); got != 0 {
 		t.Fatalf("a View made by hand reports %d cached tokens, want 0", got)
+	}
+}
+
+// BenchmarkCachedPrefix is the query on a 32,768-token context whose every
+// block is cached, the worst case for the policy's re-ranks.
+func BenchmarkCachedPrefix(b *testing.B) {
+	cfg := Config{NumBlocks: 4096, BlockSize: 16, HostBlocks: 16, MaxBatchedTokens: 512, MaxSeqs: 8}
+	e, err := New(cfg, NewVirtualClock(), &fixedExec{}, testPolicy{traits: Traits{PrefixCache: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	prompt := prompts(1, 32768)[0]
+	hashes := PrefixHashes(prompt, cfg.BlockSize)
+	var table []int32
+	if !e.blocks.Grow(&table, len(prompt)) {
+		b.Fatal("no room for the context")
+	}
+	for i, id := range table[:len(hashes)] {
+		e.blocks.Commit(id, hashes[i])
+	}
+	e.blocks.Release(table)
+	s, err := e.SubmitNow(Request{Prompt: prompt, Controller: &script{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.refreshView()
+	if got := e.view.CachedPrefix(s); got != 32768-16 {
+		b.Fatalf("cached prefix %d, want %d", got, 32768-16)
+	}
+	b.ResetTimer()
+	for range b.N {
+		e.view.CachedPrefix(s)
 	}
 }

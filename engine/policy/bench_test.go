@@ -140,6 +140,9 @@ func benchCases() []benchCase {
 	cs = append(cs, benchCase{name: "pitstop-call-guard", policy: "pitstop", opts: Options{ProgramOrder: "call", PitstopTail: "guard"}})
 	cs = append(cs, benchCase{name: "pitstop-aged", policy: "pitstop", aged: true})
 	cs = append(cs, benchCase{name: "pitstop-call-aged", policy: "pitstop", opts: Options{ProgramOrder: "call"}, aged: true})
+	// Session 8's re-admission rule off (the default has it on), to compare in one run.
+	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
+	cs = append(cs, benchCase{name: "pitstop-aged-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}, aged: true})
 	return cs
 }
 
