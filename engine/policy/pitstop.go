@@ -451,7 +451,6 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
-	p.recache.observe(e)
 	if p.fcfsTail || p.tail.aging {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 	}

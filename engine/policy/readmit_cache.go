@@ -9,42 +9,38 @@ import (
 )
 
 // readmitCache is pitstop's re-admission of calls whose context is kept
-// off the device (Options.PitstopReadmit): a waiting call whose context is
+// off the device (Options.PitstopReadmit). A waiting call whose context is
 // still in the prefix cache (back from a tool that discarded its KV,
-// preempted by recompute, or the next call of a program), or on the host
-// tier (swapped out at its tool or preempted), needs only the rest of it
-// prefilled, and while it waits it costs the engine more than its own delay.
+// preempted by recompute, or the next call of a program) needs only the
+// rest of it prefilled, and while it waits its cached blocks may be evicted:
 //
 //   - held: its memory-over-time is scored with the cached prefix as held
 //     (View.CachedPrefix), the prefill it would really need now, as KV on
 //     the host already is.
-//   - cached (held, and): waiting costs it and the calls its recompute
-//     stalls the expected recompute the delay causes, added to its
-//     marginal delay cost in the generalized cμ rule (key·g/(g+u), g the
-//     aging's factor, 1 without it), u in seconds of delay per second of
-//     waiting, from rates measured online:
-//   - cached blocks: the prefix cache evicts free blocks at a measured rate
-//     (View.CacheEvictions); taken as memoryless over the free queue, each
-//     cached block is lost at hazard rate/free blocks, so u = hazard ·
-//     PerToken · cached tokens · (1 + running calls).
-//   - host KV: while the host tier is full, a paused call that must leave
-//     the device is discarded instead of swapped (the engine's forced
-//     discards, measured from EvHandled: tokens per second). A call
-//     waiting on the host holds its share of the tier (its blocks over the
-//     tier's), so u = forced tokens/s · PerToken · share · (1 + running).
-//   - sunk (cached, and): a call on the host goes ahead of the calls that
-//     hold nothing (pitstop's held-first class) when its swap-in alone
-//     wastes less than recomputing it: its swap-out is done, a sunk cost
-//     (the default check prices a swap-out and a swap-in).
+//   - cached (held, and; the default): waiting costs the expected recompute
+//     the delay causes, added to the call's marginal delay cost in the
+//     generalized cμ rule: key·g/(g+u), g the aging's factor (1 without
+//     it), u in seconds of delay per second of waiting. The prefix cache
+//     evicts free blocks at a rate measured online (View.CacheEvictions);
+//     taken as memoryless over the free queue, each cached block is lost at
+//     hazard rate/free blocks, so u = hazard · PerToken · cached tokens ·
+//     (1 + running calls, which the recompute stalls). No time scale is set
+//     by hand; once the blocks are evicted u is 0 and the call ranks as any.
+//   - sunk (cached, and): a call whose KV is on the host goes ahead of the
+//     calls that hold nothing (pitstop's held-first class) when its swap-in
+//     alone wastes less than recomputing it: its swap-out is done, a sunk
+//     cost (the default check prices a swap-out and a swap-in). It empties
+//     the host tier of calls back from their tools, so that the calls that
+//     must leave the device are swapped rather than discarded, at a cost to
+//     the mean and the throughput measured in docs/results-policies.md
+//     (session 8): not the default.
 //
-// No time scale is set by hand: the rates and the running load are read
-// from the engine, the costs from the cost model. Once a call's blocks are
-// evicted, u is 0 and it ranks as any call.
+// A term for KV waiting on the host (the rate of swap-outs discarded for
+// want of host room, shared among the calls there) was measured to add
+// nothing and was removed (session 8).
 type readmitCache struct {
 	held, urgent, sunk bool
 	evicted            rateOf // prefix-cache evictions, blocks/s
-	forced             rateOf // context discarded for want of host room, tokens/s
-	forcedTokens       int64
 }
 
 // newReadmitCache reads Options.PitstopReadmit.
@@ -71,37 +67,21 @@ func (r *readmitCache) cached(v *engine.View, s *engine.Sequence) int {
 	return v.CachedPrefix(s)
 }
 
-// observe counts the context of a paused call discarded although pitstop
-// had chosen to keep it (preserve or swap): the host tier had no room.
-func (r *readmitCache) observe(e *engine.Event) {
-	if e.Kind != engine.EvHandled || e.Handling != handling.Discard {
-		return
-	}
-	if st, ok := e.Seq.PolicyState.(*callState); ok && st.kindSet && st.kind == handling.Discard {
-		return // chosen, not forced
-	}
-	r.forcedTokens += int64(e.Seq.NumTokens())
-}
-
 // readmitKey is the call's key (its memory-over-time, already divided by
 // the aging's factor where the aging applies) with the expected recompute
-// its wait causes added to its delay cost: key·g/(g+u). The cached prefix
-// is the one its score was computed with.
+// of its cached prefix added to its delay cost: key·g/(g+u). The cached
+// prefix is the one its score was computed with.
 func (p *Pitstop) readmitKey(v *engine.View, s *engine.Sequence, st *callState, key float64, ord programOrder) float64 {
 	r := &p.recache
 	if !r.urgent || p.noMOT || !(key > 0) {
 		return key
 	}
 	r.evicted.sample(v, v.CacheEvictions())
-	r.forced.sample(v, r.forcedTokens)
-	u := 0.0
-	if c := st.scoreFor.cached; c > 0 && v.FreeBlocks > 0 {
-		u += r.evicted.perSecond / float64(v.FreeBlocks) * float64(c)
+	c := st.scoreFor.cached
+	if c <= 0 || v.FreeBlocks <= 0 {
+		return key
 	}
-	if h := len(s.HostSlots()); h > 0 && s.State() == engine.Swapped && v.HostBlocks > 0 {
-		u += r.forced.perSecond * float64(h) / float64(v.HostBlocks)
-	}
-	u *= v.Cost.PerToken * float64(1+v.Running)
+	u := r.evicted.perSecond / float64(v.FreeBlocks) * v.Cost.PerToken * float64(c) * float64(1+v.Running)
 	if !(u > 0) {
 		return key
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/pitstop-llm/pitstop/engine"
-	"github.com/pitstop-llm/pitstop/handling"
 )
 
 // A waiting call whose prompt a finished call left in the prefix cache
@@ -36,25 +35,6 @@ func TestReadmitRanksCachedPrefixAhead(t *testing.T) {
 		case mode != "off" && !(kb < kc):
 			t.Errorf("rule %s: key %g of the call with 36 cached tokens should be below %g of the fresh one", mode, kb, kc)
 		}
-	}
-}
-
-// Only a discard pitstop did not choose counts as forced by the host tier.
-func TestReadmitCountsForcedDiscardsOnly(t *testing.T) {
-	r, err := newReadmitCache("cached")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, NewPitstop(Options{}), testConfig())
-	kept := h.submit("kept", "p1", "main", 30, []seg{{decode: 2}}, nil)
-	chosen := h.submit("chosen", "p2", "main", 50, []seg{{decode: 2}}, nil)
-	stateOf(kept).kind, stateOf(kept).kindSet = handling.Preserve, true
-	stateOf(chosen).kind, stateOf(chosen).kindSet = handling.Discard, true
-	r.observe(&engine.Event{Kind: engine.EvHandled, Seq: kept, Handling: handling.Discard})
-	r.observe(&engine.Event{Kind: engine.EvHandled, Seq: chosen, Handling: handling.Discard})
-	r.observe(&engine.Event{Kind: engine.EvHandled, Seq: kept, Handling: handling.Swap})
-	if r.forcedTokens != 30 {
-		t.Fatalf("forced tokens = %d, want 30 (the preserved call's context only)", r.forcedTokens)
 	}
 }
 
