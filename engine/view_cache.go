@@ -20,7 +20,14 @@ func (v *View) CachedPrefix(s *Sequence) int {
 	}
 	bs := v.eng.cfg.BlockSize
 	hashes := s.blockHashes(bs)
-	lo, hi := 0, min(len(hashes), (len(s.tokens)-1)/bs) // hashes[:lo] cached, none from hi on
+	hi := min(len(hashes), (len(s.tokens)-1)/bs)
+	if hi == 0 {
+		return 0
+	}
+	if _, ok := v.eng.blocks.Lookup(hashes[0]); !ok {
+		return 0 // most waiting calls: one lookup
+	}
+	lo := 1 // hashes[:lo] cached, none from hi on
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if _, ok := v.eng.blocks.Lookup(hashes[mid-1]); ok {
