@@ -15,6 +15,7 @@ type BlockManager struct {
 	blocks      []block
 	free        freeQueue
 	cached      map[uint64]int32 // chained hash → block holding it
+	evicted     int64            // cached blocks reused for other KV so far
 }
 
 type block struct {
@@ -58,6 +59,11 @@ func (m *BlockManager) FreeBlocks() int   { return m.free.n }
 func (m *BlockManager) UsedBlocks() int   { return len(m.blocks) - m.free.n }
 func (m *BlockManager) PrefixCache() bool { return m.prefixCache }
 
+// Evicted is how many cached blocks have been taken for other KV so far:
+// the prefix cache's evictions, whose rate says how long a freed block
+// survives.
+func (m *BlockManager) Evicted() int64 { return m.evicted }
+
 // BlocksFor is the number of blocks that hold n tokens.
 func (m *BlockManager) BlocksFor(n int) int { return (n + m.blockSize - 1) / m.blockSize }
 
@@ -97,6 +103,7 @@ func (m *BlockManager) allocate() int32 {
 	if b.hashed {
 		if m.cached[b.hash] == id {
 			delete(m.cached, b.hash)
+			m.evicted++
 		}
 		b.hashed = false
 	}

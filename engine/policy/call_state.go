@@ -50,6 +50,7 @@ type callState struct {
 // (Refresh), so a re-rank of 10,000 waiting calls does not re-score them.
 type scoreKey struct {
 	tokens, computed, generated int
+	cached                      int // prefix-cached tokens it was scored with (readmitCache)
 	state                       engine.State
 	valid                       bool
 }

@@ -117,6 +117,7 @@ type Pitstop struct {
 	noHeld     bool
 	noCached   bool
 	readmit    readmitWait
+	recache    readmitCache // cached-prefix-aware re-admission (readmit_cache.go)
 	fcfs       fcfsReference
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
@@ -137,6 +138,7 @@ func NewPitstop(o Options) *Pitstop {
 	}
 	tail, _ := newTailRules(o) // Validate reports bad values
 	rank, _ := newRankMode(o)
+	recache, _ := newReadmitCache(o.PitstopReadmit)
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -161,6 +163,7 @@ func NewPitstop(o Options) *Pitstop {
 		tail:       tail,
 		rank:       rank,
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
+		recache:    recache,
 	}
 }
 
@@ -229,6 +232,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	if p.tail.aging && ord != byArrival {
 		key = p.agedKey(v, s, key)
 	}
+	key = p.readmitKey(v, s, st, key, ord) // readmit_cache.go
 	switch ord {
 	case byRemaining:
 		key += p.weight * p.model.remaining(st.row.attained())
@@ -257,7 +261,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	switch {
 	case starved || p.promoted(v, s, st):
 		class = 1
-	case s.State() == engine.Swapped && !p.noHeld && swapCheaper(v, s):
+	case s.State() == engine.Swapped && !p.noHeld && p.hostFirst(v, s):
 		// Goodput protection: a call whose KV waits on the host, where
 		// bringing it back wastes less than recomputing it, goes ahead of
 		// the calls that hold nothing, as calls on the device do: left
@@ -351,12 +355,13 @@ func (p *Pitstop) promoted(v *engine.View, s *engine.Sequence, st *callState) bo
 // was scored keeps its score (unless ScoreRefresh asks for fresh ones).
 func (p *Pitstop) score(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	k := keyOf(s)
+	k.cached = p.recache.cached(v, s)
 	if st.scoreFor == k && !p.refresh.now {
 		return st.score
 	}
 	seg := segmentOf(s.Forecast().Predicted, s, st)
 	if !p.noHeld {
-		seg.Held = s.Computed() // held KV is not prefilled again
+		seg.Held = max(s.Computed(), k.cached) // held KV and the cached prefix are not prefilled again
 	}
 	st.score = p.rankOf(v, s, st, seg)
 	st.scoreFor = k

@@ -106,6 +106,9 @@ type Options struct {
 	// the p99 of the calls' own times) or "exp" (the p99 of an exponential
 	// wait of that mean plus an own time).
 	PitstopReference string
+	// PitstopReadmit is pitstop's cached-prefix-aware re-admission
+	// (readmitCache): "cached" (the default), "held", "sunk" or "off".
+	PitstopReadmit string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -240,6 +243,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("unknown pitstop reference %q (valid: mean, exp)", o.PitstopReference)
 	case o.PitstopLaneOrder != "" && o.PitstopLaneOrder != "arrival" && o.PitstopLaneOrder != "size":
 		return fmt.Errorf("unknown pitstop lane order %q (valid: arrival, size)", o.PitstopLaneOrder)
+	case badReadmit(o) != nil:
+		return badReadmit(o)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
@@ -308,3 +313,6 @@ func validOrder(name string) bool {
 func badTail(o Options) error { _, err := newTailRules(o); return err }
 
 func badRank(o Options) error { _, err := newRankMode(o); return err }
+
+// badReadmit is newReadmitCache's error on o.PitstopReadmit.
+func badReadmit(o Options) error { _, err := newReadmitCache(o.PitstopReadmit); return err }
