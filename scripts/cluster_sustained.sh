@@ -77,9 +77,9 @@ pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1
 pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-$(tr , - <<<"${POL:-atlas,pitstop}")-s1" ;;
 # Added 2026-11-27 (session 8): the other balancers under atlas or the pitstop policy (POL, one
 # policy; default pitstop), seed 1, on pol-mcts-1's and pol-mixed-1's grids; least-used is
-# autellix on mcts. BALANCERS overrides the list.
-pol-mcts-rest) policies=${POL:-pitstop} sustained mcts 4 "${BALANCERS:-round-robin,least-tokens,prefix}" 1 1 0.2 "mcts-${POL:-pitstop}-rest" ;;
-pol-mixed-rest) policies=${POL:-pitstop} sustained mixed 4 "${BALANCERS:-round-robin,least-used,least-tokens,prefix}" 1 1.5 0.2 "mixed-${POL:-pitstop}-rest" ;;
+# autellix on mcts. BALANCERS overrides the list, NAME the JSON's last word (default rest).
+pol-mcts-rest) policies=${POL:-pitstop} sustained mcts 4 "${BALANCERS:-round-robin,least-tokens,prefix}" 1 1 0.2 "mcts-${POL:-pitstop}-${NAME:-rest}" ;;
+pol-mixed-rest) policies=${POL:-pitstop} sustained mixed 4 "${BALANCERS:-round-robin,least-used,least-tokens,prefix}" 1 1.5 0.2 "mixed-${POL:-pitstop}-${NAME:-rest}" ;;
 pol-mcts-23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 0.2 "mcts-${POL:-atlas,pitstop}-s23" ;;
 pol-mixed-23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s23" ;;
 plots) # latency against rate per series, from each saved report's trials, into docs/img/cluster
