@@ -55,7 +55,7 @@ scale-rest-32) sustained chat 32 least-used,least-tokens,prefix 1 8 1 scale-32-r
 chat-1) sustained chat 4 "$all" 1 1.5 0.1 "chat-$policies-all-s1" ;;
 chat-23) seed=2 sustained chat 4 "$all" 2 1.5 0.1 "chat-$policies-all-s23" ;;
 # Seeds 2-3 of the replica sweep (session 8) for round-robin, autellix and pitstop, on the
-# grids of the scale step (4 replicas: the chat step's seeds 2-3).
+# grids of the scale step (4 replicas: chat-23, the same --seed 2 program pool).
 scale-23-2) seed=2 sustained chat 2 round-robin,autellix,pitstop 2 1 0.05 scale-2-s23 ;;
 scale-23-8) seed=2 sustained chat 8 round-robin,autellix,pitstop 2 4 0.25 scale-8-s23 ;;
 scale-23-16) seed=2 sustained chat 16 autellix,pitstop,round-robin 2 8 0.5 scale-16-s23 ;;
