@@ -7,7 +7,8 @@
 #   other balancers, seed 1; BALANCERS overrides mcts-rest's), scale-rest-16, scale-rest-32;
 #   policies atlas and pitstop: pol-chat-1, pol-chat-23, pol-chat-base, pol-chat-base-1,
 #   pol-chat-base-23, pol-mcts-1, pol-mcts-23, pol-mixed-1, pol-mixed-23, pol-mcts-at, pol-mixed-at,
-#   pol-mcts-at23, pol-mixed-at23;
+#   pol-mcts-at23, pol-mixed-at23, pol-mcts-rest, pol-mixed-rest (session 8);
+#   session 8 also: chat-1, chat-23 (six balancers, POLICIES), scale-23-2, scale-23-8, scale-23-16;
 #   plots: latency against rate per balancer from docs/data/cluster/*.json into docs/img/cluster.
 #   POLICIES and SEED set the policies and first seed of the plas steps; PARALLEL the trials
 #   run at once (default 2; 1 when the machine is busy: results do not change, wall time does); POL the policies of
@@ -49,6 +50,15 @@ scale-rest-8) sustained chat 8 least-used,least-tokens,prefix 1 4 0.25 scale-8-r
 scale-rr-32) sustained chat 32 round-robin 1 8 1 scale-32-rr ;;
 scale-rest-16) sustained chat 16 least-used,least-tokens,prefix 1 8 0.5 scale-16-rest ;;
 scale-rest-32) sustained chat 32 least-used,least-tokens,prefix 1 8 1 scale-32-rest ;;
+# Added 2026-11-27 (session 8): chat again with the binary that reports p95, all six
+# balancers, seed 1 and seeds 2-3 apart, under POLICIES (plas or pitstop; the JSON is named after it).
+chat-1) sustained chat 4 "$all" 1 1.5 0.1 "chat-$policies-all-s1" ;;
+chat-23) seed=2 sustained chat 4 "$all" 2 1.5 0.1 "chat-$policies-all-s23" ;;
+# Seeds 2-3 of the replica sweep (session 8) for round-robin, autellix and pitstop, on the
+# grids of the scale step (4 replicas: chat-23, the same --seed 2 program pool).
+scale-23-2) seed=2 sustained chat 2 round-robin,autellix,pitstop 2 1 0.05 scale-2-s23 ;;
+scale-23-8) seed=2 sustained chat 8 round-robin,autellix,pitstop 2 4 0.25 scale-8-s23 ;;
+scale-23-16) seed=2 sustained chat 16 autellix,pitstop,round-robin 2 8 0.5 scale-16-s23 ;;
 # Policies atlas and pitstop. On chat (single-threaded programs) atlas is plas (NewATLAS's
 # doc; the chat step's trials show it), so chat runs the pitstop policy only. mcts and mixed
 # start at 1 and 1.5 with resolution 0.2 (a trial there costs 4-8x a chat trial).
@@ -65,6 +75,11 @@ pol-mcts-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,p
 pol-mixed-at23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 2 2 "mixed-${POL:-atlas,pitstop}-at2-s23" --sustained-max 2 ;;
 pol-mcts-1) policies=${POL:-atlas,pitstop} sustained mcts 4 autellix,pitstop 1 1 0.2 "mcts-$(tr , - <<<"${POL:-atlas,pitstop}")-s1" ;;
 pol-mixed-1) policies=${POL:-atlas,pitstop} sustained mixed 4 autellix,pitstop 1 1.5 0.2 "mixed-$(tr , - <<<"${POL:-atlas,pitstop}")-s1" ;;
+# Added 2026-11-27 (session 8): the other balancers under atlas or the pitstop policy (POL, one
+# policy; default pitstop), seed 1, on pol-mcts-1's and pol-mixed-1's grids; least-used is
+# autellix on mcts. BALANCERS overrides the list, NAME the JSON's last word (default rest).
+pol-mcts-rest) policies=${POL:-pitstop} sustained mcts 4 "${BALANCERS:-round-robin,least-tokens,prefix}" 1 1 0.2 "mcts-${POL:-pitstop}-${NAME:-rest}" ;;
+pol-mixed-rest) policies=${POL:-pitstop} sustained mixed 4 "${BALANCERS:-round-robin,least-used,least-tokens,prefix}" 1 1.5 0.2 "mixed-${POL:-pitstop}-${NAME:-rest}" ;;
 pol-mcts-23) policies=${POL:-atlas,pitstop} seed=2 sustained mcts 4 autellix,pitstop 2 1 0.2 "mcts-${POL:-atlas,pitstop}-s23" ;;
 pol-mixed-23) policies=${POL:-atlas,pitstop} seed=2 sustained mixed 4 autellix,pitstop 2 1.5 0.2 "mixed-${POL:-atlas,pitstop}-s23" ;;
 plots) # latency against rate per series, from each saved report's trials, into docs/img/cluster
