@@ -156,25 +156,6 @@ func benchCases() []benchCase {
 // refresh) or ranks the 256 calls that changed (the running batch) and sorts
 // those. The engine's batch building and postprocessing are not in it.
 func BenchmarkOrdering10k(b *testing.B) {
-	type entry struct {
-		p  engine.Priority
-		id engine.SeqID
-	}
-	cmpE := func(a, b entry) int {
-		switch {
-		case a.p.Class != b.p.Class:
-			if a.p.Class < b.p.Class {
-				return -1
-			}
-			return 1
-		case a.p.Key != b.p.Key:
-			if a.p.Key < b.p.Key {
-				return -1
-			}
-			return 1
-		}
-		return int(a.id) - int(b.id)
-	}
 	for _, c := range benchCases() {
 		b.Run(c.name, func(b *testing.B) {
 			pol, err := New(c.policy, c.opts)
@@ -184,44 +165,62 @@ func BenchmarkOrdering10k(b *testing.B) {
 			if c.aged {
 				pol.(*Pitstop).fcfs = fcfsReference{num: 10, den: 1, n: fcfsMinCalls, p99: 10}
 			}
-			cfg := engine.Config{NumBlocks: 1 << 17, BlockSize: 16, HostBlocks: 1 << 16, MaxBatchedTokens: 512, MaxSeqs: 256, Cost: testCost()}
-			e, err := engine.New(cfg, engine.NewVirtualClock(), zeroExec{}, pol)
-			if err != nil {
-				b.Fatal(err)
-			}
-			seqs := make([]*engine.Sequence, 0, 10256)
-			prompt := make([]int32, 64)
-			for i := range 10256 {
-				s, err := e.SubmitNow(engine.Request{Prompt: prompt, Program: fmt.Sprint("p", i%1000), Thread: "main", Controller: endless{tool: i%2 == 0}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				seqs = append(seqs, s)
-			}
-			v := &engine.View{BlockSize: 16, TotalBlocks: cfg.NumBlocks, FreeBlocks: cfg.NumBlocks, HostBlocks: cfg.HostBlocks,
-				HostFree: cfg.HostBlocks, Running: 256, RunningCtx: 256 * 300, Cost: cfg.Cost, Programs: e.Programs()}
-			all := make([]entry, len(seqs))
-			changed := make([]entry, 256)
-			reranks := 0
-			b.ResetTimer()
-			for i := range b.N {
-				v.Iteration++
-				v.Now += 20 * time.Millisecond
-				if pol.Refresh(v) {
-					reranks++
-					for j, s := range seqs {
-						all[j] = entry{pol.Priority(v, s), s.ID()}
-					}
-					slices.SortFunc(all, cmpE)
-					continue
-				}
-				for j := range changed {
-					s := seqs[(i*256+j)%len(seqs)]
-					changed[j] = entry{pol.Priority(v, s), s.ID()}
-				}
-				slices.SortFunc(changed, cmpE)
-			}
-			b.ReportMetric(float64(reranks)/float64(b.N), "reranks/op")
+			orderingStep(b, pol, func(i int) engine.Controller { return endless{tool: i%2 == 0} })
 		})
 	}
+}
+
+// orderingStep is the body of the ordering benchmarks: 10,256 calls (10,000
+// waiting, 256 running) of 1,000 programs, each with the controller ctl(i)
+// gives, submitted to an engine under pol; per op, Refresh, then either a
+// full re-rank and sort or the 256 changed calls ranked and sorted.
+func orderingStep(b *testing.B, pol engine.Policy, ctl func(i int) engine.Controller) {
+	type entry struct {
+		p  engine.Priority
+		id engine.SeqID
+	}
+	cmpE := func(a, b entry) int {
+		if c := cmpPriority(a.p, b.p); c != 0 {
+			return c
+		}
+		return int(a.id) - int(b.id)
+	}
+	cfg := engine.Config{NumBlocks: 1 << 17, BlockSize: 16, HostBlocks: 1 << 16, MaxBatchedTokens: 512, MaxSeqs: 256, Cost: testCost()}
+	e, err := engine.New(cfg, engine.NewVirtualClock(), zeroExec{}, pol)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seqs := make([]*engine.Sequence, 0, 10256)
+	prompt := make([]int32, 64)
+	for i := range 10256 {
+		s, err := e.SubmitNow(engine.Request{Prompt: prompt, Program: fmt.Sprint("p", i%1000), Thread: "main", Controller: ctl(i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seqs = append(seqs, s)
+	}
+	v := &engine.View{BlockSize: 16, TotalBlocks: cfg.NumBlocks, FreeBlocks: cfg.NumBlocks, HostBlocks: cfg.HostBlocks,
+		HostFree: cfg.HostBlocks, Running: 256, RunningCtx: 256 * 300, Cost: cfg.Cost, Programs: e.Programs()}
+	all := make([]entry, len(seqs))
+	changed := make([]entry, 256)
+	reranks := 0
+	b.ResetTimer()
+	for i := range b.N {
+		v.Iteration++
+		v.Now += 20 * time.Millisecond
+		if pol.Refresh(v) {
+			reranks++
+			for j, s := range seqs {
+				all[j] = entry{pol.Priority(v, s), s.ID()}
+			}
+			slices.SortFunc(all, cmpE)
+			continue
+		}
+		for j := range changed {
+			s := seqs[(i*256+j)%len(seqs)]
+			changed[j] = entry{pol.Priority(v, s), s.ID()}
+		}
+		slices.SortFunc(changed, cmpE)
+	}
+	b.ReportMetric(float64(reranks)/float64(b.N), "reranks/op")
 }

@@ -1,11 +1,8 @@
 package policy
 
 import (
-	"fmt"
 	"math"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
@@ -230,16 +227,6 @@ func BenchmarkExpectedRank(b *testing.B) {
 // call on every full re-rank (ScoreRefresh 64: no cached score), and by
 // auto (every statistic scored), cached and re-scoring.
 func BenchmarkOrdering10kExpected(b *testing.B) {
-	type entry struct {
-		p  engine.Priority
-		id engine.SeqID
-	}
-	cmpE := func(a, b entry) int {
-		if c := cmpPriority(a.p, b.p); c != 0 {
-			return c
-		}
-		return int(a.id) - int(b.id)
-	}
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -251,46 +238,9 @@ func BenchmarkOrdering10kExpected(b *testing.B) {
 		{"auto-rescore", Options{PitstopRank: "auto", ScoreRefresh: 64}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			pol := NewPitstop(c.o)
-			cfg := engine.Config{NumBlocks: 1 << 17, BlockSize: 16, HostBlocks: 1 << 16, MaxBatchedTokens: 512, MaxSeqs: 256, Cost: testCost()}
-			e, err := engine.New(cfg, engine.NewVirtualClock(), zeroExec{}, pol)
-			if err != nil {
-				b.Fatal(err)
-			}
-			seqs := make([]*engine.Sequence, 0, 10256)
-			prompt := make([]int32, 64)
-			for i := range 10256 {
-				ctl := distCtl{median: 10 * (i%40 + 1), dist: softmaxLike(i % 40)}
-				s, err := e.SubmitNow(engine.Request{Prompt: prompt, Program: fmt.Sprint("p", i%1000), Thread: "main", Controller: ctl})
-				if err != nil {
-					b.Fatal(err)
-				}
-				seqs = append(seqs, s)
-			}
-			v := &engine.View{BlockSize: 16, TotalBlocks: cfg.NumBlocks, FreeBlocks: cfg.NumBlocks, HostBlocks: cfg.HostBlocks,
-				HostFree: cfg.HostBlocks, Running: 256, RunningCtx: 256 * 300, Cost: cfg.Cost, Programs: e.Programs()}
-			all := make([]entry, len(seqs))
-			changed := make([]entry, 256)
-			reranks := 0
-			b.ResetTimer()
-			for i := range b.N {
-				v.Iteration++
-				v.Now += 20 * time.Millisecond
-				if pol.Refresh(v) {
-					reranks++
-					for j, s := range seqs {
-						all[j] = entry{pol.Priority(v, s), s.ID()}
-					}
-					slices.SortFunc(all, cmpE)
-					continue
-				}
-				for j := range changed {
-					s := seqs[(i*256+j)%len(seqs)]
-					changed[j] = entry{pol.Priority(v, s), s.ID()}
-				}
-				slices.SortFunc(changed, cmpE)
-			}
-			b.ReportMetric(float64(reranks)/float64(b.N), "reranks/op")
+			orderingStep(b, NewPitstop(c.o), func(i int) engine.Controller {
+				return distCtl{median: 10 * (i%40 + 1), dist: softmaxLike(i % 40)}
+			})
 		})
 	}
 }
