@@ -18,14 +18,9 @@ import (
 // saves what it learnt under the state directory at Close; a restart picks
 // it up.
 func TestLengthLearnsOnlineAndPersists(t *testing.T) {
-	if err := predictor.InitORT(); err != nil {
-		t.Skipf("no ONNX Runtime (%v): export PITSTOP_ORT_LIB=$(scripts/fetch_ort.sh)", err)
-	}
+	needORT(t)
 	dir := t.TempDir()
-	l, err := LoadLength(LengthONNX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := onnxLength(t)
 	if err := l.LearnOnline(dir, predictor.OnlineOptions{PublishEvery: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -34,12 +29,7 @@ func TestLengthLearnsOnlineAndPersists(t *testing.T) {
 	}
 	rt := newTestRuntime(t, Config{Length: l})
 	const calls = 3
-	for range calls {
-		req := ChatRequest{Messages: []chat.Message{{Role: "user", Content: "What is (17+25)*3?"}}, Tools: []chat.Tool{calcTool}}
-		if _, err := rt.ChatSync(context.Background(), req); err != nil {
-			t.Fatal(err)
-		}
-	}
+	askCalc(t, rt, make([]string, calls)...) // no program: each call alone
 	segments := 0
 	for _, m := range metricsNamed(t, rt, "pitstop_predictor_length_error_tokens") {
 		segments += int(m.GetHistogram().GetSampleCount())
@@ -57,10 +47,7 @@ func TestLengthLearnsOnlineAndPersists(t *testing.T) {
 		t.Fatalf("no state saved at Close: %v", err)
 	}
 
-	again, err := LoadLength(LengthONNX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := onnxLength(t)
 	defer again.Close()
 	if err := again.LearnOnline(dir, predictor.OnlineOptions{PublishEvery: 1}, nil); err != nil {
 		t.Fatal(err)
@@ -101,24 +88,14 @@ func mixPredictions(t *testing.T, l *Length) []int {
 // serve predicts as the one before the restart did, where a fresh one does
 // not.
 func TestRestartedServePredictsAsBefore(t *testing.T) {
-	if err := predictor.InitORT(); err != nil {
-		t.Skipf("no ONNX Runtime (%v): export PITSTOP_ORT_LIB=$(scripts/fetch_ort.sh)", err)
-	}
+	needORT(t)
 	dir := t.TempDir()
-	l, err := LoadLength(LengthONNX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := onnxLength(t)
 	if err := l.LearnOnline(dir, predictor.OnlineOptions{PublishEvery: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
 	rt := newTestRuntime(t, Config{Length: l})
-	for _, p := range []string{"a", "b", "c"} {
-		req := ChatRequest{Program: p, Messages: []chat.Message{{Role: "user", Content: "What is (17+25)*3?"}}, Tools: []chat.Tool{calcTool}}
-		if _, err := rt.ChatSync(context.Background(), req); err != nil {
-			t.Fatal(err)
-		}
-	}
+	askCalc(t, rt, "a", "b", "c")
 	if rt.length.mix != l.mix {
 		t.Fatal("the runtime predicts with another mixture than the one LearnOnline saves")
 	}
@@ -130,18 +107,12 @@ func TestRestartedServePredictsAsBefore(t *testing.T) {
 		t.Fatalf("no mixture state saved at Close: %v", err)
 	}
 
-	fresh, err := LoadLength(LengthONNX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := onnxLength(t)
 	defer fresh.Close()
 	if got := mixPredictions(t, fresh); slices.Equal(got, before) {
 		t.Fatalf("a fresh mixture predicts %v as the learnt one did: the test cannot tell a restore from none", got)
 	}
-	again, err := LoadLength(LengthONNX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := onnxLength(t)
 	defer again.Close()
 	if err := again.LearnOnline(dir, predictor.OnlineOptions{PublishEvery: 1}, nil); err != nil {
 		t.Fatal(err)
@@ -157,29 +128,21 @@ func TestRestartedServePredictsAsBefore(t *testing.T) {
 // A corrupt mixture file is a warning and a fresh mixture, never a failure
 // to serve; the next save replaces it.
 func TestCorruptMixtureStateStartsFresh(t *testing.T) {
-	if err := predictor.InitORT(); err != nil {
-		t.Skipf("no ONNX Runtime (%v): export PITSTOP_ORT_LIB=$(scripts/fetch_ort.sh)", err)
-	}
+	needORT(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, predictor.ExpertMixStateFile)
 	if err := os.WriteFile(path, []byte(`{"kind":"something else"`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	l, err := LoadLength(LengthONNX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := onnxLength(t)
 	if err := l.LearnOnline(dir, predictor.OnlineOptions{}, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
 		t.Fatalf("a corrupt mixture file stopped online learning: %v", err)
 	}
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "expert mixture afresh") {
 		t.Fatalf("no warning logged for the corrupt file:\n%s", logs.String())
 	}
-	fresh, err := LoadLength(LengthONNX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := onnxLength(t)
 	defer fresh.Close()
 	if got, want := mixPredictions(t, l), mixPredictions(t, fresh); !slices.Equal(got, want) {
 		t.Fatalf("after a corrupt file the mixture predicts %v, a fresh one %v", got, want)
@@ -195,24 +158,14 @@ func TestCorruptMixtureStateStartsFresh(t *testing.T) {
 // Without online learning the state directory still keeps the mixture:
 // restored at start, saved at Close.
 func TestMixtureKeptWithoutLearning(t *testing.T) {
-	if err := predictor.InitORT(); err != nil {
-		t.Skipf("no ONNX Runtime (%v): export PITSTOP_ORT_LIB=$(scripts/fetch_ort.sh)", err)
-	}
+	needORT(t)
 	dir := t.TempDir()
-	l, err := LoadLength(LengthONNX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := onnxLength(t)
 	if err := l.KeepMixture(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	rt := newTestRuntime(t, Config{Length: l})
-	for _, p := range []string{"a", "b", "c"} {
-		req := ChatRequest{Program: p, Messages: []chat.Message{{Role: "user", Content: "What is (17+25)*3?"}}, Tools: []chat.Tool{calcTool}}
-		if _, err := rt.ChatSync(context.Background(), req); err != nil {
-			t.Fatal(err)
-		}
-	}
+	askCalc(t, rt, "a", "b", "c")
 	before := mixPredictions(t, l)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -220,10 +173,7 @@ func TestMixtureKeptWithoutLearning(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, predictor.OnlineStateFile)); err == nil {
 		t.Fatal("a learnt model was saved without learning")
 	}
-	again, err := LoadLength(LengthONNX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := onnxLength(t)
 	defer again.Close()
 	if err := again.KeepMixture(dir, nil); err != nil {
 		t.Fatal(err)
@@ -240,5 +190,34 @@ func TestMixtureKeptWithoutLearning(t *testing.T) {
 	}
 	if err := hist.KeepMixture(dir, nil); err == nil {
 		t.Fatal("the history predictor, which has no mixture, accepted a state directory for one")
+	}
+}
+
+// needORT skips t when ONNX Runtime cannot be loaded.
+func needORT(t *testing.T) {
+	t.Helper()
+	if err := predictor.InitORT(); err != nil {
+		t.Skipf("no ONNX Runtime (%v): export PITSTOP_ORT_LIB=$(scripts/fetch_ort.sh)", err)
+	}
+}
+
+// onnxLength loads the shipped ONNX length model; the caller closes it.
+func onnxLength(t *testing.T) *Length {
+	t.Helper()
+	l, err := LoadLength(LengthONNX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// askCalc runs one calculator call per program through rt.
+func askCalc(t *testing.T, rt *Runtime, programs ...string) {
+	t.Helper()
+	for _, p := range programs {
+		req := ChatRequest{Program: p, Messages: []chat.Message{{Role: "user", Content: "What is (17+25)*3?"}}, Tools: []chat.Tool{calcTool}}
+		if _, err := rt.ChatSync(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
