@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"os"
-	"sync"
+	"strings"
 	"testing"
+
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 )
 
 func TestProgressSilentOnNonTerminal(t *testing.T) {
@@ -43,7 +45,7 @@ func TestProgressForced(t *testing.T) {
 	}{{"known total", 50}, {"unknown total", 0}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var buf syncBuffer
+			var buf testutil.LockedBuffer
 			p := NewProgress(tc.total, "bench fcfs@2", &buf, ForceProgress(), ProgressThrottle(0))
 			if !p.Enabled() {
 				t.Fatal("forced bar not enabled")
@@ -53,7 +55,7 @@ func TestProgressForced(t *testing.T) {
 			}
 			p.Finish()
 			p.Finish() // idempotent
-			if !bytes.Contains(buf.Bytes(), []byte("bench fcfs@2")) {
+			if !strings.Contains(buf.String(), "bench fcfs@2") {
 				t.Errorf("bar output lacks description: %q", buf.String())
 			}
 		})
@@ -68,23 +70,3 @@ func TestProgressNil(t *testing.T) {
 		t.Error("nil progress enabled")
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for the bar's spinner goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
-
-func (s *syncBuffer) String() string { return string(s.Bytes()) }

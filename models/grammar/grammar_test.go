@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -25,21 +26,9 @@ func testVocab() *Vocab {
 	return NewVocab(toks, []int32{int32(len(toks) - 1)})
 }
 
+// validator compiles a JSON Schema for the checks (testutil.SchemaValidator).
 func validator(t testing.TB, schema string) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("s.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("s.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return testutil.SchemaValidator(t, schema)
 }
 
 var testSchemas = []string{
