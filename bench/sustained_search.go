@@ -69,10 +69,16 @@ type SustainedPolicy struct {
 
 // SustainedReport is the JSON of `pitstop bench --sustained`.
 type SustainedReport struct {
-	Workload      string            `json:"workload"`
-	Executor      string            `json:"executor"`
-	Profile       string            `json:"profile"`
-	Replicas      int               `json:"replicas,omitempty"` // bench --replicas: policies are then policy/balancer series
+	Workload string `json:"workload"`
+	Executor string `json:"executor"`
+	Profile  string `json:"profile"`
+	Replicas int    `json:"replicas,omitempty"` // bench --replicas: policies are then policy/balancer series
+	// PoolSeed is the seed the workload's program pool was drawn from (bench
+	// --seed; nil for a trace file). The search's seeds vary the arrivals and
+	// the sampling over that one pool, so a search's seed N is not the
+	// experiment `--seed N` runs: compare seeds only between reports with the
+	// same pool seed.
+	PoolSeed      *int64            `json:"pool_seed,omitempty"`
 	WindowS       float64           `json:"window_s"`
 	WarmupS       float64           `json:"warmup_s"`
 	DrainS        float64           `json:"drain_s"`

@@ -146,6 +146,7 @@ func TestBenchSustained(t *testing.T) {
 	}
 	var rep struct {
 		WindowS  float64 `json:"window_s"`
+		PoolSeed *int64  `json:"pool_seed"`
 		Policies []struct {
 			Policy        string   `json:"policy"`
 			SustainedRate *float64 `json:"sustained_rate"`
@@ -161,6 +162,9 @@ func TestBenchSustained(t *testing.T) {
 	}
 	if rep.WindowS != 300 || len(rep.Policies) != 2 {
 		t.Fatalf("report: window %g, %d policies", rep.WindowS, len(rep.Policies))
+	}
+	if rep.PoolSeed == nil || *rep.PoolSeed != 1 {
+		t.Fatalf("report: pool seed %v, want bench's --seed 1", rep.PoolSeed)
 	}
 	for _, p := range rep.Policies {
 		if p.SustainedRate == nil || len(p.Seeds) != 2 || p.Seeds[0].Seed != 1 || p.Seeds[1].Seed != 2 {

@@ -135,6 +135,9 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 	rep := &bench.SustainedReport{Workload: plan.w.Name, Executor: f.executor, Profile: profile, Replicas: len(plan.replicas),
 		WindowS: f.duration, WarmupS: s.warmup, DrainS: s.drain, MinThroughput: s.minThroughput, P99E2ES: s.p99,
 		Resolution: s.resolution, MaxRate: s.maxRate, Policies: res}
+	if f.trace == "" {
+		rep.PoolSeed = &f.seed
+	}
 	bench.SustainedRows(os.Stdout, rep)
 	if f.jsonPath != "" {
 		if err := bench.WriteSustainedJSON(f.jsonPath, rep); err != nil {
