@@ -64,17 +64,7 @@ func TestRunChecks(t *testing.T) {
 // TestOverhead: the overhead mode measures every call through a router
 // in front of its fake backend.
 func TestOverhead(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	f, stop, err := serveFake(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	addr, f := startFake(t)
 	router := newRouter(t, "http://"+addr)
 	waitUp(router)
 	res, err := overhead(router, f, 200, 0.25, os.Getpid())
@@ -101,17 +91,7 @@ func TestOverhead(t *testing.T) {
 // TestOverheadThroughProxy: the bare reverse proxy (-proxy) stands where
 // the router stands and carries every call to the fake backend.
 func TestOverheadThroughProxy(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	f, stop, err := serveFake(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	addr, f := startFake(t)
 	pln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -127,4 +107,22 @@ func TestOverheadThroughProxy(t *testing.T) {
 	if res.Calls != 50 || res.Failed != 0 || res.P50Ms <= 0 || res.InP50Ms <= 0 || res.OutP50Ms <= 0 {
 		t.Errorf("result %+v", res)
 	}
+}
+
+// startFake serves the overhead mode's fake backend on a free loopback
+// port until the test ends.
+func startFake(t *testing.T) (string, *fakeBackend) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	f, stop, err := serveFake(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return addr, f
 }
