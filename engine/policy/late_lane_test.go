@@ -85,13 +85,7 @@ func TestLateLaneRescue(t *testing.T) {
 // decides; with the default (aging alone) there is no lane.
 func TestPitstopLateLane(t *testing.T) {
 	p := NewPitstop(Options{PitstopTail: "lane"})
-	cfg := testConfig()
-	cfg.MaxSeqs = 1
-	h := newHarness(t, p, cfg)
-	h.submit("running", "r", "main", 8, []seg{{decode: 3000}}, nil)
-	h.run(untilIteration(2))
-	long := h.submit("long", "n1", "main", 8, []seg{{decode: 200}}, nil)
-	h.run(untilIteration(200))
+	h, long := longWaiter(t, p)
 	short := h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
 	v := h.view(h.e.Now(), 3)
 	age := (v.Now - long.Arrival()).Seconds()
@@ -129,13 +123,7 @@ func TestPitstopLateLane(t *testing.T) {
 // default's until calls pass T and then ages faster.
 func TestPitstopControlledAging(t *testing.T) {
 	p := NewPitstop(Options{PitstopTail: "aging+control"})
-	cfg := testConfig()
-	cfg.MaxSeqs = 1
-	h := newHarness(t, p, cfg)
-	h.submit("running", "r", "main", 8, []seg{{decode: 3000}}, nil)
-	h.run(untilIteration(2))
-	long := h.submit("long", "n1", "main", 8, []seg{{decode: 200}}, nil)
-	h.run(untilIteration(200))
+	h, long := longWaiter(t, p)
 	v := h.view(h.e.Now(), 3)
 	age := (v.Now - long.Arrival()).Seconds()
 	p.fcfs = fcfsReference{num: age / 4, den: 1, n: fcfsMinCalls, p99: age / 4} // T = age/2

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/pitstop-llm/pitstop/engine"
 )
 
 // TestPitstopAging: by default a waiting call's memory-over-time is divided
@@ -13,13 +15,7 @@ import (
 // rule off ("guard"), memory-over-time alone decides.
 func TestPitstopAging(t *testing.T) {
 	p := NewPitstop(Options{})
-	cfg := testConfig()
-	cfg.MaxSeqs = 1 // the running call holds the only slot: the others wait
-	h := newHarness(t, p, cfg)
-	h.submit("running", "r", "main", 8, []seg{{decode: 3000}}, nil)
-	h.run(untilIteration(2))
-	long := h.submit("long", "n1", "main", 8, []seg{{decode: 200}}, nil)
-	h.run(untilIteration(200))
+	h, long := longWaiter(t, p)
 	short := h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
 	v := h.view(h.e.Now(), 3)
 	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
@@ -97,4 +93,18 @@ func TestPitstopAgingRefresh(t *testing.T) {
 	if n := reranks(g); n != 0 {
 		t.Fatalf("guard, call order: %d re-ranks, want 0", n)
 	}
+}
+
+// longWaiter is the tail tests' scene: one slot, held by a long running
+// call, and a 200-token call that has waited 200 iterations for it.
+func longWaiter(t *testing.T, p *Pitstop) (*harness, *engine.Sequence) {
+	t.Helper()
+	cfg := testConfig()
+	cfg.MaxSeqs = 1 // the running call holds the only slot: the others wait
+	h := newHarness(t, p, cfg)
+	h.submit("running", "r", "main", 8, []seg{{decode: 3000}}, nil)
+	h.run(untilIteration(2))
+	long := h.submit("long", "n1", "main", 8, []seg{{decode: 200}}, nil)
+	h.run(untilIteration(200))
+	return h, long
 }
