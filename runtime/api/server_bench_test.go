@@ -50,15 +50,7 @@ func BenchmarkHTTPServer(b *testing.B) {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
-			call()
-			b.ReportAllocs()
-			cpu0 := processCPU(b)
-			b.ResetTimer()
-			for range b.N {
-				call()
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/call")
+			timeCalls(b, call)
 		})
 	}
 }
