@@ -297,6 +297,18 @@ func LoadDurations(path string) (*DurationEstimator, error) {
 	return d, nil
 }
 
+// saveStateFile writes data to dir/name atomically, creating dir, for the
+// learners' Save methods; what names the state in the error.
+func saveStateFile(dir, name, what string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save %s: %w", what, err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, name), data); err != nil {
+		return fmt.Errorf("save %s: %w", what, err)
+	}
+	return nil
+}
+
 // writeFileAtomic replaces path with data so that a reader sees the old or
 // the new file, never a part of one.
 func writeFileAtomic(path string, data []byte) (err error) {

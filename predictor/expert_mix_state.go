@@ -66,13 +66,7 @@ func (x *ExpertMix) Save(dir string) error {
 	if err != nil {
 		return fmt.Errorf("save length expert mixture: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("save length expert mixture: %w", err)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, ExpertMixStateFile), data); err != nil {
-		return fmt.Errorf("save length expert mixture: %w", err)
-	}
-	return nil
+	return saveStateFile(dir, ExpertMixStateFile, "length expert mixture", data)
 }
 
 // Restore loads the state Save wrote to dir. No file is not an error (found

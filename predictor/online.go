@@ -393,13 +393,7 @@ func (o *OnlineLength) Save(dir string) error {
 	if err != nil {
 		return fmt.Errorf("save online length model: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("save online length model: %w", err)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, OnlineStateFile), data); err != nil {
-		return fmt.Errorf("save online length model: %w", err)
-	}
-	return nil
+	return saveStateFile(dir, OnlineStateFile, "online length model", data)
 }
 
 // Restore loads the learnt model and window that Save wrote to dir. A
