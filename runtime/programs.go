@@ -78,6 +78,9 @@ func (t *programTable) arrive(key, id, tenant, thread string, anonymous bool, no
 	p.info.Active++
 	p.info.LastSeen = now
 	if thread != "" && !p.threads[thread] {
+		if p.threads == nil {
+			p.threads = map[string]bool{} // most programs name no thread
+		}
 		p.threads[thread] = true
 		p.info.Threads = append(p.info.Threads, thread)
 	}
@@ -96,7 +99,7 @@ func (t *programTable) arrive(key, id, tenant, thread string, anonymous bool, no
 func (t *programTable) row(key, id, tenant string, now time.Time) *program {
 	p := t.rows[key]
 	if p == nil {
-		p = &program{info: ProgramInfo{ID: id, Tenant: tenant, FirstSeen: now}, threads: map[string]bool{}}
+		p = &program{info: ProgramInfo{ID: id, Tenant: tenant, FirstSeen: now}}
 		t.rows[key] = p
 	}
 	return p

@@ -184,3 +184,31 @@ func TestRemoteCallCancelledAroundWait(t *testing.T) {
 	}
 	noCalls(t, rt)
 }
+
+// The router forgets the program of a call made without a program id when
+// the call ends (no later call can have it), streamed or not, and keeps a
+// named program's rank for its next call.
+func TestRemoteCallForgetsAnonymousProgram(t *testing.T) {
+	rt, g := newGatedRuntime(t)
+	close(g.gate)
+	for _, tc := range []struct {
+		program string
+		stream  bool
+	}{{"", false}, {"", true}, {"p", false}, {"q", true}} {
+		req := gatedRequest(tc.stream)
+		req.Program = tc.program
+		c, err := rt.Chat(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-c.Done()
+		rank := rt.Remote().Rank(c.key)
+		switch {
+		case tc.program == "" && rank != 0:
+			t.Errorf("stream %v: the router still ranks the anonymous program %q (%g)", tc.stream, c.key, rank)
+		case tc.program != "" && rank == 0:
+			t.Errorf("stream %v: the router forgot the rank of program %q", tc.stream, c.key)
+		}
+	}
+	noCalls(t, rt)
+}
