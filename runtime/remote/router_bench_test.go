@@ -62,7 +62,7 @@ func BenchmarkBodyToolRounds(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				req := &Request{}
+				req := &Request{Tools: []chat.Tool{{Name: "search"}}}
 				for g := range 20 {
 					req.Messages = all[: 2+2*g : 2+2*g]
 					if !keep {
