@@ -407,13 +407,13 @@ func toolChoiceJSON(choice ToolChoice, offered []chat.Tool) (json.RawMessage, er
 	case "":
 		return nil, nil
 	case ChoiceAuto, ChoiceNone:
-		return json.Marshal(string(choice.Mode))
+		return json.RawMessage(`"` + string(choice.Mode) + `"`), nil // a bare word: nothing to escape
 	case ChoiceRequired, ChoiceFunction:
 		if len(offered) == 0 {
 			return nil, errorf(ErrInvalid, "tool_choice", "invalid_value", "tool_choice %q needs tools", choice.Mode)
 		}
 		if choice.Mode == ChoiceRequired {
-			return json.Marshal("required")
+			return json.RawMessage(`"required"`), nil
 		}
 		return json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": choice.Name}})
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -211,4 +212,31 @@ func TestRemoteCallForgetsAnonymousProgram(t *testing.T) {
 		}
 	}
 	noCalls(t, rt)
+}
+
+// toolChoiceJSON sends each mode as OpenAI's tool_choice: what
+// json.Marshal makes of it.
+func TestToolChoiceJSON(t *testing.T) {
+	offered := []chat.Tool{{Name: "lookup"}}
+	for _, tc := range []struct {
+		choice ToolChoice
+		want   any
+	}{
+		{ToolChoice{Mode: ChoiceAuto}, "auto"},
+		{ToolChoice{Mode: ChoiceNone}, "none"},
+		{ToolChoice{Mode: ChoiceRequired}, "required"},
+		{ToolChoice{Mode: ChoiceFunction, Name: "lookup"}, map[string]any{"type": "function", "function": map[string]string{"name": "lookup"}}},
+	} {
+		got, err := toolChoiceJSON(tc.choice, offered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(tc.want)
+		if string(got) != string(want) {
+			t.Errorf("%+v: %s, want %s", tc.choice, got, want)
+		}
+	}
+	if got, err := toolChoiceJSON(ToolChoice{}, offered); got != nil || err != nil {
+		t.Errorf("no tool_choice: %s, %v; want nothing sent", got, err)
+	}
 }
