@@ -129,7 +129,7 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 	if len(gapTools) > 0 {
 		rt.durations.Observe(clientToolKey(c.tenant, gapTools[0]), gap.Seconds())
 	}
-	rt.metrics.tenantCalls.WithLabelValues(tenantLabel(c.tenant)).Inc()
+	rt.metrics.countCall(c.tenant)
 	c.mu.Lock()
 	c.stopWatch = context.AfterFunc(ctx, c.Cancel)
 	c.mu.Unlock()
