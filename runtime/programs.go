@@ -62,6 +62,9 @@ type program struct {
 type programTable struct {
 	mu   sync.Mutex
 	rows map[string]*program
+	// ended are anonymous calls' rows in the order their calls ended, for
+	// expireEnded.
+	ended []endedRow
 }
 
 func newProgramTable() *programTable { return &programTable{rows: map[string]*program{}} }
@@ -142,6 +145,9 @@ func (t *programTable) finish(id string, res *Result, now time.Time) {
 	}
 	p.info.Active--
 	p.info.LastSeen = now
+	if p.info.Anonymous && p.info.Active == 0 && p.invokeRun == 0 {
+		t.ended = append(t.ended, endedRow{key: id, at: now})
+	}
 	p.info.PromptTokens += res.Usage.PromptTokens
 	p.info.CompletionToks += res.Usage.CompletionTokens
 	p.info.ToolRounds += len(res.Rounds)
