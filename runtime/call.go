@@ -318,7 +318,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		// The time the client took to run the tools it was given.
 		rt.durations.Observe(clientToolKey(c.tenant, gapTools[0]), gap.Seconds())
 	}
-	rt.metrics.tenantCalls.WithLabelValues(tenantLabel(c.tenant)).Inc()
+	rt.metrics.countCall(c.tenant)
 	rt.metrics.tokens.WithLabelValues("prompt").Add(float64(len(toks)))
 
 	var park, stale *parkEntry
@@ -568,8 +568,7 @@ func (rt *Runtime) completeCall(c *Call, r Result) {
 	rt.mu.Unlock()
 	rt.tenants.release(c.tenant)
 	rt.tenants.charge(c.tenant, r.Usage.CompletionTokens, now)
-	rt.metrics.tenantTokens.WithLabelValues(tenantLabel(c.tenant), "prompt").Add(float64(r.Usage.PromptTokens))
-	rt.metrics.tenantTokens.WithLabelValues(tenantLabel(c.tenant), "completion").Add(float64(r.Usage.CompletionTokens))
+	rt.metrics.countTokens(c.tenant, r.Usage.PromptTokens, r.Usage.CompletionTokens)
 	rt.programs.finish(c.key, &r, now)
 	finish := r.FinishReason
 	if r.Err != nil {

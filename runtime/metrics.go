@@ -43,6 +43,7 @@ type Metrics struct {
 	tenantTokens   *prometheus.CounterVec
 	tenantRejected *prometheus.CounterVec
 	tenantActive   *prometheus.GaugeVec
+	defaultTenant  defaultTenantSeries
 }
 
 func newMetrics() *Metrics {

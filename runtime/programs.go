@@ -62,6 +62,9 @@ type program struct {
 type programTable struct {
 	mu   sync.Mutex
 	rows map[string]*program
+	// ended are anonymous calls' rows in the order their calls ended, for
+	// expireEnded.
+	ended []endedRow
 }
 
 func newProgramTable() *programTable { return &programTable{rows: map[string]*program{}} }
@@ -78,6 +81,9 @@ func (t *programTable) arrive(key, id, tenant, thread string, anonymous bool, no
 	p.info.Active++
 	p.info.LastSeen = now
 	if thread != "" && !p.threads[thread] {
+		if p.threads == nil {
+			p.threads = map[string]bool{} // most programs name no thread
+		}
 		p.threads[thread] = true
 		p.info.Threads = append(p.info.Threads, thread)
 	}
@@ -96,7 +102,7 @@ func (t *programTable) arrive(key, id, tenant, thread string, anonymous bool, no
 func (t *programTable) row(key, id, tenant string, now time.Time) *program {
 	p := t.rows[key]
 	if p == nil {
-		p = &program{info: ProgramInfo{ID: id, Tenant: tenant, FirstSeen: now}, threads: map[string]bool{}}
+		p = &program{info: ProgramInfo{ID: id, Tenant: tenant, FirstSeen: now}}
 		t.rows[key] = p
 	}
 	return p
@@ -139,6 +145,9 @@ func (t *programTable) finish(id string, res *Result, now time.Time) {
 	}
 	p.info.Active--
 	p.info.LastSeen = now
+	if p.info.Anonymous && p.info.Active == 0 && p.invokeRun == 0 {
+		t.ended = append(t.ended, endedRow{key: id, at: now})
+	}
 	p.info.PromptTokens += res.Usage.PromptTokens
 	p.info.CompletionToks += res.Usage.CompletionTokens
 	p.info.ToolRounds += len(res.Rounds)

@@ -29,6 +29,8 @@ type remoteCall struct {
 	server map[string]bool
 	res    Result
 	pin    string // the backend of the call's last turn
+	// anonymous: the call gave no program id (its program is its own)
+	anonymous bool
 
 	// the current turn (reset per attempt)
 	turnStart   int // len(res.Content) when the turn began
@@ -94,7 +96,7 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 	var once sync.Once
 	c.complete = func(r Result) { once.Do(func() { rt.completeCall(c, r) }) }
 
-	rc := &remoteCall{rt: rt, c: c, server: server}
+	rc := &remoteCall{rt: rt, c: c, server: server, anonymous: anonymous}
 	rc.req = remote.Request{Model: req.Model, Program: c.key, Thread: req.Thread, Messages: req.Messages, Tools: offered,
 		ToolChoice: choice, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed, Stop: req.Stop,
 		ResponseFormat: responseFormatJSON(req.ResponseFormat), PromptTokens: prompt, Buffered: !req.Stream}
@@ -127,7 +129,7 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 	if len(gapTools) > 0 {
 		rt.durations.Observe(clientToolKey(c.tenant, gapTools[0]), gap.Seconds())
 	}
-	rt.metrics.tenantCalls.WithLabelValues(tenantLabel(c.tenant)).Inc()
+	rt.metrics.countCall(c.tenant)
 	c.mu.Lock()
 	c.stopWatch = context.AfterFunc(ctx, c.Cancel)
 	c.mu.Unlock()
@@ -202,6 +204,13 @@ func (rc *remoteCall) run() {
 	}
 	if res.Err != nil && AsError(res.Err).Kind == ErrCancelled {
 		res.FinishReason = ""
+	}
+	if rc.anonymous {
+		// No later call has this program: the router's rank and home for
+		// it would only grow its tables (a call each, kept for the
+		// router's ProgramTTL: 900,000 entries at 1,000 calls/s) and the
+		// scans that expire them.
+		rt.cfg.Remote.ProgramDone(c.key)
 	}
 	res.Timing.Finished = time.Now()
 	c.complete(*res)
@@ -398,13 +407,13 @@ func toolChoiceJSON(choice ToolChoice, offered []chat.Tool) (json.RawMessage, er
 	case "":
 		return nil, nil
 	case ChoiceAuto, ChoiceNone:
-		return json.Marshal(string(choice.Mode))
+		return json.RawMessage(`"` + string(choice.Mode) + `"`), nil // a bare word: nothing to escape
 	case ChoiceRequired, ChoiceFunction:
 		if len(offered) == 0 {
 			return nil, errorf(ErrInvalid, "tool_choice", "invalid_value", "tool_choice %q needs tools", choice.Mode)
 		}
 		if choice.Mode == ChoiceRequired {
-			return json.Marshal("required")
+			return json.RawMessage(`"required"`), nil
 		}
 		return json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": choice.Name}})
 	}

@@ -2,12 +2,16 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/runtime/remote"
@@ -183,4 +187,113 @@ func TestRemoteCallCancelledAroundWait(t *testing.T) {
 		t.Fatalf("the call ended with %v, want cancelled", r.Err)
 	}
 	noCalls(t, rt)
+}
+
+// The router forgets the program of a call made without a program id when
+// the call ends (no later call can have it), streamed or not, and keeps a
+// named program's rank for its next call.
+func TestRemoteCallForgetsAnonymousProgram(t *testing.T) {
+	rt, g := newGatedRuntime(t)
+	close(g.gate)
+	for _, tc := range []struct {
+		program string
+		stream  bool
+	}{{"", false}, {"", true}, {"p", false}, {"q", true}} {
+		req := gatedRequest(tc.stream)
+		req.Program = tc.program
+		c, err := rt.Chat(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-c.Done()
+		rank := rt.Remote().Rank(c.key)
+		switch {
+		case tc.program == "" && rank != 0:
+			t.Errorf("stream %v: the router still ranks the anonymous program %q (%g)", tc.stream, c.key, rank)
+		case tc.program != "" && rank == 0:
+			t.Errorf("stream %v: the router forgot the rank of program %q", tc.stream, c.key)
+		}
+	}
+	noCalls(t, rt)
+}
+
+// toolChoiceJSON sends each mode as OpenAI's tool_choice: what
+// json.Marshal makes of it.
+func TestToolChoiceJSON(t *testing.T) {
+	offered := []chat.Tool{{Name: "lookup"}}
+	for _, tc := range []struct {
+		choice ToolChoice
+		want   any
+	}{
+		{ToolChoice{Mode: ChoiceAuto}, "auto"},
+		{ToolChoice{Mode: ChoiceNone}, "none"},
+		{ToolChoice{Mode: ChoiceRequired}, "required"},
+		{ToolChoice{Mode: ChoiceFunction, Name: "lookup"}, map[string]any{"type": "function", "function": map[string]string{"name": "lookup"}}},
+	} {
+		got, err := toolChoiceJSON(tc.choice, offered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(tc.want)
+		if string(got) != string(want) {
+			t.Errorf("%+v: %s, want %s", tc.choice, got, want)
+		}
+	}
+	if got, err := toolChoiceJSON(ToolChoice{}, offered); got != nil || err != nil {
+		t.Errorf("no tool_choice: %s, %v; want nothing sent", got, err)
+	}
+}
+
+// The default tenant's counters (cached at its first call) count every
+// call and its tokens, and show in /metrics only once a call has counted.
+func TestDefaultTenantCounters(t *testing.T) {
+	rt, g := newGatedRuntime(t)
+	close(g.gate)
+	families := func() map[string]*dto.MetricFamily {
+		fs, err := rt.metrics.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*dto.MetricFamily{}
+		for _, f := range fs {
+			out[f.GetName()] = f
+		}
+		return out
+	}
+	if _, ok := families()["pitstop_tenant_calls_total"]; ok {
+		t.Fatal("a tenant's call counter before any call")
+	}
+	for range 2 {
+		c, err := rt.Chat(context.Background(), gatedRequest(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := families()
+	want := map[string]float64{"pitstop_tenant_calls_total": 2, "pitstop_tenant_tokens_total/prompt": 16, "pitstop_tenant_tokens_total/completion": 4}
+	got := map[string]float64{}
+	for _, name := range []string{"pitstop_tenant_calls_total", "pitstop_tenant_tokens_total"} {
+		f := fs[name]
+		if f == nil {
+			t.Fatalf("no %s after two calls", name)
+		}
+		for _, m := range f.GetMetric() {
+			key := name
+			for _, l := range m.GetLabel() {
+				switch {
+				case l.GetName() == "tenant" && l.GetValue() != DefaultTenant:
+					t.Errorf("%s of tenant %q, want %q", name, l.GetValue(), DefaultTenant)
+				case l.GetName() == "kind":
+					key += "/" + l.GetValue()
+				}
+			}
+			got[key] = m.GetCounter().GetValue()
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("tenant counters %v, want %v", got, want)
+	}
 }

@@ -459,14 +459,24 @@ func (rt *Runtime) runEngine() {
 func (rt *Runtime) janitor() {
 	defer close(rt.janitorD)
 	every := min(max(min(rt.cfg.ProgramTTL, rt.cfg.AnonymousProgramTTL)/4, time.Second), time.Minute)
+	// The scan of the whole table runs at the named programs' pace;
+	// anonymous calls' rows expire in the order they ended on every tick
+	// (programs_ended.go).
+	full := min(max(rt.cfg.ProgramTTL/4, time.Second), time.Minute)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	scanned := time.Now()
 	for {
 		select {
 		case <-rt.ctx.Done():
 			return
-		case <-t.C:
-			rt.expirePrograms()
+		case now := <-t.C:
+			if now.Sub(scanned) >= full {
+				rt.expirePrograms()
+				scanned = now
+			} else {
+				rt.expireEnded()
+			}
 		}
 	}
 }
@@ -475,7 +485,21 @@ func (rt *Runtime) janitor() {
 // runtime's table and in the engine's.
 func (rt *Runtime) expirePrograms() {
 	now := time.Now()
+	rt.programs.expireEnded(now.Add(-rt.cfg.AnonymousProgramTTL))
 	rt.programs.expire(now.Add(-rt.cfg.ProgramTTL), now.Add(-rt.cfg.AnonymousProgramTTL))
+	rt.expireEngine()
+}
+
+// expireEnded drops the anonymous calls' rows past their TTL (no scan of
+// the runtime's table), and the engine's idle programs.
+func (rt *Runtime) expireEnded() {
+	rt.programs.expireEnded(time.Now().Add(-rt.cfg.AnonymousProgramTTL))
+	rt.expireEngine()
+}
+
+// expireEngine counts the runtime's programs and drops the engine's idle
+// ones.
+func (rt *Runtime) expireEngine() {
 	rt.metrics.programs.Set(float64(rt.programs.len()))
 	rt.eng.Post(func() {
 		now := rt.clock.Now()

@@ -20,7 +20,8 @@
 #   e.g. scripts/router_overhead.sh -n 5 main . main+pin .+pin direct
 # Columns: p50, p99, p99.9 and max of the overhead (the client's time less the fake backend's
 # handler's), the achieved rate, the router's CPU (% of one core over the load), its collections
-# during the load (GODEBUG=gctrace=1 lines), failed calls, and the 1-minute load average before
+# during the load (GODEBUG=gctrace=1 lines) and its live heap after the last one (MB: one that
+# grows with -s keeps something per call), failed calls, and the 1-minute load average before
 # the run. Needs go (unless ROUTERLOAD names a built routerload and every REF is a directory),
 # taskset for +pin. BASEPORT (default 18400) and BASEPORT+1 must be free. With OUT=DIR each run's
 # full result (JSON, with the first errors) is kept as DIR/RUN-CONFIG.json.
@@ -75,7 +76,7 @@ for c in "$@"; do
 	case "$ref" in direct | proxy) ;; *) bin "$ref" >/dev/null ;; esac
 done
 
-printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %6s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs failed
+printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs live_mb failed
 for run in $(seq 1 "$RUNS"); do
 	for c in "$@"; do
 		ref=${c%%+*} pin="" gogc="" transport="" procs=""
@@ -91,7 +92,7 @@ for run in $(seq 1 "$RUNS"); do
 			mkdir -p "$OUT"
 			args+=(-json "$OUT/$run-$(printf %s "$c" | tr -c 'A-Za-z0-9._=-' _).json")
 		fi
-		rpid="" gcs=-
+		rpid="" gcs=- live=-
 		: >"$WORK/router.log"
 		if [ "$ref" = direct ]; then
 			args+=(-overhead-direct)
@@ -114,6 +115,9 @@ for run in $(seq 1 "$RUNS"); do
 		res=$("${lpin[@]}" "$LOAD" "${args[@]}" 2>"$WORK/load.log") || true
 		if [ -n "$rpid" ]; then
 			gcs=$(($(grep -c '^gc ' "$WORK/router.log" || true) - gc0))
+			# the live heap after the last collection ("gc N ... 12->13->4 MB": 4)
+			live=$(grep '^gc ' "$WORK/router.log" | tail -1 | sed -n 's/.* [0-9]*->[0-9]*->\([0-9]*\) MB.*/\1/p')
+			live=${live:--}
 			kill "$rpid" 2>/dev/null || true
 			wait "$rpid" 2>/dev/null || true
 		fi
@@ -122,6 +126,6 @@ for run in $(seq 1 "$RUNS"); do
 			continue
 		fi
 		read -r p50 p99 p999 mx rate cpu failed <<<"$res"
-		printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %6s\n' "$run" "$c" "$load" "$p50" "$p99" "$p999" "$mx" "$rate" "$cpu" "$gcs" "$failed"
+		printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s\n' "$run" "$c" "$load" "$p50" "$p99" "$p999" "$mx" "$rate" "$cpu" "$gcs" "$live" "$failed"
 	done
 done

@@ -73,6 +73,9 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 	// it (drainRest) is not cut by the call's end, which cancels ctx.
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	detach := context.AfterFunc(ctx, cancel)
+	// The body is a bytes.Reader in io.NopCloser, a type net/http knows to
+	// be in memory: with any other, (*http.Request).Write flushes the
+	// headers before the body, two writes (and wake-ups) per request.
 	hreq := (&http.Request{Method: http.MethodPost, URL: b.chatURL, Host: b.chatURL.Host, Header: h,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Body: io.NopCloser(bytes.NewReader(data)), ContentLength: int64(len(data)),

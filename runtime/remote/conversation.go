@@ -17,8 +17,9 @@ type sentConversation struct {
 }
 
 // encodeBody is the request body: {"messages":[...]} and w's fields.
-// The messages' encoding is kept for the next generation of the request
-// (a tool round's continuation): when the messages of the last one are
+// For a request that offers tools (only a tool round's continuation sends
+// a conversation again) the messages' encoding is kept for the next
+// generation of the request: when the messages of the last one are
 // still its first ones (compared field by field: a string compares at
 // once with itself), that encoding is copied and only the new messages
 // are encoded. A Request is used by one generation at a time.
@@ -36,11 +37,14 @@ func (req *Request) encodeBody(w *wireRequest) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.msgs, s.json = nil, nil
+		if len(req.Tools) == 0 {
+			return data, nil
+		}
 		rest, err := json.Marshal(w)
 		if err != nil {
 			return nil, err
 		}
-		s.msgs, s.json = nil, nil
 		if end := len(data) - len(rest); end > len(head) && data[end] == ',' && data[len(head)] == '[' && data[end-1] == ']' {
 			// The body's bytes never change once made: the next
 			// generation reads the messages' encoding there.

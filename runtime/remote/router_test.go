@@ -365,7 +365,8 @@ func TestRequestBody(t *testing.T) {
 
 // TestBodyReusesConversation: a request's next generation (a longer
 // conversation, as after a tool round) sends what a fresh encoding would,
-// and so does one whose earlier messages changed.
+// and so does one whose earlier messages changed. A request without tools
+// (no tool round can continue it) keeps no encoding.
 func TestBodyReusesConversation(t *testing.T) {
 	specs, _ := ParseSpecs([]string{"http://a:1,kind=llamacpp"})
 	b, err := newBackend(specs[0], nil)
@@ -373,14 +374,15 @@ func TestBodyReusesConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := toolRounds(3)
+	tools := []chat.Tool{{Name: "search", Parameters: json.RawMessage(`{"type":"object"}`)}}
 	fresh := func(msgs []chat.Message) string {
-		data, err := b.body(&Request{Messages: msgs}, 0, 2)
+		data, err := b.body(&Request{Messages: msgs, Tools: tools}, 0, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return string(data)
 	}
-	req := &Request{}
+	req := &Request{Tools: tools}
 	for _, n := range []int{2, 4, 4, 8} {
 		req.Messages = all[:n:n]
 		got, err := b.body(req, 0, 2)
@@ -389,6 +391,9 @@ func TestBodyReusesConversation(t *testing.T) {
 		}
 		if want := fresh(req.Messages); string(got) != want {
 			t.Fatalf("%d messages:\n got %s\nwant %s", n, got, want)
+		}
+		if len(req.sent.msgs) != n || !strings.Contains(string(got), string(req.sent.json)) {
+			t.Fatalf("%d messages: the encoding kept is of %d", n, len(req.sent.msgs))
 		}
 		var v map[string]any
 		if err := json.Unmarshal(got, &v); err != nil || len(v["messages"].([]any)) != n || v["id_slot"] != 2.0 {
@@ -414,5 +419,14 @@ func TestBodyReusesConversation(t *testing.T) {
 	req.Messages = all[:2]
 	if got, _ := b.body(req, 0, 2); string(got) != fresh(all[:2]) {
 		t.Errorf("shorter conversation sent as %.300s", got)
+	}
+	noTools := &Request{Messages: all[:4]}
+	got, _ = b.body(noTools, 0, 2)
+	if noTools.sent.msgs != nil || noTools.sent.json != nil {
+		t.Errorf("a request without tools kept its encoding (%d messages)", len(noTools.sent.msgs))
+	}
+	var v map[string]any
+	if err := json.Unmarshal(got, &v); err != nil || len(v["messages"].([]any)) != 4 || v["tools"] != nil {
+		t.Errorf("request without tools sent as %v %.200s", err, got)
 	}
 }

@@ -44,12 +44,20 @@ func (r *Router) healthLoop() {
 	defer close(r.done)
 	t := time.NewTicker(r.cfg.HealthInterval)
 	defer t.Stop()
+	// The expiry scans every program under the router's lock, which every
+	// call takes: it runs every eighth of ProgramTTL (a program is
+	// forgotten after 1 to 1.125 TTL idle), not on every health check.
+	expireEvery := max(r.cfg.ProgramTTL/8, r.cfg.HealthInterval)
+	expired := time.Now()
 	for {
 		select {
 		case <-r.stop:
 			return
 		case now := <-t.C:
-			r.expirePrograms(now)
+			if now.Sub(expired) >= expireEvery {
+				r.expirePrograms(now)
+				expired = now
+			}
 			r.mu.Lock()
 			bs := slices.Clone(r.backends)
 			r.mu.Unlock()
