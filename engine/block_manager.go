@@ -19,6 +19,9 @@ type BlockManager struct {
 	cached      map[uint64]int32 // chained hash → block holding it
 	evicted     int64            // cached full blocks reused for other KV so far
 	tails       TailStats
+	// beforeEvict, when set, is called before a cached block is evicted; it
+	// reports whether it changed the free queue (the engine's rescue).
+	beforeEvict func(id int32) bool
 }
 
 // TailStats counts the partial last blocks kept through discards.
@@ -111,6 +114,8 @@ func (m *BlockManager) unlinkFree(id int32) {
 
 // allocate takes the least recently freed block, evicting its cached hash.
 func (m *BlockManager) allocate() int32 {
+	for m.beforeEvict != nil && m.blocks[m.free.head].hashed && m.beforeEvict(m.free.head) {
+	}
 	id := m.free.head
 	m.unlinkFree(id)
 	b := &m.blocks[id]

@@ -17,12 +17,23 @@ import (
 // free queue holds A's tail first, then its blocks 3, 2, 1, 0). It returns
 // the run's recomputed tokens and the block manager's tail counts, after
 // checking that no block or host slot is left held.
-func tailScene(t *testing.T, steal int) (recompute, cachedAtResume int, tails TailStats) {
+type tailResult struct {
+	recompute      int
+	cachedAtResume int // View.CachedPrefix of A as it comes back from its tool
+	rescued        int
+	swapOut        int // blocks
+	swapIn         int
+	tails          TailStats
+}
+
+func tailScene(t *testing.T, steal, hostBlocks int) (r tailResult) {
 	t.Helper()
 	cfg := baseConfig()
 	cfg.NumBlocks = 16
+	cfg.HostBlocks = hostBlocks
 	p := &recomputeCounter{testPolicy: testPolicy{kind: handling.Discard, traits: Traits{PrefixCache: true}}}
-	e, err := New(cfg, NewVirtualClock(), &fixedExec{}, p)
+	x := &fixedExec{}
+	e, err := New(cfg, NewVirtualClock(), x, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,10 +60,11 @@ func tailScene(t *testing.T, steal int) (recompute, cachedAtResume int, tails Ta
 					e.Stop(err)
 				}
 				v := e.View()
-				cachedAtResume = v.CachedPrefix(a)
+				r.cachedAtResume = v.CachedPrefix(a)
 			})
 		case ev.Kind == EvIteration:
 			checks++
+			r.rescued += ev.Iter.Rescued
 			if err := e.Check(); err != nil {
 				e.Stop(err)
 			}
@@ -73,14 +85,15 @@ func tailScene(t *testing.T, steal int) (recompute, cachedAtResume int, tails Ta
 	if n := e.Leaked(); n != 0 || e.Blocks().UsedBlocks() != 0 || e.Host().Used() != 0 {
 		t.Fatalf("after the run: %d leaked, %d device blocks and %d host slots held", n, e.Blocks().UsedBlocks(), e.Host().Used())
 	}
-	return p.total, cachedAtResume, e.Blocks().Tails()
+	r.recompute, r.tails, r.swapOut, r.swapIn = p.total, e.Blocks().Tails(), x.swapOut, x.swapIn
+	return r
 }
 
-// TestKeptTail: a call discarded at its tool comes back with nothing to
-// recompute when its blocks survive, its partial last block included; when
-// the tail or a full block is evicted meanwhile, exactly the lost tokens are
-// recomputed and nothing leaks. View.CachedPrefix counts the tail when it
-// would be taken back.
+// TestKeptTail: without a host tier, a call discarded at its tool comes
+// back with nothing to recompute when its blocks survive, its partial last
+// block included; when the tail or a full block is evicted meanwhile,
+// exactly the lost tokens are recomputed and nothing leaks. View.CachedPrefix
+// counts the tail when it would be taken back.
 func TestKeptTail(t *testing.T) {
 	cases := []struct {
 		name          string
@@ -94,13 +107,37 @@ func TestKeptTail(t *testing.T) {
 		{"the tail and full blocks 3, 2 evicted", 3, 2 + 8, TailStats{Kept: 1, Evicted: 1}},
 	}
 	for _, c := range cases {
-		got, cached, tails := tailScene(t, c.steal)
-		if got != c.wantRecompute || tails != c.want {
-			t.Errorf("%s: recomputed %d tokens, tails %+v; want %d and %+v", c.name, got, tails, c.wantRecompute, c.want)
+		r := tailScene(t, c.steal, 0)
+		if r.recompute != c.wantRecompute || r.tails != c.want || r.rescued != 0 {
+			t.Errorf("%s: recomputed %d tokens, tails %+v, %d rescued; want %d and %+v, none rescued", c.name, r.recompute, r.tails, r.rescued, c.wantRecompute, c.want)
 		}
-		if cached != 18-c.wantRecompute {
-			t.Errorf("%s: CachedPrefix %d tokens at the resume, want %d", c.name, cached, 18-c.wantRecompute)
+		if r.cachedAtResume != 18-c.wantRecompute {
+			t.Errorf("%s: CachedPrefix %d tokens at the resume, want %d", c.name, r.cachedAtResume, 18-c.wantRecompute)
 		}
+	}
+}
+
+// TestRescue: with a host tier, the first eviction of a discarded paused
+// call's cached block swaps its context out instead (all five blocks, the
+// tail among them), and the swap-in copies back only the blocks evicted
+// after the rescue: nothing is recomputed, nothing leaks.
+func TestRescue(t *testing.T) {
+	for steal := range 4 {
+		r := tailScene(t, steal, 64)
+		wantRescued, wantOut := 1, 5
+		if steal == 0 {
+			wantRescued, wantOut = 0, 0
+		}
+		if r.recompute != 0 || r.rescued != wantRescued || r.swapOut != wantOut || r.swapIn != steal {
+			t.Errorf("B takes %d of A's blocks: recomputed %d, rescued %d, swapped %d out and %d in; want 0, %d, %d and %d",
+				steal, r.recompute, r.rescued, r.swapOut, r.swapIn, wantRescued, wantOut, steal)
+		}
+	}
+	// A host tier of 4 blocks: A's five do not fit when the tail is evicted
+	// (lost), its four full blocks do when block 3 is next: only the tail
+	// is recomputed.
+	if r := tailScene(t, 2, 4); r.rescued != 1 || r.recompute != 2 || r.swapOut != 4 {
+		t.Errorf("host tier of 4 blocks: rescued %d, recomputed %d, swapped out %d; want 1, 2, 4", r.rescued, r.recompute, r.swapOut)
 	}
 }
 

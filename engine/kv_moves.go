@@ -12,6 +12,7 @@ func (e *Engine) matchPrefix(s *Sequence) {
 	bs := e.cfg.BlockSize
 	hashes := s.blockHashes(bs)
 	usable := min(len(hashes), (len(s.tokens)-1)/bs)
+	e.unguard(s)
 	s.blocks = e.blocks.MatchPrefix(hashes[:usable])
 	s.computed = len(s.blocks) * bs
 	s.committed = len(s.blocks)
@@ -135,6 +136,7 @@ func (e *Engine) swapIn(s *Sequence) bool {
 // for the blocks the prefix cache still holds when it is re-admitted (its
 // partial last block among them: keepTail).
 func (e *Engine) discard(s *Sequence) {
+	e.guard(s)
 	e.keepTail(s)
 	e.dropKV(s)
 }

@@ -211,6 +211,7 @@ func (e *Engine) finish(s *Sequence, err error) {
 		e.leaveRunnable(s)
 	}
 	e.forgetTail(s)
+	e.unguard(s)
 	e.dropKV(s)
 	e.setState(s, Finished)
 	s.err = err
