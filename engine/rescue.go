@@ -19,9 +19,10 @@ import "github.com/pitstop-llm/pitstop/handling"
 // device). The call is then parked on the host like a swapped call, and its
 // released blocks stay cached on the device, so its swap-in copies only what
 // is evicted meanwhile. A discard thus costs a swap only for the contexts
-// that would otherwise be lost, and only while the host tier and the
-// iteration's swap budget have room without displacing anything: the
-// rescue never evicts parked KV (makeHostRoom) and never fails a call.
+// that would otherwise be lost, only where the swap costs less than the
+// recompute (swapCheaper), and only while the host tier and the iteration's
+// swap budget have room without displacing anything: the rescue never
+// evicts parked KV (makeHostRoom) and never fails a call.
 //
 // guardOf[b] is the discarded call whose context block b held when the call
 // released it (nil: none); a call's entries are dropped when it is
@@ -50,6 +51,17 @@ func (e *Engine) unguard(s *Sequence) {
 	s.guarded = s.guarded[:0]
 }
 
+// swapCheaper reports whether swapping a context of n tokens out and back
+// in wastes no more than recomputing it, by the engine's cost model with the
+// running calls as they stand (handling.Choose between swap and discard):
+// where recomputing is cheaper (short contexts, a slow host link) a rescue
+// would only take host room and link time from the policy's own swaps.
+func (e *Engine) swapCheaper(n int) bool {
+	sit := handling.Situation{Context: n, OtherRunning: e.view.RunningCtx, RunningTokens: e.view.Running}
+	k, _ := handling.Choose(sit, e.cfg.Cost, handling.Swap, handling.Discard)
+	return k == handling.Swap
+}
+
 // rescue is the block manager's hook before it evicts cached block id: it
 // swaps out the context of the discarded call that block belongs to, if
 // there is one and room for it, and reports whether it did (the free queue
@@ -65,8 +77,9 @@ func (e *Engine) rescue(id int32) bool {
 		return false
 	}
 	full := e.cachedFull(s)
-	n := full/e.cfg.BlockSize + min(e.cachedTail(s, full), 1)
-	if n == 0 || e.host.Available() < n || e.swapBudget.Left() < n {
+	tail := e.cachedTail(s, full)
+	n := full/e.cfg.BlockSize + min(tail, 1)
+	if n == 0 || e.host.Available() < n || e.swapBudget.Left() < n || !e.swapCheaper(full+tail) {
 		return false
 	}
 	e.unguard(s)
