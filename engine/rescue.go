@@ -87,9 +87,13 @@ func (e *Engine) rescue(id int32) bool {
 	if len(s.blocks) == 0 {
 		return false
 	}
-	if !e.swapOut(s) || s.place != OnHost {
-		// Not reached: room and budget were checked. Whatever swapOut did,
-		// the queue changed.
+	if !e.swapOut(s) {
+		e.discard(s) // not reached: the budget was checked
+	}
+	if s.place != OnHost {
+		// Not reached: room and budget were checked. No second try, or the
+		// call's blocks would cycle through the free queue.
+		e.unguard(s)
 		return true
 	}
 	e.stats.Rescued++
