@@ -8,20 +8,34 @@ import (
 // counts, a free queue in LRU order, and a prefix cache keyed by chained block
 // hashes. A freed block keeps its hash until it is reused, so a later call with
 // the same prefix (the next call of a program, a recompute after discard, a
-// swap-in) finds it without computing or copying it again.
+// swap-in) finds it without computing or copying it again. A discarded call's
+// partial last block is kept the same way under a tail hash (CommitTail), so
+// that a call whose full blocks survive comes back with nothing to recompute.
 type BlockManager struct {
 	blockSize   int
 	prefixCache bool
 	blocks      []block
 	free        freeQueue
 	cached      map[uint64]int32 // chained hash → block holding it
-	evicted     int64            // cached blocks reused for other KV so far
+	evicted     int64            // cached full blocks reused for other KV so far
+	tails       TailStats
+	// beforeEvict, when set, is called before a cached block is evicted; it
+	// reports whether it changed the free queue (the engine's rescue).
+	beforeEvict func(id int32) bool
+}
+
+// TailStats counts the partial last blocks kept through discards.
+type TailStats struct {
+	Kept    int64 // tails committed at a discard
+	Reused  int64 // taken back by their call on re-admission
+	Evicted int64 // reused for other KV before their call came back
 }
 
 type block struct {
 	ref     int32
 	hash    uint64
 	hashed  bool
+	tail    bool  // hash is a tail hash (CommitTail): a partial block, never shared
 	prev    int32 // free-queue links, -1 at the ends
 	next    int32
 	inQueue bool
@@ -64,6 +78,9 @@ func (m *BlockManager) PrefixCache() bool { return m.prefixCache }
 // survives.
 func (m *BlockManager) Evicted() int64 { return m.evicted }
 
+// Tails counts the partial last blocks kept through discards.
+func (m *BlockManager) Tails() TailStats { return m.tails }
+
 // BlocksFor is the number of blocks that hold n tokens.
 func (m *BlockManager) BlocksFor(n int) int { return (n + m.blockSize - 1) / m.blockSize }
 
@@ -97,15 +114,21 @@ func (m *BlockManager) unlinkFree(id int32) {
 
 // allocate takes the least recently freed block, evicting its cached hash.
 func (m *BlockManager) allocate() int32 {
+	for m.beforeEvict != nil && m.blocks[m.free.head].hashed && m.beforeEvict(m.free.head) {
+	}
 	id := m.free.head
 	m.unlinkFree(id)
 	b := &m.blocks[id]
 	if b.hashed {
 		if m.cached[b.hash] == id {
 			delete(m.cached, b.hash)
-			m.evicted++
+			if b.tail {
+				m.tails.Evicted++
+			} else {
+				m.evicted++
+			}
 		}
-		b.hashed = false
+		b.hashed, b.tail = false, false
 	}
 	b.ref = 1
 	return id
@@ -210,6 +233,56 @@ func (m *BlockManager) Commit(id int32, h uint64) {
 	}
 }
 
+// CommitTail records that block id holds a partial last block whose
+// tokens hash to h (a tail hash, see Engine.tailHash) before the block is
+// released by a discard: it stays reusable, by TakeTail only, until an
+// allocation evicts it.
+func (m *BlockManager) CommitTail(id int32, h uint64) {
+	if !m.prefixCache {
+		return
+	}
+	b := &m.blocks[id]
+	if b.hashed {
+		return
+	}
+	if _, dup := m.cached[h]; dup {
+		return
+	}
+	b.hash, b.hashed, b.tail = h, true, true
+	m.cached[h] = id
+	m.tails.Kept++
+}
+
+// TakeTail takes back the free block holding the tail with hash h, as the
+// caller's own: its hash is dropped, since the caller goes on writing the
+// block. It reports false when the tail was evicted.
+func (m *BlockManager) TakeTail(h uint64) (int32, bool) {
+	id, ok := m.cached[h]
+	if !ok {
+		return 0, false
+	}
+	b := &m.blocks[id]
+	if !b.tail || b.ref != 0 {
+		return 0, false
+	}
+	m.unlinkFree(id)
+	delete(m.cached, h)
+	b.hashed, b.tail, b.ref = false, false, 1
+	m.tails.Reused++
+	return id, true
+}
+
+// ForgetTail drops the tail hash h (its call finished, or came back without
+// the full blocks before it): the block stays free, as any other.
+func (m *BlockManager) ForgetTail(h uint64) {
+	id, ok := m.cached[h]
+	if !ok || !m.blocks[id].tail {
+		return
+	}
+	delete(m.cached, h)
+	m.blocks[id].hashed, m.blocks[id].tail = false, false
+}
+
 // Check verifies the invariants against the block tables of all live
 // sequences: every block is either free (ref 0, in the free queue) or owned,
 // refcounts equal the number of tables holding the block, and the cache maps
@@ -250,6 +323,9 @@ func (m *BlockManager) Check(tables [][]int32) error {
 		b := &m.blocks[id]
 		if !b.hashed || b.hash != h {
 			return fmt.Errorf("prefix cache maps hash %x to block %d which holds another", h, id)
+		}
+		if b.tail && b.ref != 0 {
+			return fmt.Errorf("block %d is held by %d tables but still cached as a discarded call's tail", id, b.ref)
 		}
 	}
 	return nil

@@ -85,6 +85,7 @@ type Engine struct {
 	wake          chan struct{}
 	due           []func()
 	hostAfterStep []int
+	guardOf       []*Sequence // per device block: the discarded call whose context it holds (rescue.go)
 	ev            Event
 	failed        error
 }
@@ -115,6 +116,8 @@ func New(cfg Config, clock Clock, exec Executor, policy Policy, observers ...Obs
 		e.vclock = vc
 	}
 	e.blocks = NewBlockManager(cfg.NumBlocks, cfg.BlockSize, e.traits.PrefixCache)
+	e.guardOf = make([]*Sequence, cfg.NumBlocks)
+	e.blocks.beforeEvict = e.rescue
 	e.host = cfg.Host
 	if e.host == nil {
 		e.host = kvswap.NewHostTier(cfg.HostBlocks, cfg.HostBlockBytes, false)
@@ -270,6 +273,11 @@ func (e *Engine) Check() error {
 	}
 	if hostUsed != e.host.Used() {
 		return fmt.Errorf("host tier has %d slots used, sequences hold %d", e.host.Used(), hostUsed)
+	}
+	for b, s := range e.guardOf {
+		if s != nil && e.seqs[s.id] != s {
+			return fmt.Errorf("block %d is guarded for call %d, which has finished", b, s.id)
+		}
 	}
 	return nil
 }

@@ -67,10 +67,14 @@ type toolRunner struct {
 	done   map[SeqID][]int32
 	events map[EventKind]int
 	check  func()
+	watch  []func(*Engine, *Event)
 }
 
 func (r *toolRunner) Observe(ev *Event) {
 	r.events[ev.Kind]++
+	for _, w := range r.watch {
+		w(r.e, ev)
+	}
 	switch ev.Kind {
 	case EvPaused:
 		id := ev.Seq.ID()
@@ -97,10 +101,12 @@ type runResult struct {
 	end    time.Duration
 }
 
-func runEngine(t *testing.T, cfg Config, p Policy, prompts [][]int32, decode []int) runResult {
+// runEngine runs prompts to the end under p; watch sees every event after
+// the tool runner.
+func runEngine(t *testing.T, cfg Config, p Policy, prompts [][]int32, decode []int, watch ...func(*Engine, *Event)) runResult {
 	t.Helper()
 	x := &fixedExec{}
-	r := &toolRunner{scr: map[SeqID]*script{}, done: map[SeqID][]int32{}, events: map[EventKind]int{}}
+	r := &toolRunner{scr: map[SeqID]*script{}, done: map[SeqID][]int32{}, events: map[EventKind]int{}, watch: watch}
 	clock := NewVirtualClock()
 	e, err := New(cfg, clock, x, p, r)
 	if err != nil {

@@ -64,6 +64,7 @@ type IterationStats struct {
 	RecomputeBy   [NumLossCauses]int
 	Preemptions   int
 	HostEvictions int // parked calls whose host KV gave way to a newcomer (HostRanker)
+	Rescued       int // discarded contexts swapped out before the prefix cache evicted them (rescue.go)
 	Waiting       int // runnable calls left out of the batch
 	Paused        int
 }

@@ -3,7 +3,8 @@ package engine
 import "github.com/pitstop-llm/pitstop/kvswap"
 
 // matchPrefix gives a waiting call the cached blocks of its longest cached
-// prefix, leaving at least one token to compute so it samples.
+// prefix, leaving at least one token to compute so it samples, and its kept
+// tail when they are all there (kept_tail.go).
 func (e *Engine) matchPrefix(s *Sequence) {
 	if !e.blocks.PrefixCache() || len(s.blocks) > 0 {
 		return
@@ -11,9 +12,11 @@ func (e *Engine) matchPrefix(s *Sequence) {
 	bs := e.cfg.BlockSize
 	hashes := s.blockHashes(bs)
 	usable := min(len(hashes), (len(s.tokens)-1)/bs)
+	e.unguard(s)
 	s.blocks = e.blocks.MatchPrefix(hashes[:usable])
 	s.computed = len(s.blocks) * bs
 	s.committed = len(s.blocks)
+	e.takeTail(s)
 }
 
 // commitBlocks registers newly full, computed blocks in the prefix cache.
@@ -129,8 +132,17 @@ func (e *Engine) swapIn(s *Sequence) bool {
 	return true
 }
 
-// discard drops a call's KV; it will be recomputed from its tokens.
+// discard drops a call's KV; it will be recomputed from its tokens, but
+// for the blocks the prefix cache still holds when it is re-admitted (its
+// partial last block among them: keepTail).
 func (e *Engine) discard(s *Sequence) {
+	e.guard(s)
+	e.keepTail(s)
+	e.dropKV(s)
+}
+
+// dropKV frees everything a call's KV holds, on the device and the host.
+func (e *Engine) dropKV(s *Sequence) {
 	e.blocks.Release(s.blocks)
 	s.blocks = nil
 	e.releaseHost(s)

@@ -126,6 +126,8 @@ type Sequence struct {
 	blocks   []int32  // device block table
 	host     []int    // host slots while swapped
 	onHost   int      // tokens covered by host slots
+	guarded  []int32  // blocks whose guardOf is this call (rescue.go)
+	tail     int      // context length whose partial last block the prefix cache keeps since the last discard (0: none)
 
 	promptLen int
 	generated int

@@ -210,7 +210,9 @@ func (e *Engine) finish(s *Sequence, err error) {
 	if s.Runnable() {
 		e.leaveRunnable(s)
 	}
-	e.discard(s)
+	e.forgetTail(s)
+	e.unguard(s)
+	e.dropKV(s)
 	e.setState(s, Finished)
 	s.err = err
 	s.finishedAt = e.clock.Now()

@@ -13,24 +13,31 @@ package engine
 // it, which is how the cache loses them: a released table goes to the free
 // queue tail first, so its last blocks are evicted first. A chain with a
 // hole (a block evicted while a later one survived) is counted past the
-// hole, by at most the blocks after it.
+// hole, by at most the blocks after it. A discarded call's kept tail counts
+// when every full block before it is cached (kept_tail.go).
 func (v *View) CachedPrefix(s *Sequence) int {
 	if v.eng == nil || !v.eng.blocks.PrefixCache() || len(s.blocks) > 0 || s.state == Paused {
 		return 0
 	}
-	bs := v.eng.cfg.BlockSize
+	full := v.eng.cachedFull(s)
+	return full + v.eng.cachedTail(s, full)
+}
+
+// cachedFull is CachedPrefix's full blocks, by bisection.
+func (e *Engine) cachedFull(s *Sequence) int {
+	bs := e.cfg.BlockSize
 	hashes := s.blockHashes(bs)
 	hi := min(len(hashes), (len(s.tokens)-1)/bs)
 	if hi == 0 {
 		return 0
 	}
-	if _, ok := v.eng.blocks.Lookup(hashes[0]); !ok {
+	if _, ok := e.blocks.Lookup(hashes[0]); !ok {
 		return 0 // most waiting calls: one lookup
 	}
 	lo := 1 // hashes[:lo] cached, none from hi on
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if _, ok := v.eng.blocks.Lookup(hashes[mid-1]); ok {
+		if _, ok := e.blocks.Lookup(hashes[mid-1]); ok {
 			lo = mid
 		} else {
 			hi = mid - 1

@@ -5,9 +5,11 @@ import (
 	"testing"
 )
 
-// With eviction certain, ChooseCached is Choose (InferCept's choice); with
-// no risk, discard costs nothing and wins over a preserve that holds memory;
-// in between, discard and swap are priced by the risk.
+// With eviction certain, ChooseCached chooses as Choose (InferCept's
+// choice), and without swap it is Choose; with no risk, discard costs
+// nothing and wins over a preserve that holds memory; in between, discard
+// and swap are priced by the risk, a discard at the cheaper of recomputing
+// and the engine's rescue by a swap when swap is allowed.
 func TestChooseCached(t *testing.T) {
 	s := Situation{Context: 2000, OtherRunning: 20000, RunningTokens: 40, ToolRemaining: 5}
 	for _, tc := range []struct {
@@ -16,6 +18,9 @@ func TestChooseCached(t *testing.T) {
 	}{{1, nil}, {math.NaN(), nil}, {2, nil}, {-1, nil}, {1, []Kind{Preserve, Discard}}} {
 		k0, w0 := Choose(s, gptj, tc.allowed...)
 		k1, w1 := ChooseCached(s, gptj, tc.p, tc.allowed...)
+		if tc.allowed == nil {
+			w0[Discard] = min(w0[Discard], w0[Swap]) // rescued by a swap
+		}
 		if k0 != k1 || w0 != w1 {
 			t.Errorf("p=%v: ChooseCached %v %v, Choose %v %v", tc.p, k1, w1, k0, w0)
 		}
@@ -25,8 +30,22 @@ func TestChooseCached(t *testing.T) {
 	}
 	_, w := Choose(s, gptj)
 	_, wh := ChooseCached(s, gptj, 0.5)
-	if !near(wh[Discard], 0.5*w[Discard]) || !near(wh[Swap], 0.75*w[Swap]) || wh[Preserve] != w[Preserve] {
+	if !near(wh[Discard], 0.5*min(w[Discard], w[Swap])) || !near(wh[Swap], 0.75*w[Swap]) || wh[Preserve] != w[Preserve] {
 		t.Errorf("p=0.5: wastes %v from %v", wh, w)
+	}
+	_, wn := ChooseCached(s, gptj, 0.5, Preserve, Discard)
+	if !near(wn[Discard], 0.5*w[Discard]) {
+		t.Errorf("p=0.5 without swap: discard %v, want half of recomputing's %v", wn[Discard], w[Discard])
+	}
+	// A context whose swap costs less than its recompute, at risk 0.5: a
+	// discard (rescued by a swap if evicted) costs less than a swap now.
+	big := Situation{Context: 30000, OtherRunning: 20000, RunningTokens: 40, ToolRemaining: 30}
+	_, wb := Choose(big, gptj)
+	if !(wb[Swap] < wb[Discard]) {
+		t.Fatalf("test premise: swap %v not below recompute %v", wb[Swap], wb[Discard])
+	}
+	if k, _ := ChooseCached(big, gptj, 0.5); k != Discard && k != Preserve {
+		t.Errorf("30k-token context at risk 0.5 with room on the host: %v, want a discard (a swap deferred) or preserve", k)
 	}
 }
 

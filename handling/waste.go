@@ -67,8 +67,9 @@ func Choose(s Situation, m CostModel, allowed ...Kind) (Kind, [3]float64) {
 	return k, w
 }
 
-// pick is the least of w among allowed, ties to the lower Kind.
-func pick(w [NumKinds]float64, allowed []Kind) Kind {
+// kindMask is the set of allowed kinds as pick reads it: nil, empty or no
+// valid kind means all three.
+func kindMask(allowed []Kind) uint8 {
 	var mask uint8
 	for _, k := range allowed {
 		if k.Valid() {
@@ -78,6 +79,12 @@ func pick(w [NumKinds]float64, allowed []Kind) Kind {
 	if mask == 0 {
 		mask = 1<<NumKinds - 1
 	}
+	return mask
+}
+
+// pick is the least of w among allowed, ties to the lower Kind.
+func pick(w [NumKinds]float64, allowed []Kind) Kind {
+	mask := kindMask(allowed)
 	best, found := Preserve, false
 	for k := Preserve; k < NumKinds; k++ {
 		if mask&(1<<k) == 0 {

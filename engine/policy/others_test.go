@@ -392,18 +392,21 @@ func TestPitstopQueueMetric(t *testing.T) {
 // TestPitstopCachedHandling: with the prefix cache and a device pool that
 // outlasts the tool many times over, a tool call that InferCept's wastes
 // would swap is discarded into the cache instead (the swap's copies would buy
-// nothing); with NoCachedHandling, or with a pool the tool outlasts, it
-// swaps as InferCept does.
+// nothing); with NoCachedHandling it swaps as InferCept does. With a pool
+// the tool outlasts it is discarded too: the engine swaps the context out
+// if the cache is about to evict it (engine/rescue.go), so a discard is a
+// swap deferred until it is needed (here the blocks survive the tool).
 func TestPitstopCachedHandling(t *testing.T) {
 	cases := []struct {
 		name   string
 		opts   Options
 		blocks int
 		want   handling.Kind
+		later  []handling.Kind
 	}{
 		{name: "ample pool: discard into the cache", blocks: 8192, want: handling.Discard},
 		{name: "ample pool, ablation", opts: Options{NoCachedHandling: true}, blocks: 8192, want: handling.Swap},
-		{name: "small pool: swap", blocks: 1024, want: handling.Swap},
+		{name: "small pool: discard, a swap deferred", blocks: 1024, want: handling.Discard},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -416,6 +419,9 @@ func TestPitstopCachedHandling(t *testing.T) {
 			h.run(nil)
 			if got := h.paused["c"][0]; got != tc.want {
 				t.Fatalf("handling at the tool call %v, want %v", got, tc.want)
+			}
+			if got := h.later["c"]; !slices.Equal(got, tc.later) {
+				t.Fatalf("handling while paused %v, want %v", got, tc.later)
 			}
 			if _, ok := h.done["c"]; !ok {
 				t.Fatal("the call did not finish")

@@ -17,8 +17,11 @@ import (
 // testPolicy is FCFS with a fixed handling of paused calls (engine_test.go's).
 type testPolicy struct {
 	engine.BasePolicy
-	kind handling.Kind
+	kind   handling.Kind
+	traits engine.Traits
 }
+
+func (p testPolicy) Traits() engine.Traits { return p.traits }
 
 func (p testPolicy) Priority(*engine.View, *engine.Sequence) engine.Priority {
 	return engine.Priority{}
@@ -49,9 +52,10 @@ func (c *script) Forecast(*engine.Sequence) engine.Forecast { return engine.Fore
 
 // tools resumes paused calls after a fixed tool time with 3 result tokens.
 type tools struct {
-	e   *engine.Engine
-	scr map[engine.SeqID]*script
-	err error
+	e       *engine.Engine
+	scr     map[engine.SeqID]*script
+	err     error
+	rescued int
 }
 
 func (r *tools) Observe(ev *engine.Event) {
@@ -66,6 +70,7 @@ func (r *tools) Observe(ev *engine.Event) {
 			}
 		})
 	case engine.EvIteration:
+		r.rescued += ev.Iter.Rescued
 		if err := r.e.Check(); err != nil {
 			r.e.Stop(err)
 		}
@@ -86,6 +91,9 @@ type runOut struct {
 	// swap checks
 	outChecked, inChecked int
 	prefill               float64
+	// prefix-cache runs: discarded calls' tails taken back, contexts rescued
+	tails   engine.TailStats
+	rescued int
 }
 
 func hashBytes(b []byte) uint64 {
@@ -97,9 +105,15 @@ func hashBytes(b []byte) uint64 {
 // runCalls runs three tool-calling calls on a tiny model under a handling.
 func runCalls(t *testing.T, kind handling.Kind) runOut {
 	t.Helper()
+	return runCallsOn(t, kind, 40, engine.Traits{})
+}
+
+// runCallsOn is runCalls on a device pool of numBlocks blocks, with traits.
+func runCallsOn(t *testing.T, kind handling.Kind, numBlocks int, traits engine.Traits) runOut {
+	t.Helper()
 	m := tinyModel(t, "qwen2", safetensors.F32, 1)
 	out := runOut{logits: map[string][]float32{}}
-	x, err := New(m, Options{NumBlocks: 40, BlockSize: 4, HostBlocks: 40,
+	x, err := New(m, Options{NumBlocks: numBlocks, BlockSize: 4, HostBlocks: 40,
 		OnLogits: func(s *engine.Sequence, pos int, logits []float32) {
 			out.logits[fmt.Sprintf("%s/%d", s.Name(), pos)] = slices.Clone(logits)
 		}})
@@ -140,7 +154,7 @@ func runCalls(t *testing.T, kind handling.Kind) runOut {
 	}
 	cfg := x.EngineConfig(engine.Config{MaxBatchedTokens: 12, MaxSeqs: 4})
 	r := &tools{scr: map[engine.SeqID]*script{}}
-	e, err := engine.New(cfg, engine.NewVirtualClock(), fixedTime{x}, testPolicy{kind: kind}, r)
+	e, err := engine.New(cfg, engine.NewVirtualClock(), fixedTime{x}, testPolicy{kind: kind, traits: traits}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +180,7 @@ func runCalls(t *testing.T, kind handling.Kind) runOut {
 	for _, s := range x.Samples() {
 		out.prefill += s.PrefillTokens
 	}
+	out.tails, out.rescued = e.Blocks().Tails(), r.rescued
 	return out
 }
 
@@ -212,4 +227,35 @@ func TestSwapAndRecomputeLoseNothing(t *testing.T) {
 		t.Logf("%s: %d positions, worst difference from preserve %.2g", run.name, len(pre.logits), worst)
 	}
 	t.Logf("swap: %d blocks out, %d in, checksums equal", st.OutBlocks, st.InBlocks)
+}
+
+// TestCachedDiscardLosesNothing: with the prefix cache, a discarded call's
+// partial last block is taken back as it was left, and a context the cache
+// is about to evict is rescued by a swap-out in the iteration that evicts
+// it, before the block is written again: every logit is the preserve run's,
+// within recomputation's tolerance.
+func TestCachedDiscardLosesNothing(t *testing.T) {
+	pre := runCalls(t, handling.Preserve)
+	for _, blocks := range []int{40, 16} {
+		run := runCallsOn(t, handling.Discard, blocks, engine.Traits{PrefixCache: true})
+		t.Logf("%d blocks: tails %+v, %d rescued, %d blocks swapped out", blocks, run.tails, run.rescued, run.x.MoverStats().OutBlocks)
+		if run.tails.Reused == 0 {
+			t.Errorf("%d blocks: no discarded call took its tail back (%+v)", blocks, run.tails)
+		}
+		if blocks == 16 && (run.rescued == 0 || run.outChecked == 0) {
+			t.Errorf("%d blocks: %d contexts rescued, %d swap-outs checked; want some", blocks, run.rescued, run.outChecked)
+		}
+		if len(run.logits) != len(pre.logits) {
+			t.Fatalf("%d blocks: %d sampled positions, preserve %d", blocks, len(run.logits), len(pre.logits))
+		}
+		for k, want := range pre.logits {
+			got, ok := run.logits[k]
+			if !ok {
+				t.Fatalf("%d blocks: no logits at %s", blocks, k)
+			}
+			if d := maxDiff(got, want); d > 1e-4 || math.IsNaN(d) {
+				t.Errorf("%d blocks: logits at %s differ from preserve's by %g", blocks, k, d)
+			}
+		}
+	}
 }
