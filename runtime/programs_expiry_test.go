@@ -104,26 +104,37 @@ func TestProgramTableExpireStepBounded(t *testing.T) {
 }
 
 // The janitor drops a named program within a small part of its TTL after
-// the TTL: it ticked every ProgramTTL/4, at least a second, and scanned the
-// whole table once a minute at most.
+// the TTL. It ticked every ProgramTTL/4, at least a second, and scanned the
+// whole table once a minute at most: five programs ended a fifth of a tick
+// apart, the last of them went up to a tick late.
 func TestNamedProgramExpiresOnTime(t *testing.T) {
-	const ttl = time.Second
+	const ttl, programs, apart = time.Second, 5, 200 * time.Millisecond
 	rt := newTestRuntime(t, Config{ProgramTTL: ttl, AnonymousProgramTTL: time.Hour})
 	ctx := context.Background()
-	if _, err := rt.ChatSync(ctx, ChatRequest{Program: "p", Messages: []chat.Message{{Role: "user", Content: "hi"}}}); err != nil {
-		t.Fatal(err)
-	}
-	ended := time.Now()
-	for {
-		if _, ok := rt.programs.get(programKey("", "p")); !ok {
-			break
+	ended := make([]time.Time, programs)
+	for i := range programs {
+		if i > 0 {
+			time.Sleep(apart)
 		}
-		if time.Since(ended) > ttl+ttl/2 {
-			t.Fatalf("the program is still in the table %v after its call", time.Since(ended))
+		if _, err := rt.ChatSync(ctx, ChatRequest{Program: "p" + strconv.Itoa(i), Messages: []chat.Message{{Role: "user", Content: "hi"}}}); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		ended[i] = time.Now()
 	}
-	if d := time.Since(ended); d < ttl {
-		t.Errorf("the program expired %v after its call, before its TTL", d)
+	for i := range programs {
+		for {
+			_, ok := rt.programs.get(programKey("", "p"+strconv.Itoa(i)))
+			d := time.Since(ended[i])
+			if !ok {
+				if d < ttl {
+					t.Errorf("program %d expired %v after its call, before its TTL", i, d)
+				}
+				break
+			}
+			if d > ttl+ttl/2 {
+				t.Fatalf("program %d is still in the table %v after its call", i, d)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }
