@@ -87,6 +87,24 @@ func (r *Router) dropUseLocked(program string) {
 	}
 }
 
+// expireLoop forgets idle programs until Close. It looks only at the
+// programs due, so it ticks often, apart from the health checks (which
+// wait up to HealthTimeout): a program is forgotten within a sixteenth of
+// ProgramTTL, at most a second, after its TTL.
+func (r *Router) expireLoop() {
+	defer close(r.expired)
+	t := time.NewTicker(min(max(r.cfg.ProgramTTL/16, 10*time.Millisecond), time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case now := <-t.C:
+			r.expirePrograms(now)
+		}
+	}
+}
+
 // expirePrograms forgets the programs idle for longer than ProgramTTL at
 // now, a batch per hold of the router's lock, and returns how many.
 func (r *Router) expirePrograms(now time.Time) int {

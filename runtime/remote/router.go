@@ -92,7 +92,9 @@ type Router struct {
 	start    time.Time
 
 	stop chan struct{}
-	done chan struct{}
+	done chan struct{} // the health loop's end
+	// expired is the expiry loop's end (program_expiry.go).
+	expired chan struct{}
 }
 
 // New builds a router over specs, checks every backend once (an
@@ -148,13 +150,14 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	r := &Router{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registerer), client: &http.Client{Transport: tr}, bal: bal,
 		speed: cluster.Speed{BaseS: p.Iter.Base, PrefillTokenS: p.Iter.PrefillToken, DecodeSeqS: p.Iter.DecodeSeq, DecodeCtxS: p.Iter.DecodeCtx},
 		holds: map[string]*cluster.Replica{}, attained: map[string]float64{}, used: map[string]*programUse{}, start: time.Now(),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), expired: make(chan struct{})}
 	for _, s := range specs {
 		if err := r.Add(s); err != nil {
 			return nil, err
 		}
 	}
 	go r.healthLoop()
+	go r.expireLoop()
 	return r, nil
 }
 
@@ -163,10 +166,11 @@ func (r *Router) Register(reg prometheus.Registerer) error {
 	return r.m.register(reg)
 }
 
-// Close stops the health checks.
+// Close stops the health checks and the programs' expiry.
 func (r *Router) Close() {
 	close(r.stop)
 	<-r.done
+	<-r.expired
 }
 
 // Balancer is the balancer's name.

@@ -1,4 +1,4 @@
-// Upkeep: the health checks, and forgetting idle programs.
+// Upkeep: the health checks, and forgetting programs.
 
 package remote
 
@@ -33,17 +33,10 @@ func (r *Router) healthLoop() {
 	defer close(r.done)
 	t := time.NewTicker(r.cfg.HealthInterval)
 	defer t.Stop()
-	// The expiry looks only at the programs due (program_expiry.go): it
-	// ticks every sixteenth of ProgramTTL, at most a second, so a program
-	// is forgotten within that after its TTL.
-	exp := time.NewTicker(min(max(r.cfg.ProgramTTL/16, 10*time.Millisecond), time.Second))
-	defer exp.Stop()
 	for {
 		select {
 		case <-r.stop:
 			return
-		case now := <-exp.C:
-			r.expirePrograms(now)
 		case <-t.C:
 			r.mu.Lock()
 			bs := slices.Clone(r.backends)
