@@ -57,7 +57,7 @@ type program struct {
 	gapStart  time.Time // when they were returned
 	invokeRun int       // invokes in flight
 	due       time.Time // the earliest it can expire (programs_expiry.go)
-	idx       int       // its index in the table's heap
+	idx       int       // its index in the table's heap (-1 before it is filed)
 }
 
 // programTable is the runtime's program table, keyed by programKey (the

@@ -55,9 +55,8 @@ type Config struct {
 	SwapAfter time.Duration
 	// ProgramTTL is how long the router remembers an idle program's rank
 	// and home (0: DefaultProgramTTL), checked every sixteenth of it (at
-	// most a second); a call
-	// made without a program id is forgotten when it ends
-	// (ProgramDone, by the runtime).
+	// most a second); a call made without a program id is forgotten when
+	// it ends (ProgramDone, by the runtime).
 	ProgramTTL time.Duration
 	// Order is the admission queues' order: "pitstop" (the default: the
 	// program's attained service, least first) or "fcfs" (arrival order,
