@@ -47,6 +47,7 @@ type ProgramInfo struct {
 
 // program is a row plus what is not shown.
 type program struct {
+	key       string // its key in the table
 	info      ProgramInfo
 	threads   map[string]bool
 	history   predictor.History
@@ -55,6 +56,8 @@ type program struct {
 	gapTools  []string  // tools returned to the client at the last return
 	gapStart  time.Time // when they were returned
 	invokeRun int       // invokes in flight
+	due       time.Time // the earliest it can expire (programs_expiry.go)
+	idx       int       // its index in the table's heap (-1 before it is filed)
 }
 
 // programTable is the runtime's program table, keyed by programKey (the
@@ -62,12 +65,15 @@ type program struct {
 type programTable struct {
 	mu   sync.Mutex
 	rows map[string]*program
-	// ended are anonymous calls' rows in the order their calls ended, for
-	// expireEnded.
-	ended []endedRow
+	due  dueHeap // every row, the earliest due first
+	// ttl and anonTTL are how long an idle row stays: a named program's, a
+	// call's without a program id.
+	ttl, anonTTL time.Duration
 }
 
-func newProgramTable() *programTable { return &programTable{rows: map[string]*program{}} }
+func newProgramTable(ttl, anonTTL time.Duration) *programTable {
+	return &programTable{rows: map[string]*program{}, ttl: ttl, anonTTL: anonTTL}
+}
 
 // arrive books a new call of program id and returns the program's history
 // and, when the program comes back after returning tool calls to the
@@ -95,6 +101,7 @@ func (t *programTable) arrive(key, id, tenant, thread string, anonymous bool, no
 	if p.invokeRun == 0 {
 		p.info.OutsideSince = nil
 	}
+	t.file(p, now)
 	return gapTools, gap
 }
 
@@ -102,7 +109,7 @@ func (t *programTable) arrive(key, id, tenant, thread string, anonymous bool, no
 func (t *programTable) row(key, id, tenant string, now time.Time) *program {
 	p := t.rows[key]
 	if p == nil {
-		p = &program{info: ProgramInfo{ID: id, Tenant: tenant, FirstSeen: now}}
+		p = &program{key: key, info: ProgramInfo{ID: id, Tenant: tenant, FirstSeen: now}, idx: -1}
 		t.rows[key] = p
 	}
 	return p
@@ -145,9 +152,6 @@ func (t *programTable) finish(id string, res *Result, now time.Time) {
 	}
 	p.info.Active--
 	p.info.LastSeen = now
-	if p.info.Anonymous && p.info.Active == 0 && p.invokeRun == 0 {
-		t.ended = append(t.ended, endedRow{key: id, at: now})
-	}
 	p.info.PromptTokens += res.Usage.PromptTokens
 	p.info.CompletionToks += res.Usage.CompletionTokens
 	p.info.ToolRounds += len(res.Rounds)
@@ -186,6 +190,7 @@ func (t *programTable) invokeStart(key, id, tenant string, now time.Time) {
 		n := now
 		p.info.OutsideSince = &n
 	}
+	t.file(p, now)
 }
 
 func (t *programTable) invokeEnd(id string, d time.Duration, now time.Time) {
@@ -202,26 +207,6 @@ func (t *programTable) invokeEnd(id string, d time.Duration, now time.Time) {
 	if p.invokeRun == 0 && len(p.gapTools) == 0 {
 		p.info.OutsideSince = nil
 	}
-}
-
-// expire drops programs idle (no active call, no invoke) since before
-// cutoff, anonymous ones (a single call without a program id) since before
-// anonCutoff, and returns how many.
-func (t *programTable) expire(cutoff, anonCutoff time.Time) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := 0
-	for id, p := range t.rows {
-		cut := cutoff
-		if p.info.Anonymous {
-			cut = anonCutoff
-		}
-		if p.info.Active == 0 && p.invokeRun == 0 && p.info.LastSeen.Before(cut) {
-			delete(t.rows, id)
-			n++
-		}
-	}
-	return n
 }
 
 func (t *programTable) len() int {

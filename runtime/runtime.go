@@ -250,7 +250,7 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.Logger = slog.Default()
 	}
 	rt := &Runtime{cfg: cfg, log: cfg.Logger, calls: map[*Call]struct{}{}, live: map[engine.SeqID]*seqCtl{}, parked: map[string]*parkEntry{},
-		programs: newProgramTable(), tenants: newTenantTable(), metrics: newMetrics(), started: time.Now(), queuesSeen: map[string]bool{}}
+		programs: newProgramTable(cfg.ProgramTTL, cfg.AnonymousProgramTTL), tenants: newTenantTable(), metrics: newMetrics(), started: time.Now(), queuesSeen: map[string]bool{}}
 
 	rt.model = cfg.Model
 	if rt.model == nil {
@@ -458,11 +458,14 @@ func (rt *Runtime) runEngine() {
 
 func (rt *Runtime) janitor() {
 	defer close(rt.janitorD)
-	every := min(max(min(rt.cfg.ProgramTTL, rt.cfg.AnonymousProgramTTL)/4, time.Second), time.Minute)
-	// The scan of the whole table runs at the named programs' pace;
-	// anonymous calls' rows expire in the order they ended on every tick
-	// (programs_ended.go).
-	full := min(max(rt.cfg.ProgramTTL/4, time.Second), time.Minute)
+	shortest := min(rt.cfg.ProgramTTL, rt.cfg.AnonymousProgramTTL)
+	// The runtime's table expires in O(expired) work per tick
+	// (programs_expiry.go), so it ticks often: a row goes within a
+	// sixteenth of the shorter TTL (at most a second) after its own. The
+	// engine's table is scanned whole (on the engine's goroutine) at the
+	// old pace.
+	every := min(max(shortest/16, 10*time.Millisecond), time.Second)
+	engineEvery := min(max(shortest/4, time.Second), time.Minute)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	scanned := time.Now()
@@ -471,11 +474,11 @@ func (rt *Runtime) janitor() {
 		case <-rt.ctx.Done():
 			return
 		case now := <-t.C:
-			if now.Sub(scanned) >= full {
-				rt.expirePrograms()
+			rt.programs.expire(now)
+			if now.Sub(scanned) >= engineEvery {
+				rt.metrics.programs.Set(float64(rt.programs.len()))
+				rt.expireEngine()
 				scanned = now
-			} else {
-				rt.expireEnded()
 			}
 		}
 	}
@@ -484,23 +487,15 @@ func (rt *Runtime) janitor() {
 // expirePrograms drops programs idle for longer than the TTL, in the
 // runtime's table and in the engine's.
 func (rt *Runtime) expirePrograms() {
-	now := time.Now()
-	rt.programs.expireEnded(now.Add(-rt.cfg.AnonymousProgramTTL))
-	rt.programs.expire(now.Add(-rt.cfg.ProgramTTL), now.Add(-rt.cfg.AnonymousProgramTTL))
-	rt.expireEngine()
-}
-
-// expireEnded drops the anonymous calls' rows past their TTL (no scan of
-// the runtime's table), and the engine's idle programs.
-func (rt *Runtime) expireEnded() {
-	rt.programs.expireEnded(time.Now().Add(-rt.cfg.AnonymousProgramTTL))
-	rt.expireEngine()
-}
-
-// expireEngine counts the runtime's programs and drops the engine's idle
-// ones.
-func (rt *Runtime) expireEngine() {
+	rt.programs.expire(time.Now())
 	rt.metrics.programs.Set(float64(rt.programs.len()))
+	rt.expireEngine()
+}
+
+// expireEngine drops the engine's idle programs: a scan of the engine's
+// whole table on its goroutine (no program rows there for a router's
+// remote calls).
+func (rt *Runtime) expireEngine() {
 	rt.eng.Post(func() {
 		now := rt.clock.Now()
 		rt.eng.Programs().ExpireFunc(func(id string) time.Duration {

@@ -203,7 +203,7 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 		miss = req.PromptTokens
 	}
 	r.attained[req.Program] += float64(miss + rep.Usage.CompletionTokens)
-	r.lastUsed[req.Program] = time.Now()
+	r.usedLocked(req.Program, time.Now())
 	if h := r.holds[b.name]; h != nil {
 		h.Hold(req.Program, max(rep.Usage.PromptTokens, req.PromptTokens)+rep.Usage.CompletionTokens, time.Since(r.start))
 	}

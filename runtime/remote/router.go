@@ -54,9 +54,9 @@ type Config struct {
 	// DefaultSwapAfter).
 	SwapAfter time.Duration
 	// ProgramTTL is how long the router remembers an idle program's rank
-	// and home (0: DefaultProgramTTL), checked every eighth of it; a call
-	// made without a program id is forgotten when it ends
-	// (ProgramDone, by the runtime).
+	// and home (0: DefaultProgramTTL), checked every sixteenth of it (at
+	// most a second); a call made without a program id is forgotten when
+	// it ends (ProgramDone, by the runtime).
 	ProgramTTL time.Duration
 	// Order is the admission queues' order: "pitstop" (the default: the
 	// program's attained service, least first) or "fcfs" (arrival order,
@@ -85,11 +85,15 @@ type Router struct {
 	bal      cluster.Balancer
 	holds    map[string]*cluster.Replica // backend → its record of programs' contexts
 	attained map[string]float64          // program → tokens of service so far: its rank
-	lastUsed map[string]time.Time        // program → its last generation's end
+	used     map[string]*programUse      // program → its last generation's end
+	due      useHeap                     // the used programs, the earliest to go first
+	free     []*programUse               // forgotten programs' records, for reuse
 	start    time.Time
 
 	stop chan struct{}
-	done chan struct{}
+	done chan struct{} // the health loop's end
+	// expired is the expiry loop's end (program_expiry.go).
+	expired chan struct{}
 }
 
 // New builds a router over specs, checks every backend once (an
@@ -144,14 +148,15 @@ func New(cfg Config, specs []Spec) (*Router, error) {
 	}
 	r := &Router{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registerer), client: &http.Client{Transport: tr}, bal: bal,
 		speed: cluster.Speed{BaseS: p.Iter.Base, PrefillTokenS: p.Iter.PrefillToken, DecodeSeqS: p.Iter.DecodeSeq, DecodeCtxS: p.Iter.DecodeCtx},
-		holds: map[string]*cluster.Replica{}, attained: map[string]float64{}, lastUsed: map[string]time.Time{}, start: time.Now(),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		holds: map[string]*cluster.Replica{}, attained: map[string]float64{}, used: map[string]*programUse{}, start: time.Now(),
+		stop: make(chan struct{}), done: make(chan struct{}), expired: make(chan struct{})}
 	for _, s := range specs {
 		if err := r.Add(s); err != nil {
 			return nil, err
 		}
 	}
 	go r.healthLoop()
+	go r.expireLoop()
 	return r, nil
 }
 
@@ -160,10 +165,11 @@ func (r *Router) Register(reg prometheus.Registerer) error {
 	return r.m.register(reg)
 }
 
-// Close stops the health checks.
+// Close stops the health checks and the programs' expiry.
 func (r *Router) Close() {
 	close(r.stop)
 	<-r.done
+	<-r.expired
 }
 
 // Balancer is the balancer's name.

@@ -1,4 +1,4 @@
-// Upkeep: the health checks, and forgetting idle programs.
+// Upkeep: the health checks, and forgetting programs.
 
 package remote
 
@@ -18,20 +18,9 @@ func (r *Router) ProgramDone(program string) {
 	r.forgetLocked(program)
 }
 
-// expirePrograms forgets the programs idle for longer than ProgramTTL.
-func (r *Router) expirePrograms(now time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for p, t := range r.lastUsed {
-		if now.Sub(t) > r.cfg.ProgramTTL {
-			r.forgetLocked(p)
-		}
-	}
-}
-
 func (r *Router) forgetLocked(program string) {
 	delete(r.attained, program)
-	delete(r.lastUsed, program)
+	r.dropUseLocked(program)
 	for _, h := range r.holds {
 		h.Forget(program)
 	}
@@ -44,20 +33,11 @@ func (r *Router) healthLoop() {
 	defer close(r.done)
 	t := time.NewTicker(r.cfg.HealthInterval)
 	defer t.Stop()
-	// The expiry scans every program under the router's lock, which every
-	// call takes: it runs every eighth of ProgramTTL (a program is
-	// forgotten after 1 to 1.125 TTL idle), not on every health check.
-	expireEvery := max(r.cfg.ProgramTTL/8, r.cfg.HealthInterval)
-	expired := time.Now()
 	for {
 		select {
 		case <-r.stop:
 			return
-		case now := <-t.C:
-			if now.Sub(expired) >= expireEvery {
-				r.expirePrograms(now)
-				expired = now
-			}
+		case <-t.C:
 			r.mu.Lock()
 			bs := slices.Clone(r.backends)
 			r.mu.Unlock()
