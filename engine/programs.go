@@ -17,6 +17,10 @@ type ProgramStats struct {
 	// ThreadService is the service per thread; the critical path of a DAG
 	// program is its largest entry (ATLAS).
 	ThreadService map[string]time.Duration
+
+	ttl time.Duration // how long it stays after its last call ends (its latest call's Request.ProgramTTL; 0: for good)
+	due time.Duration // the earliest it can go, while in ProgramTable.due
+	idx int           // its index in ProgramTable.due; -1 when not there
 }
 
 // CriticalPath is the largest service of any thread (ATLAS's service measure
@@ -29,9 +33,12 @@ func (p *ProgramStats) CriticalPath() time.Duration {
 	return m
 }
 
-// ProgramTable holds the programs with calls in the engine, and for a while after.
+// ProgramTable holds the programs with calls in the engine, and for a while
+// after: a row whose calls ask for a TTL (Request.ProgramTTL) goes that long
+// after its last call ends, at the next Expire; a row without one stays.
 type ProgramTable struct {
 	rows map[string]*ProgramStats
+	due  dueHeap // the rows with a TTL, the earliest they can go first (programs_expiry.go)
 }
 
 func newProgramTable() *ProgramTable { return &ProgramTable{rows: make(map[string]*ProgramStats)} }
@@ -52,41 +59,18 @@ func (t *ProgramTable) Each(fn func(*ProgramStats)) {
 func (t *ProgramTable) arrive(s *Sequence, now time.Duration) *ProgramStats {
 	p := t.rows[s.req.Program]
 	if p == nil {
-		p = &ProgramStats{ID: s.req.Program, FirstArrival: now, ThreadService: map[string]time.Duration{}}
+		p = &ProgramStats{ID: s.req.Program, FirstArrival: now, ThreadService: map[string]time.Duration{}, idx: -1}
 		t.rows[s.req.Program] = p
 	}
 	p.Calls++
 	p.Active++
 	p.LastArrival = now
+	p.ttl = s.req.ProgramTTL
+	t.file(p, now)
 	return p
 }
 
 func (t *ProgramTable) finish(s *Sequence, now time.Duration) {
 	s.prog.Active--
 	s.prog.LastFinish = now
-}
-
-// ExpireFunc drops programs with no active call that finished before the
-// cutoff cutoffOf gives for their id (e.g. a shorter one for single calls).
-func (t *ProgramTable) ExpireFunc(cutoffOf func(id string) time.Duration) int {
-	n := 0
-	for id, p := range t.rows {
-		if p.Active == 0 && p.LastFinish < cutoffOf(id) {
-			delete(t.rows, id)
-			n++
-		}
-	}
-	return n
-}
-
-// Expire drops programs with no active call that finished before cutoff.
-func (t *ProgramTable) Expire(cutoff time.Duration) int {
-	n := 0
-	for id, p := range t.rows {
-		if p.Active == 0 && p.LastFinish < cutoff {
-			delete(t.rows, id)
-			n++
-		}
-	}
-	return n
 }

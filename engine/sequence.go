@@ -110,6 +110,9 @@ type Request struct {
 	MaxTokens  int      // cap on generated tokens; 0 = no cap beyond the controller
 	Sampling   Sampling // how the executor draws its tokens (greedy when zero)
 	Controller Controller
+	// ProgramTTL is how long the program's row stays in the program table
+	// after its last call ends; 0 keeps it for good (a simulation's run).
+	ProgramTTL time.Duration
 }
 
 // Sequence is the engine's state of one call. Policies read it through its

@@ -27,7 +27,6 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -190,6 +189,7 @@ type Runtime struct {
 	length         *lengthState
 	metrics        *Metrics
 	programs       *programTable
+	engineExpiring atomic.Bool // an expiry of the engine's program table is posted and not done (expireEngine)
 	trace          *traceWriter
 	log            *slog.Logger
 	maxPrompt      int // tokens a prompt may have: the context cap or the device, the smaller
@@ -458,28 +458,21 @@ func (rt *Runtime) runEngine() {
 
 func (rt *Runtime) janitor() {
 	defer close(rt.janitorD)
+	// Both program tables expire in O(expired) work per tick (a heap by
+	// due time: programs_expiry.go here, engine/programs_expiry.go on the
+	// engine's goroutine), so they tick often: a row goes within a
+	// sixteenth of the shorter TTL (at most a second) after its own.
 	shortest := min(rt.cfg.ProgramTTL, rt.cfg.AnonymousProgramTTL)
-	// The runtime's table expires in O(expired) work per tick
-	// (programs_expiry.go), so it ticks often: a row goes within a
-	// sixteenth of the shorter TTL (at most a second) after its own. The
-	// engine's table is scanned whole (on the engine's goroutine) at the
-	// old pace.
-	every := min(max(shortest/16, 10*time.Millisecond), time.Second)
-	engineEvery := min(max(shortest/4, time.Second), time.Minute)
-	t := time.NewTicker(every)
+	t := time.NewTicker(min(max(shortest/16, 10*time.Millisecond), time.Second))
 	defer t.Stop()
-	scanned := time.Now()
 	for {
 		select {
 		case <-rt.ctx.Done():
 			return
 		case now := <-t.C:
 			rt.programs.expire(now)
-			if now.Sub(scanned) >= engineEvery {
-				rt.metrics.programs.Set(float64(rt.programs.len()))
-				rt.expireEngine()
-				scanned = now
-			}
+			rt.metrics.programs.Set(float64(rt.programs.len()))
+			rt.expireEngine()
 		}
 	}
 }
@@ -492,28 +485,32 @@ func (rt *Runtime) expirePrograms() {
 	rt.expireEngine()
 }
 
-// expireEngine drops the engine's idle programs: a scan of the engine's
-// whole table on its goroutine (no program rows there for a router's
-// remote calls).
-func (rt *Runtime) expireEngine() {
-	rt.eng.Post(func() {
-		now := rt.clock.Now()
-		rt.eng.Programs().ExpireFunc(func(id string) time.Duration {
-			if isAnonymousKey(id) {
-				return now - rt.cfg.AnonymousProgramTTL
-			}
-			return now - rt.cfg.ProgramTTL
-		})
-	})
+// programTTL is how long the engine keeps a call's program row after the
+// program's last call: the runtime table's TTL for it.
+func (rt *Runtime) programTTL(anonymous bool) time.Duration {
+	if anonymous {
+		return rt.cfg.AnonymousProgramTTL
+	}
+	return rt.cfg.ProgramTTL
 }
 
-// isAnonymousKey reports whether a program key is that of a call without a
-// program id (anonPrefix, after the tenant when there is one).
-func isAnonymousKey(key string) bool {
-	if i := strings.IndexByte(key, 0); i >= 0 {
-		key = key[i+1:]
+// expireEngine drops the engine's idle programs on its goroutine, a batch
+// of due rows per posted step (the engine's calls iterate in between), one
+// run of steps at a time (no program rows there for a router's remote
+// calls).
+func (rt *Runtime) expireEngine() {
+	if !rt.engineExpiring.CompareAndSwap(false, true) {
+		return
 	}
-	return strings.HasPrefix(key, anonPrefix)
+	var step func()
+	step = func() {
+		if _, more := rt.eng.Programs().Expire(rt.clock.Now()); more {
+			rt.eng.Post(step)
+			return
+		}
+		rt.engineExpiring.Store(false)
+	}
+	rt.eng.Post(step)
 }
 
 // Close stops the engine; unfinished calls fail with ErrUnavailable. It
