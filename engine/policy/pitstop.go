@@ -118,6 +118,7 @@ type Pitstop struct {
 	noCached   bool
 	readmit    readmitWait
 	recache    readmitCache // cached-prefix-aware re-admission (readmit_cache.go)
+	room       hostRoom     // host-tier-aware admission (host_room.go)
 	fcfs       fcfsReference
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
@@ -139,6 +140,7 @@ func NewPitstop(o Options) *Pitstop {
 	tail, _ := newTailRules(o) // Validate reports bad values
 	rank, _ := newRankMode(o)
 	recache, _ := newReadmitCache(o.PitstopReadmit)
+	room, _ := newHostRoom(o.PitstopHostRoom)
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -164,6 +166,7 @@ func NewPitstop(o Options) *Pitstop {
 		rank:       rank,
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 		recache:    recache,
+		room:       room,
 	}
 }
 
