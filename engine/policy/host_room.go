@@ -102,44 +102,12 @@ func (r *hostRoom) swappable(v *engine.View, short int) bool {
 	return false
 }
 
-// admitBlocks is the device blocks s takes if admitted now with budget
-// tokens: a waiting call its cached prefix (taken from the free blocks when
-// no running call shares it) and its next chunk, a swapped call its host
-// KV and its next chunk.
-func admitBlocks(v *engine.View, s *engine.Sequence, budget int) int {
-	held := s.Computed()
-	if s.State() == engine.Waiting {
-		held = v.CachedPrefix(s)
-	}
-	n := min(s.NumTokens()-held, max(budget, 0))
+// admitBlocks is the device blocks s needs to reach its first decode if
+// admitted now: its whole context (a waiting call's cached prefix is taken
+// from the free blocks too), not only this iteration's chunk, since a call
+// admitted with a first chunk that fits grows through the rest of its
+// prefill as a running call, whose growth evicts paused calls unrefused.
+func admitBlocks(v *engine.View, s *engine.Sequence, _ int) int {
 	bs := max(v.BlockSize, 1)
-	return (held + n + bs - 1) / bs
-}
-
-// PausedVictim, with the rule on, evicts a paused call the host tier can
-// take (a swap, copied back later) before one it cannot (a discard,
-// recomputed): among those that fit, the engine's choice (the most
-// predicted tool time remaining); when none fits, the smallest context, so
-// the recompute is no larger than the room needs.
-func (p *Pitstop) PausedVictim(v *engine.View, paused []*engine.Sequence) *engine.Sequence {
-	if !p.room.victim {
-		return p.BasePolicy.PausedVictim(v, paused)
-	}
-	free := v.HostFreeNow()
-	var fit, small *engine.Sequence
-	fitLeft := -1.0
-	for _, c := range paused {
-		n := c.ResidentBlocks()
-		if n <= free {
-			if left := v.ToolRemaining(c); left > fitLeft {
-				fit, fitLeft = c, left
-			}
-		} else if small == nil || n < small.ResidentBlocks() {
-			small = c
-		}
-	}
-	if fit != nil {
-		return fit
-	}
-	return small
+	return (s.NumTokens() + bs - 1) / bs
 }
