@@ -72,10 +72,11 @@ func (p *Pitstop) Admit(v *engine.View, s *engine.Sequence, budget int) bool {
 	return false
 }
 
-// swappable reports whether evicting paused calls in PausedVictim's order
-// frees short blocks by swaps alone (each victim fits in the host slots the
-// earlier ones left), or whether the paused calls could not free them at
-// all (the admission fails without a discard, as before the rule).
+// swappable reports whether the evictions the admission causes are swaps
+// alone: evicting paused calls in PausedVictim's order, each victim fitting
+// in the host slots the earlier ones left, frees short blocks, or all of
+// them when they hold fewer (the call's growth would evict every one). With
+// no paused call on the device nothing is evicted.
 func (r *hostRoom) swappable(v *engine.View, short int) bool {
 	c := r.cands[:0]
 	total := 0
@@ -85,9 +86,10 @@ func (r *hostRoom) swappable(v *engine.View, short int) bool {
 	}
 	r.cands = c
 	defer clear(c)
-	if total < short {
-		return true // no eviction makes room: the engine's admission fails as it did
+	if total == 0 {
+		return true
 	}
+	short = min(short, total)
 	slices.SortFunc(c, func(a, b *engine.Sequence) int { return cmp.Compare(v.ToolRemaining(b), v.ToolRemaining(a)) })
 	free, freed := v.HostFreeNow(), 0
 	for _, s := range c {
