@@ -113,3 +113,31 @@ func admitBlocks(v *engine.View, s *engine.Sequence, _ int) int {
 	bs := max(v.BlockSize, 1)
 	return (s.NumTokens() + bs - 1) / bs
 }
+
+// PausedVictim, with the rule on, evicts a paused call the host tier can
+// take (a swap, copied back later) before one it cannot (a discard,
+// recomputed): among those that fit, the engine's choice (the most
+// predicted tool time remaining); when none fits, the smallest context, so
+// the recompute is no larger than the room needs.
+func (p *Pitstop) PausedVictim(v *engine.View, paused []*engine.Sequence) *engine.Sequence {
+	if !p.room.victim {
+		return p.BasePolicy.PausedVictim(v, paused)
+	}
+	free := v.HostFreeNow()
+	var fit, small *engine.Sequence
+	fitLeft := -1.0
+	for _, c := range paused {
+		n := c.ResidentBlocks()
+		if n <= free {
+			if left := v.ToolRemaining(c); left > fitLeft {
+				fit, fitLeft = c, left
+			}
+		} else if small == nil || n < small.ResidentBlocks() {
+			small = c
+		}
+	}
+	if fit != nil {
+		return fit
+	}
+	return small
+}
