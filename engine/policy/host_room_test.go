@@ -89,3 +89,40 @@ func TestHostRoomRejectsUnknownRule(t *testing.T) {
 		t.Fatalf("error %v, want one naming the valid rules", err)
 	}
 }
+
+// Two paused calls, the host tier with room for the smaller only, and a
+// new call that needs one of them gone: the engine's choice (the most tool
+// time left, here a tie: the first paused) evicts the large one and its
+// swap-out is refused; the victim rule swaps the small one instead.
+func TestHostRoomVictimSwapsWhatTheHostCanTake(t *testing.T) {
+	for _, mode := range []string{"off", "victim"} {
+		cfg := testConfig()
+		cfg.NumBlocks, cfg.HostBlocks = 20, 4
+		h := newHarness(t, NewPitstop(Options{PitstopHostRoom: mode, NoDynamicHandling: true}), cfg)
+		short := func(decode int) []seg { return []seg{{decode: decode, tool: 0.005, ret: 2}, {decode: 2}} }
+		h.submit("A", "pa", "main", 36, []seg{{decode: 2, tool: 0.5, ret: 2}, {decode: 2}}, short(2)) // 10 blocks, pauses first
+		h.submit("B", "pb", "main", 8, []seg{{decode: 6, tool: 0.5, ret: 2}, {decode: 2}}, short(6))  // 4 blocks
+		h.e.At(100*time.Millisecond, func() { h.submit("N", "pn", "main", 32, []seg{{decode: 2}}, nil) })
+		var refused [engine.NumSwapSites]int
+		h.run(func(ev *engine.Event) bool {
+			if it := ev.Iter; ev.Kind == engine.EvIteration && it != nil {
+				for i, n := range it.RefusedSwaps {
+					refused[i] += n
+				}
+			}
+			return false
+		})
+		if n := h.e.Leaked(); n != 0 || h.e.Live() != 0 {
+			t.Fatalf("%s: %d blocks leaked, %d calls unfinished", mode, n, h.e.Live())
+		}
+		if h.paused["A"][0] != handling.Preserve || h.paused["B"][0] != handling.Preserve {
+			t.Fatalf("%s: A handled %v, B %v at their tool calls, want preserve (the scene is wrong)", mode, h.paused["A"], h.paused["B"])
+		}
+		switch {
+		case mode == "off" && (refused[engine.SwapAtEviction] != 1 || len(h.later["A"]) == 0 || h.later["A"][0] != handling.Discard):
+			t.Errorf("off: refused %v, A later %v; want A evicted and its swap-out refused", refused, h.later["A"])
+		case mode == "victim" && (refused != [engine.NumSwapSites]int{} || len(h.later["B"]) == 0 || h.later["B"][0] != handling.Swap || len(h.later["A"]) != 0):
+			t.Errorf("victim: refused %v, A later %v, B later %v; want B swapped and A kept", refused, h.later["A"], h.later["B"])
+		}
+	}
+}
