@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Session 9 (issue 12 Show 3): host-tier room and recompute. The commands behind
+# docs/results-policies.md "2026-11-27 (session 9): host-tier room and recompute".
+# explore/: infercept-multi @5.2 (gptj), seed 1, one run per build while the rule
+# was designed (see the section's table for which build each file is).
+set -euo pipefail
+here=docs/img/policies-session9/hostroom
+# seed1/off and seed1/baselines at 7706bd7 (the baselines and --pitstop-hostroom off
+# do not run the rule's code), seed1/admit-only at 7706bd7 (the admission without the
+# victim choice, lost in 5e3cdec), seed1/admit and seed1/victim at a611107.
+git checkout -q 7706bd7 && go build -o /tmp/hr-7706bd7 ./cmd/pitstop
+"$here/screen.sh" /tmp/hr-7706bd7 "$here/seed1" "off"   # and the baselines
+git checkout -q a611107 && go build -o /tmp/hr-a611107 ./cmd/pitstop
+NO_BASELINES=1 "$here/screen.sh" /tmp/hr-a611107 "$here/seed1" "admit victim"
+# seeds 2 and 3 at the points where the rule changes a verdict
+for s in 2 3; do
+  SEED=$s POINTS="$here/points-seeds.txt" "$here/screen.sh" /tmp/hr-a611107 "$here/seed$s" "off admit"
+done
+python3 "$here/compare.py" "$here/points.txt" "$here/seed1" off admit-only victim admit
+python3 "$here/mechanism.py" "$here/points.txt" "$here/seed1" off admit
