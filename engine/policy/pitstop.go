@@ -89,7 +89,9 @@ import (
 //     goes ahead of the calls holding nothing when bringing it back wastes
 //     less than recomputing it (left behind, it keeps the host tier full and
 //     the next calls leaving the device are recomputed), and the tokens a
-//     call holds are not priced as prefill in its memory-over-time.
+//     call holds are not priced as prefill in its memory-over-time. With
+//     PitstopHostRoom "admit" (off by default), no admission evicts a
+//     paused call whose swap-out the host tier would refuse (host_room.go).
 //
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
 // the call became ready instead of memory-over-time), NoDynamicHandling
