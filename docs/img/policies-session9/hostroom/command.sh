@@ -4,6 +4,7 @@
 # explore/: infercept-multi @5.2 (gptj), seed 1, one run per build while the rule
 # was designed (see the section's table for which build each file is).
 set -euo pipefail
+# NB: checks out commits in the current tree; run it from a scratch worktree.
 here=docs/img/policies-session9/hostroom
 # seed1/off and seed1/baselines at 7706bd7 (the baselines and --pitstop-hostroom off
 # do not run the rule's code), seed1/admit-only at 7706bd7 (the admission without the
@@ -16,5 +17,12 @@ NO_BASELINES=1 "$here/screen.sh" /tmp/hr-a611107 "$here/seed1" "admit victim"
 for s in 2 3; do
   SEED=$s POINTS="$here/points-seeds.txt" "$here/screen.sh" /tmp/hr-a611107 "$here/seed$s" "off admit"
 done
-python3 "$here/compare.py" "$here/points.txt" "$here/seed1" off admit-only victim admit
-python3 "$here/mechanism.py" "$here/points.txt" "$here/seed1" off admit
+python3 "$here/compare.py" "$here/points.txt" "$here/seed1" off admit-only victim admit >"$here/seed1/table.md"
+python3 "$here/mechanism.py" "$here/points.txt" "$here/seed1" off admit >"$here/seed1/mechanism.md"
+for s in 2 3; do
+  python3 "$here/compare.py" "$here/points-seeds.txt" "$here/seed$s" off admit >"$here/seed$s/table.md"
+  python3 "$here/mechanism.py" "$here/points-seeds.txt" "$here/seed$s" off admit >"$here/seed$s/mechanism.md"
+done
+python3 "$here/seeds.py" "$here/points-seeds.txt" off admit >"$here/seeds.md"
+# infercept-multi's sustained rate with make bench-policies' flags
+"$here/sustained.sh" /tmp/hr-a611107 "$here/sustained" admit off lamps
