@@ -26,3 +26,7 @@ done
 python3 "$here/seeds.py" "$here/points-seeds.txt" off admit >"$here/seeds.md"
 # infercept-multi's sustained rate with make bench-policies' flags
 "$here/sustained.sh" /tmp/hr-a611107 "$here/sustained" admit off lamps
+# mixed's sustained rate with make bench-policies' flags, pitstop with the rule
+/tmp/hr-a611107 bench --sustained --workload mixed --executor sim --profile a100-80g-llama3-8b --policies pitstop \
+  --pitstop-hostroom admit --duration 1800 --sustained-seeds 3 --sustained-start 0.5 --sustained-resolution 0.1 \
+  --sustained-p99 15.3 --parallel 1 --json "$here/sustained/mx-admit.json" --out "$here/sustained/mx-admit"
