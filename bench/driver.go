@@ -73,6 +73,9 @@ type driver struct {
 	programsLeft int
 	done         context.CancelFunc
 	stopped      bool // StopAfter ended the run
+	// hostWait holds, for a call back from its tool with its KV on the
+	// host, when it came back: its next token ends its swap-in wait.
+	hostWait map[callKey]float64
 }
 
 // programRun is one arrival of a workload program.
@@ -357,6 +360,12 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 			d.col.FirstToken(e.Seq.Name(), t)
 		}
 		d.col.TokenGenerated(e.Seq.Name(), t)
+		if len(d.hostWait) > 0 {
+			if t0, ok := d.hostWait[callKey{r, e.Seq.ID()}]; ok {
+				delete(d.hostWait, callKey{r, e.Seq.ID()})
+				d.col.AddSwapInWait(t - t0)
+			}
+		}
 	case engine.EvPaused:
 		d.col.CallPaused(e.Seq.Name(), t)
 		d.col.AddHandling(e.Handling.String())
@@ -377,11 +386,18 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 		})
 	case engine.EvResumed:
 		d.col.CallResumed(e.Seq.Name(), t)
+		if e.Seq.Place() == engine.OnHost {
+			if d.hostWait == nil {
+				d.hostWait = map[callKey]float64{}
+			}
+			d.hostWait[callKey{r, e.Seq.ID()}] = t
+		}
 	case engine.EvPreempted:
 		d.col.AddPreemption()
 	case engine.EvFinished:
 		sc := d.calls[callKey{r, e.Seq.ID()}]
 		delete(d.calls, callKey{r, e.Seq.ID()})
+		delete(d.hostWait, callKey{r, e.Seq.ID()})
 		if e.Err != nil {
 			d.failed++
 		} else {
@@ -397,11 +413,23 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 		d.col.AddSwap(it.SwapOutBytes, it.SwapInBytes)
 		by := it.RecomputeBy
 		d.col.AddRecompute(it.RecomputeTokens, by[engine.LostAtTool], by[engine.LostPreempted], by[engine.LostFromHost])
+		d.hostTier(eng, it)
 		d.iters++
 		if d.cfg.CheckEvery > 0 && d.iters%d.cfg.CheckEvery == 0 {
 			if err := eng.Check(); err != nil {
 				eng.Stop(fmt.Errorf("iteration %d: %w", d.iters, err))
 			}
+		}
+	}
+}
+
+// hostTier feeds one iteration's host-tier figures to the collector.
+func (d *driver) hostTier(eng *engine.Engine, it *engine.IterationStats) {
+	v := eng.View()
+	d.col.AddHostTier(it.Duration.Seconds(), v.HostBlocks, it.HostUsed, it.HostRunnable)
+	for site, n := range it.RefusedSwaps {
+		if n > 0 {
+			d.col.AddRefusedSwaps(engine.SwapSite(site).String(), n, int64(it.RefusedSwapBlocks[site])*int64(v.BlockSize))
 		}
 	}
 }

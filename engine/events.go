@@ -65,8 +65,13 @@ type IterationStats struct {
 	Preemptions   int
 	HostEvictions int // parked calls whose host KV gave way to a newcomer (HostRanker)
 	Rescued       int // discarded contexts swapped out before the prefix cache evicted them (rescue.go)
-	Waiting       int // runnable calls left out of the batch
-	Paused        int
+	// RefusedSwaps and RefusedSwapBlocks count the swap-outs that found the
+	// host tier full and discarded the KV instead, by where they were asked.
+	RefusedSwaps      [NumSwapSites]int
+	RefusedSwapBlocks [NumSwapSites]int
+	HostRunnable      int // host blocks held by runnable calls waiting for a swap-in
+	Waiting           int // runnable calls left out of the batch
+	Paused            int
 }
 
 // Observer receives every event on the engine's goroutine; it must not block

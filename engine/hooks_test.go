@@ -105,12 +105,22 @@ type hookRun struct {
 	done     int
 	onHost   map[int]bool  // KV on the host when its tool returned
 	paused   map[int][]int // EvPaused's Context, per pause
+	refused  [NumSwapSites]int
+	refusedB [NumSwapSites]int
+	hostRun  int // most host blocks runnable calls held at an iteration's end
 }
 
 func (r *hookRun) Observe(ev *Event) {
 	if ev.Seq == nil {
 		if err := r.e.Check(); err != nil {
 			r.e.Stop(err)
+		}
+		if it := ev.Iter; it != nil {
+			for i := range it.RefusedSwaps {
+				r.refused[i] += it.RefusedSwaps[i]
+				r.refusedB[i] += it.RefusedSwapBlocks[i]
+			}
+			r.hostRun = max(r.hostRun, it.HostRunnable)
 		}
 		return
 	}

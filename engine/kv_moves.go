@@ -39,8 +39,8 @@ func (e *Engine) commitBlocks(s *Sequence) {
 // changing nothing, when this iteration's swap budget is spent; when the host
 // tier has no room, even after the parked calls the policy ranks after s
 // give way (HostRanker), the call is discarded instead (a swap never fails a
-// call).
-func (e *Engine) swapOut(s *Sequence) bool {
+// call; the refusal is counted by site).
+func (e *Engine) swapOut(s *Sequence, site SwapSite) bool {
 	n := len(s.blocks)
 	if lim := e.swapBudget.Limit(); n == 0 || (lim > 0 && n > lim) {
 		e.discard(s) // nothing to move, or more than one iteration may ever move
@@ -49,6 +49,7 @@ func (e *Engine) swapOut(s *Sequence) bool {
 	slots, ok := e.host.Alloc(n)
 	if !ok {
 		if e.swapBudget.Left() < n || !e.makeHostRoom(s, n) {
+			e.refuseSwap(site, n)
 			e.discard(s)
 			return true
 		}

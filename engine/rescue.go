@@ -87,7 +87,7 @@ func (e *Engine) rescue(id int32) bool {
 	if len(s.blocks) == 0 {
 		return false
 	}
-	if !e.swapOut(s) {
+	if !e.swapOut(s, SwapAtRescue) {
 		e.discard(s) // not reached: the budget was checked
 	}
 	if s.place != OnHost {

@@ -165,7 +165,7 @@ func (e *Engine) preemptible(v, s *Sequence) bool {
 func (e *Engine) evictPaused(s *Sequence) {
 	s.lostBy = LostAtTool
 	kind := handling.Discard
-	if e.policy.EvictPaused(&e.view, s) == handling.Swap && e.swapOut(s) && s.place == OnHost {
+	if e.policy.EvictPaused(&e.view, s) == handling.Swap && e.swapOut(s, SwapAtEviction) && s.place == OnHost {
 		kind = handling.Swap
 	} else if s.place != Dropped {
 		e.discard(s)
@@ -180,7 +180,7 @@ func (e *Engine) evictPaused(s *Sequence) {
 func (e *Engine) preempt(s *Sequence) {
 	s.lostBy = LostPreempted
 	kind := e.policy.Evict(&e.view, s)
-	if kind == handling.Swap && e.swapOut(s) && s.place == OnHost {
+	if kind == handling.Swap && e.swapOut(s, SwapAtPreemption) && s.place == OnHost {
 		e.setState(s, Swapped)
 	} else {
 		kind = handling.Discard

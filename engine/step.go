@@ -81,7 +81,7 @@ func (e *Engine) handlePaused() {
 		s.lostBy = LostAtTool
 		switch kind {
 		case handling.Swap:
-			s.pendingOut = !e.swapOut(s)
+			s.pendingOut = !e.swapOut(s, SwapAtHandling)
 			if s.place == Dropped {
 				kind = handling.Discard
 			}
@@ -149,6 +149,7 @@ func (e *Engine) postprocess(dur time.Duration) {
 	st.UsedBlocks = e.blocks.UsedBlocks()
 	st.TotalBlocks = e.cfg.NumBlocks
 	st.HostUsed = e.host.Used()
+	st.HostRunnable = e.hostRunnable()
 	st.Waiting = e.queue.live - running
 	st.Paused = len(e.paused)
 	bb := int64(e.host.BlockBytes())

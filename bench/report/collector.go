@@ -124,6 +124,7 @@ type Collector struct {
 	preemptions int
 	handling    map[string]int
 	decisions   map[string]DecisionCost
+	host        hostTier // host_tier.go
 	leaked      int
 	orphans     int
 	stoppedAt   float64 // Stop; 0: ran to the end
@@ -472,6 +473,7 @@ func (c *Collector) Summarize(policy string, rate float64) Run {
 			"host":      c.recomputeBy[2],
 		},
 		LeakedBlocks:    c.leaked,
+		HostTier:        c.host.summary(),
 		Preemptions:     c.preemptions,
 		Iterations:      c.iterations,
 		TokensGenerated: c.tokens,

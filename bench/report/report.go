@@ -48,6 +48,7 @@ type Run struct {
 	// waste it realised with the true tool time, and the least waste any
 	// kind would have realised (the choice in hindsight); see DecisionCost.
 	DecisionCost    map[string]DecisionCost `json:"decision_cost,omitempty"`
+	HostTier        *HostTier               `json:"host_tier,omitempty"` // host_tier.go
 	KVUtilMax       float64                 `json:"kv_util_max"`
 	TokensGenerated int64                   `json:"tokens_generated"`
 	Iterations      int                     `json:"iterations"`

@@ -39,7 +39,9 @@
 // infercept, lamps, srpt and pitstop evict preempted calls by least waste
 // (Evict); mlfq, plas, atlas and srpt preempt (Traits), the first three
 // swapping while the host tier has room; sola and vllm-prefill-first shape
-// batches (Shape, Admit); lamps, pitstop, sola and the Autellix family
+// batches (Shape, Admit), and pitstop with Options.PitstopHostRoom "admit"
+// admits and picks paused victims by the host tier's room (Admit,
+// PausedVictim: host_room.go); lamps, pitstop, sola and the Autellix family
 // re-rank over time (Refresh); most follow events (Observe). Any policy
 // takes Belady's rule on a full host tier with Options.HostEviction "resume"
 // (ResumeOrder, a wrapper that overrides HostRank alone). A policy's swap

@@ -89,7 +89,9 @@ import (
 //     goes ahead of the calls holding nothing when bringing it back wastes
 //     less than recomputing it (left behind, it keeps the host tier full and
 //     the next calls leaving the device are recomputed), and the tokens a
-//     call holds are not priced as prefill in its memory-over-time.
+//     call holds are not priced as prefill in its memory-over-time. With
+//     PitstopHostRoom "admit" (off by default), no admission evicts a
+//     paused call whose swap-out the host tier would refuse (host_room.go).
 //
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
 // the call became ready instead of memory-over-time), NoDynamicHandling
@@ -118,6 +120,7 @@ type Pitstop struct {
 	noCached   bool
 	readmit    readmitWait
 	recache    readmitCache // cached-prefix-aware re-admission (readmit_cache.go)
+	room       hostRoom     // host-tier-aware admission (host_room.go)
 	fcfs       fcfsReference
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
@@ -139,6 +142,7 @@ func NewPitstop(o Options) *Pitstop {
 	tail, _ := newTailRules(o) // Validate reports bad values
 	rank, _ := newRankMode(o)
 	recache, _ := newReadmitCache(o.PitstopReadmit)
+	room, _ := newHostRoom(o.PitstopHostRoom)
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -164,6 +168,7 @@ func NewPitstop(o Options) *Pitstop {
 		rank:       rank,
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 		recache:    recache,
+		room:       room,
 	}
 }
 

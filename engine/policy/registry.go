@@ -109,6 +109,9 @@ type Options struct {
 	// PitstopReadmit is pitstop's cached-prefix-aware re-admission
 	// (readmitCache): "cached" (the default), "held", "sunk" or "off".
 	PitstopReadmit string
+	// PitstopHostRoom is pitstop's host-tier-aware admission (hostRoom):
+	// "off" (the default) or "admit".
+	PitstopHostRoom string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -245,6 +248,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("unknown pitstop lane order %q (valid: arrival, size)", o.PitstopLaneOrder)
 	case badReadmit(o) != nil:
 		return badReadmit(o)
+	case badHostRoom(o) != nil:
+		return badHostRoom(o)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
@@ -316,3 +321,6 @@ func badRank(o Options) error { _, err := newRankMode(o); return err }
 
 // badReadmit is newReadmitCache's error on o.PitstopReadmit.
 func badReadmit(o Options) error { _, err := newReadmitCache(o.PitstopReadmit); return err }
+
+// badHostRoom is newHostRoom's error on o.PitstopHostRoom.
+func badHostRoom(o Options) error { _, err := newHostRoom(o.PitstopHostRoom); return err }
