@@ -124,6 +124,7 @@ type Pitstop struct {
 	tail       tailRules
 	rank       rankMode // point forecast or expectation over the length bins (expected_rank.go)
 	lane       lateLane
+	lead       programLead // how far an older program goes ahead in arrival order (program_lead.go)
 }
 
 // NewPitstop builds the policy.
@@ -139,6 +140,8 @@ func NewPitstop(o Options) *Pitstop {
 	tail, _ := newTailRules(o) // Validate reports bad values
 	rank, _ := newRankMode(o)
 	recache, _ := newReadmitCache(o.PitstopReadmit)
+	lead, _ := newProgramLead(o.PitstopProgramLead)
+	lead.started, _ = newAdmission(o.PitstopAdmission)
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -164,6 +167,7 @@ func NewPitstop(o Options) *Pitstop {
 		rank:       rank,
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 		recache:    recache,
+		lead:       lead,
 	}
 }
 
@@ -239,7 +243,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	case byArrival:
 		// A program finishes with its longest branch: its own calls go
 		// longest first (LPT), so the long branch does not start last.
-		class += p.programArrival(s, st) * 1e-6
+		class += p.lead.arrivalClass(s, st, p.programArrival(s, st), &p.fcfs)
 		key = -key
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))
@@ -471,7 +475,7 @@ func (p *Pitstop) Observe(e *engine.Event) {
 	if p.rank.auto != nil {
 		p.rank.auto.observe(e) // --pitstop-rank auto learns from finished segments (rank_choice.go)
 	}
-	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control {
+	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control || p.lead.auto {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
 	}
