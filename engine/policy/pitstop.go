@@ -78,6 +78,13 @@ import (
 //     wait arrival order would give, learned by the conservation law, times
 //     1+PitstopFCFSSlack, plus the p99 of the calls' own times:
 //     fcfsReference) goes ahead of the ranked calls, in arrival order.
+//   - In arrival order of programs, where a program's first call waits and
+//     how far an older program's calls go ahead of a younger one's
+//     (PitstopAdmission, PitstopProgramLead; off by default, measured in
+//     docs/results-policies.md, session 9): with admission "started" and a
+//     lead of 0, programs start in arrival order, each once no started
+//     program's call waits, and the started programs' calls go in arrival
+//     order (program_lead.go).
 //   - Eviction of a running call (when a running call needs a block) by swap
 //     or recompute, whichever the waste model says costs less.
 //   - Goodput protection. With the prefix cache a call's freed blocks stay
