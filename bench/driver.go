@@ -91,6 +91,7 @@ type programRun struct {
 	history  predictor.History      // finished segments, for the length predictor
 	blend    predictor.ProgramBlend // the length predictor's errors on them (as serve keeps)
 	tools    []string               // the tools its requests offer (offered)
+	pos      map[int]string         // call index → its position (report.PosFirst, PosBurst, PosLater), set when released
 }
 
 // Run replays the workload and returns the run's summary. It fails if the
@@ -199,7 +200,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 
 func (d *driver) newProgramRun(id string, p *workload.Program, at time.Duration) *programRun {
 	pr := &programRun{id: id, prog: p, arrival: at, left: len(p.Calls),
-		final: map[string][]int32{}, waiting: map[string]int{}, children: map[string][]int{}}
+		final: map[string][]int32{}, waiting: map[string]int{}, children: map[string][]int{}, pos: map[int]string{}}
 	for i := range p.Calls {
 		c := &p.Calls[i]
 		pr.waiting[c.ID] = len(c.Parents)
@@ -214,6 +215,7 @@ func (d *driver) startProgram(pr *programRun) {
 	d.col.ProgramArrived(pr.id, pr.arrival.Seconds())
 	for i := range pr.prog.Calls {
 		if len(pr.prog.Calls[i].Parents) == 0 {
+			pr.pos[i] = report.PosFirst
 			d.scheduleCall(pr, i)
 		}
 	}
@@ -272,6 +274,7 @@ func (d *driver) submitTo(eng *engine.Engine, r int, pr *programRun, i int, prom
 	c := &pr.prog.Calls[i]
 	sc := &scriptCall{d: d, prog: pr, call: c}
 	name := pr.id + "/" + c.ID
+	d.col.SetPosition(name, pr.pos[i])
 	thread := c.Thread
 	if thread == "" {
 		thread = "main"
@@ -298,12 +301,20 @@ func (d *driver) callDone(pr *programRun, c *workload.Call, final []int32) {
 	if len(pr.children[c.ID]) > 0 {
 		pr.final[c.ID] = final
 	}
+	var ready []int
 	for _, ci := range pr.children[c.ID] {
 		child := &pr.prog.Calls[ci]
 		pr.waiting[child.ID]--
 		if pr.waiting[child.ID] == 0 {
-			d.scheduleCall(pr, ci)
+			ready = append(ready, ci)
 		}
+	}
+	for _, ci := range ready {
+		pr.pos[ci] = report.PosLater
+		if len(ready) > 1 {
+			pr.pos[ci] = report.PosBurst // released with its siblings: a burst of parallel branches
+		}
+		d.scheduleCall(pr, ci)
 	}
 	if pr.left == 0 {
 		if d.cl != nil {

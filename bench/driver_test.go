@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/engine/policy"
@@ -187,5 +188,28 @@ func TestRunStopAfterEndsACollapsedRun(t *testing.T) {
 		Policy: pol, Name: "fcfs", Rate: 1, Duration: 20, Seed: 3, StopAfter: 1000 * time.Second})
 	if err != nil || run.Stopped() || run.ProgramsCompleted != run.Programs {
 		t.Fatalf("light load: err %v, stopped %v, %d of %d programs", err, run.Stopped(), run.ProgramsCompleted, run.Programs)
+	}
+}
+
+// The driver names each call's position: the root first, the two children
+// one parent's end releases together a burst, the join (released alone,
+// after both) later.
+func TestRunByPosition(t *testing.T) {
+	prof, cfg := smallProfile(t, 4096)
+	pol, _ := policy.New("fcfs", policy.Options{})
+	run, err := Run(context.Background(), RunConfig{Workload: dagWorkload(), Engine: cfg, Executor: sim.NewExecutor(prof),
+		Policy: pol, Name: "fcfs", Rate: 2, Duration: 20, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := run.Programs
+	want := map[string]int{report.PosFirst: n, report.PosBurst: 2 * n, report.PosLater: n}
+	for pos, calls := range want {
+		if got := run.ByPosition[pos].Calls; got != calls {
+			t.Errorf("%s: %d calls, want %d (%d programs)", pos, got, calls, n)
+		}
+	}
+	if len(run.ByPosition) != len(want) || n == 0 {
+		t.Errorf("positions %v, want exactly %v", run.ByPosition, want)
 	}
 }

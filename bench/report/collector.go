@@ -66,6 +66,7 @@ type callRec struct {
 	pausedAt float64
 	isPaused bool
 	paused   float64 // seconds spent paused at tools, excluded from the SLO TPOT
+	pos      string  // SetPosition; "" when not given
 }
 
 // progRec is the state of one program.
@@ -128,6 +129,9 @@ type Collector struct {
 	leaked      int
 	orphans     int
 	stoppedAt   float64 // Stop; 0: ran to the end
+
+	pendingPos map[string]string           // SetPosition before arrival
+	byPos      map[string]*positionSamples // position → finished calls' latencies
 
 	start time.Time
 }
@@ -197,6 +201,7 @@ func (c *Collector) CallArrived(call string, program string, t float64) {
 		return
 	}
 	r := &callRec{arrival: t}
+	c.takePosition(call, r)
 	if program != "" {
 		p := c.program(program)
 		if !p.hasArr {
@@ -305,6 +310,7 @@ func (c *Collector) CallFinished(call string, t float64, generated int) {
 			c.tpot = append(c.tpot, (t-r.first)/float64(generated-1))
 		}
 	}
+	c.addPosition(r, t)
 	if c.sloTTFT > 0 {
 		c.judgeSLO(r, t, generated)
 	}
@@ -496,6 +502,7 @@ func (c *Collector) Summarize(policy string, rate float64) Run {
 			}
 		}
 	}
+	r.ByPosition = c.positionStats()
 	e2e := sorted(e2eAll)
 	r.E2EMeanS = mean(e2e)
 	r.E2EP50S = percentile(e2e, 50)

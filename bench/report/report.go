@@ -79,6 +79,10 @@ type Run struct {
 	Balancer      string    `json:"balancer,omitempty"`
 	PrefixHitRate float64   `json:"prefix_hit_rate,omitempty"`
 	ReplicaUtil   []float64 `json:"replica_util,omitempty"`
+	// ByPosition splits the calls' TTFT and e2e by the call's position in
+	// its program (PosFirst, PosBurst, PosLater; position.go), where the
+	// driver names them.
+	ByPosition map[string]PositionStats `json:"by_position,omitempty"`
 }
 
 // DecisionCost sums the handling decisions of one kind taken at tool calls,

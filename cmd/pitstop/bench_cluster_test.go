@@ -68,13 +68,15 @@ func TestBenchClusterWritesReports(t *testing.T) {
 }
 
 // --sustained with --replicas searches each policy/balancer pair's highest
-// sustained rate on the replicas.
+// sustained rate on the replicas. It starts at a light rate: a 100 s window
+// judges the throughput on a few hundred programs, so near the bar the
+// verdict is noise (the pitstop balancer failed 4 programs/s at 0.978).
 func TestBenchSustainedOverReplicas(t *testing.T) {
 	dir := t.TempDir()
 	js := filepath.Join(dir, "s.json")
 	code, stdout, stderr := pitstop(t, "bench", "--sustained", "--workload", "infercept-single", "--policies", "plas",
 		"--replicas", "2", "--profile", "a100-80g-llama3-8b", "--balancers", "round-robin,pitstop", "--duration", "100", "--sustained-warmup", "20",
-		"--sustained-drain", "30", "--sustained-seeds", "1", "--sustained-start", "4", "--sustained-resolution", "4",
+		"--sustained-drain", "30", "--sustained-seeds", "1", "--sustained-start", "1", "--sustained-resolution", "2",
 		"--parallel", "2", "--json", js, "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

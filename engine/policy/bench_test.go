@@ -147,6 +147,8 @@ func benchCases() []benchCase {
 	// Session 8's re-admission rule off (the default has it on), to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
 	cs = append(cs, benchCase{name: "pitstop-aged-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}, aged: true})
+	// Session 9's admission of programs in arrival order (program_lead.go).
+	cs = append(cs, benchCase{name: "pitstop-started", policy: "pitstop", opts: Options{PitstopAdmission: "started", PitstopProgramLead: "0"}})
 	return cs
 }
 

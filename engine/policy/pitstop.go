@@ -78,6 +78,13 @@ import (
 //     wait arrival order would give, learned by the conservation law, times
 //     1+PitstopFCFSSlack, plus the p99 of the calls' own times:
 //     fcfsReference) goes ahead of the ranked calls, in arrival order.
+//   - In arrival order of programs, where a program's first call waits and
+//     how far an older program's calls go ahead of a younger one's
+//     (PitstopAdmission, PitstopProgramLead; off by default, measured in
+//     docs/results-policies.md, session 9): with admission "started" and a
+//     lead of 0, programs start in arrival order, each once no started
+//     program's call waits, and the started programs' calls go in arrival
+//     order (program_lead.go).
 //   - Eviction of a running call (when a running call needs a block) by swap
 //     or recompute, whichever the waste model says costs less.
 //   - Goodput protection. With the prefix cache a call's freed blocks stay
@@ -127,6 +134,7 @@ type Pitstop struct {
 	tail       tailRules
 	rank       rankMode // point forecast or expectation over the length bins (expected_rank.go)
 	lane       lateLane
+	lead       programLead // how far an older program goes ahead in arrival order (program_lead.go)
 }
 
 // NewPitstop builds the policy.
@@ -143,6 +151,8 @@ func NewPitstop(o Options) *Pitstop {
 	rank, _ := newRankMode(o)
 	recache, _ := newReadmitCache(o.PitstopReadmit)
 	room, _ := newHostRoom(o.PitstopHostRoom)
+	lead, _ := newProgramLead(o.PitstopProgramLead)
+	lead.started, _ = newAdmission(o.PitstopAdmission)
 	return &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -169,6 +179,7 @@ func NewPitstop(o Options) *Pitstop {
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 		recache:    recache,
 		room:       room,
+		lead:       lead,
 	}
 }
 
@@ -244,7 +255,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	case byArrival:
 		// A program finishes with its longest branch: its own calls go
 		// longest first (LPT), so the long branch does not start last.
-		class += p.programArrival(s, st) * 1e-6
+		class += p.lead.arrivalClass(s, st, p.programArrival(s, st), &p.fcfs)
 		key = -key
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))
@@ -476,7 +487,7 @@ func (p *Pitstop) Observe(e *engine.Event) {
 	if p.rank.auto != nil {
 		p.rank.auto.observe(e) // --pitstop-rank auto learns from finished segments (rank_choice.go)
 	}
-	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control {
+	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control || p.lead.auto {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
 	}

@@ -106,6 +106,16 @@ type Options struct {
 	// the p99 of the calls' own times) or "exp" (the p99 of an exponential
 	// wait of that mean plus an own time).
 	PitstopReference string
+	// PitstopProgramLead bounds how far an older program's calls go ahead of
+	// a younger program's while programs finish in arrival order
+	// (programLead): "off" (the default), "auto" (arrival order's p99
+	// end-to-end time, learned) or seconds. PitstopAdmission "started"
+	// ranks a program's first call after every call of the started
+	// programs (arrivalClass); "off" (the default) as its program's other
+	// calls. Both off by default; measured in docs/results-policies.md
+	// (session 9).
+	PitstopProgramLead string
+	PitstopAdmission   string
 	// PitstopReadmit is pitstop's cached-prefix-aware re-admission
 	// (readmitCache): "cached" (the default), "held", "sunk" or "off".
 	PitstopReadmit string
@@ -250,6 +260,8 @@ func (o Options) Validate() error {
 		return badReadmit(o)
 	case badHostRoom(o) != nil:
 		return badHostRoom(o)
+	case badLead(o) != nil:
+		return badLead(o)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
 	case o.ProgramTTL < 0:
