@@ -124,6 +124,7 @@ type Pitstop struct {
 	tail       tailRules
 	rank       rankMode // point forecast or expectation over the length bins (expected_rank.go)
 	lane       lateLane
+	deadlines  deadlineLane // least-laxity promotion against arrival-order deadlines (deadline_lane.go)
 }
 
 // NewPitstop builds the policy.
@@ -164,6 +165,7 @@ func NewPitstop(o Options) *Pitstop {
 		rank:       rank,
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 		recache:    recache,
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible},
 	}
 }
 
@@ -216,6 +218,9 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		p.a.queueOf(v, s, st) // a call seen before its arrival event: join the table
 	}
 	ord := p.order()
+	if p.tail.deadline {
+		p.deadlines.deadlineOf(v, s, st) // every call enters the shadow at its first rank
+	}
 	if s.State() == engine.Running {
 		if ord == byArrival {
 			return engine.Priority{Class: 0, Key: st.row.first.Seconds()}
@@ -271,6 +276,15 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		// it; docs/results-policies.md). Where recomputing is the cheaper
 		// (short contexts, per-block copies) the rule only adds swaps.
 		class = 1.25
+	case p.tail.deadline:
+		// Least laxity against the call's arrival-order deadline: earliest
+		// deadline first among the calls that would miss it behind the rank.
+		if dl, ok := p.deadlines.urgent(v, s, st); ok {
+			return engine.Priority{Class: 1.5, Key: dl}
+		}
+		if (ord == byQueue || ord == byGittins) && p.overdue(v, s, st) {
+			return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
+		}
 	case p.inLane(v, s) && p.lane.bySize:
 		// The late lane by the ranked key: the most calls ended within T
 		// per unit of device time.
@@ -456,13 +470,17 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.deadline || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
 		due = true
 	}
-	return p.refresh.due(v) || due
+	due = p.refresh.due(v) || due
+	if due && p.tail.deadline {
+		p.deadlines.rerank(v) // the promoted calls are counted afresh
+	}
+	return due
 }
 
 func (p *Pitstop) Observe(e *engine.Event) {
@@ -470,6 +488,9 @@ func (p *Pitstop) Observe(e *engine.Event) {
 	p.readmit.observe(e)
 	if p.rank.auto != nil {
 		p.rank.auto.observe(e) // --pitstop-rank auto learns from finished segments (rank_choice.go)
+	}
+	if p.tail.deadline {
+		p.deadlines.shadow.observe(e)
 	}
 	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
