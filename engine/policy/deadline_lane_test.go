@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -104,5 +105,24 @@ func TestPitstopDeadlineSetAtArrival(t *testing.T) {
 		if st.deadline != want {
 			t.Fatalf("slack %v: the deadline moved to %v from %v", slack, st.deadline, want)
 		}
+	}
+}
+
+// TestPitstopDeadlineAging: with "deadline-aging" the aging runs against
+// each call's own arrival-order time (its deadline less its arrival), not
+// the one learned T: a call whose arrival-order time is a hundredth of its
+// age ranks at its memory-over-time over (1+100)².
+func TestPitstopDeadlineAging(t *testing.T) {
+	p := NewPitstop(Options{PitstopTail: "deadline-aging"})
+	h, long := longWaiter(t, p)
+	v := h.view(h.e.Now(), 3)
+	age := (v.Now - long.Arrival()).Seconds()
+	st := stateOf(long)
+	st.deadline, st.hasDeadline = long.Arrival().Seconds()+age/100, true
+	p.fcfs = fcfsReference{num: age, den: 1, n: fcfsMinCalls, p99: age} // one T = 2·age: ignored
+	mot := p.score(v, long, st)
+	want := mot / ((1 + 100) * (1 + 100))
+	if got := p.Priority(v, long); got.Class != 2 || math.Abs(got.Key-want) > 1e-9*want {
+		t.Fatalf("per-call aging: %+v, want class 2 key %v", got, want)
 	}
 }

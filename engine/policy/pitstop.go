@@ -65,6 +65,13 @@ import (
 //     call older than θ·T goes ahead in arrival order (the late lane; with
 //     rescue only while it can still end within T) or the aging runs against
 //     θ·T.
+//   - Least-laxity promotion against per-call arrival-order deadlines
+//     (PitstopTail "deadline", "aging+deadline"; off by default, measured
+//     in docs/results-policies.md, session 9): a shadow first-come-first-
+//     served queue gives each call the time it would end under arrival
+//     order (fcfsShadow), and a waiting call whose laxity against it is
+//     below what the promoted calls ahead need goes ahead, earliest
+//     deadline first (deadlineLane).
 //   - An explicit tail bound (PitstopTailBound, off by default: the
 //     deployment's latency target in seconds): a waiting call whose time
 //     since arrival plus the predicted rest of its service (restOfService)
@@ -218,7 +225,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		p.a.queueOf(v, s, st) // a call seen before its arrival event: join the table
 	}
 	ord := p.order()
-	if p.tail.deadline {
+	if p.tail.shadowed() {
 		p.deadlines.deadlineOf(v, s, st) // every call enters the shadow at its first rank
 	}
 	if s.State() == engine.Running {
@@ -489,7 +496,7 @@ func (p *Pitstop) Observe(e *engine.Event) {
 	if p.rank.auto != nil {
 		p.rank.auto.observe(e) // --pitstop-rank auto learns from finished segments (rank_choice.go)
 	}
-	if p.tail.deadline {
+	if p.tail.shadowed() {
 		p.deadlines.shadow.observe(e)
 	}
 	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control {
