@@ -9,7 +9,8 @@ import (
 // deadlineLane is pitstop's least-laxity promotion against per-call
 // arrival-order deadlines (PitstopTail "deadline", "aging+deadline"): each
 // call's deadline is the time it would end under arrival order
-// (fcfsShadow), and a waiting call goes ahead of the ranked calls, earliest
+// (fcfsShadow), no earlier than arrival order's p99 after its arrival (due;
+// PitstopDeadlineExact drops that floor), and a waiting call goes ahead of the ranked calls, earliest
 // deadline first, once its laxity (deadline − now − the predicted rest of
 // its own time) falls below the time it must wait for what goes ahead of it:
 // the device time of the calls promoted at the last full re-rank, spread over
@@ -27,6 +28,7 @@ type deadlineLane struct {
 	shadow   fcfsShadow
 	slack    float64 // the own time's factor in the deadline
 	feasible bool    // only calls that can still make their deadline
+	exact    bool    // each call's own deadline alone, without the p99 floor
 	// ahead is the device seconds of the calls promoted at the last full
 	// re-rank; next sums them for the current one.
 	ahead, next float64
@@ -50,13 +52,35 @@ func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callSt
 			slack = deadlineSlack
 		}
 		st.deadline, st.hasDeadline = start+slack*(dev+tool), true
+		d.shadow.record(start + dev + tool - s.Arrival().Seconds())
 	}
 	return st.deadline
 }
 
+// due is the deadline the lane holds the call to: its arrival-order
+// deadline, but no earlier than its arrival plus slack times arrival
+// order's p99 in the shadow (unless exact). The bar is a p99: a call that
+// ends within arrival order's p99 does not count against it, whatever its
+// own deadline, and if every call ends by the later of the two, no more
+// calls pass that p99 than under arrival order (those whose own deadline
+// is past it). Without the floor every call that waits at all is held to
+// its own deadline, and the lane takes the device at any load (session 9's
+// first screening, docs/results-policies.md).
+func (d *deadlineLane) due(v *engine.View, s *engine.Sequence, st *callState) float64 {
+	dl := d.deadlineOf(v, s, st)
+	if t, ok := d.shadow.tail(); ok && !d.exact {
+		slack := d.slack
+		if slack <= 0 {
+			slack = deadlineSlack
+		}
+		dl = max(dl, s.Arrival().Seconds()+slack*t)
+	}
+	return dl
+}
+
 // urgent reports whether the waiting call goes ahead now, and its deadline.
 func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState) (float64, bool) {
-	dl := d.deadlineOf(v, s, st)
+	dl := d.due(v, s, st)
 	if k := keyOf(s); st.restFor != k {
 		st.restDev, st.restTool = restParts(v, s, st)
 		st.restFor = k // a waiting call keeps its rest across re-ranks

@@ -82,6 +82,17 @@ func TestPitstopDeadlineLane(t *testing.T) {
 	if _, ok := f.deadlines.urgent(v, long, stateOf(long)); !ok {
 		t.Fatal("feasible: a call that can still make its deadline was not promoted")
 	}
+	// The floor: once arrival order's p99 in the shadow is known, a call is
+	// held to no earlier than its arrival plus that p99; with exact, to its
+	// own deadline.
+	f.deadlines.shadow.p99, f.deadlines.shadow.n = 1000, fcfsMinCalls
+	if dl, ok := f.deadlines.urgent(v, long, stateOf(long)); ok || dl != long.Arrival().Seconds()+1000 {
+		t.Fatalf("p99 floor 1000 s: deadline %v (promoted %v), want arrival + 1000 s, not promoted", dl, ok)
+	}
+	f.deadlines.exact = true
+	if dl, ok := f.deadlines.urgent(v, long, stateOf(long)); !ok || dl != stateOf(long).deadline {
+		t.Fatalf("exact: deadline %v (promoted %v), want its own %v, promoted", dl, ok, stateOf(long).deadline)
+	}
 }
 
 // TestPitstopDeadlineSetAtArrival: a call's deadline is fixed at its first

@@ -109,10 +109,13 @@ type Options struct {
 	// PitstopDeadlineSlack is the own time's factor in a call's
 	// arrival-order deadline (deadlineLane; 0: the default 1) and
 	// PitstopDeadlineFeasible leaves a call that can no longer make its
-	// deadline to the rank (Moore–Hodgson). Session 9's knobs, for
-	// PitstopTail "deadline" and "aging+deadline".
+	// deadline to the rank (Moore–Hodgson); PitstopDeadlineExact holds each
+	// call to its own arrival-order deadline without the floor of arrival
+	// order's p99 after its arrival. Session 9's knobs, for PitstopTail
+	// "deadline" and "aging+deadline".
 	PitstopDeadlineSlack    float64
 	PitstopDeadlineFeasible bool
+	PitstopDeadlineExact    bool
 	// PitstopReadmit is pitstop's cached-prefix-aware re-admission
 	// (readmitCache): "cached" (the default), "held", "sunk" or "off".
 	PitstopReadmit string
