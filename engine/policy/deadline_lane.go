@@ -46,7 +46,7 @@ const deadlineSlack = 1.0
 func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	if !st.hasDeadline {
 		dev, tool := restParts(v, s, st)
-		start := d.shadow.enter(s.Arrival().Seconds(), dev)
+		start := d.shadow.enter(s.Arrival().Seconds(), dev, meanContext(s, st), kvCapacity(v))
 		slack := d.slack
 		if slack <= 0 {
 			slack = deadlineSlack

@@ -16,25 +16,28 @@ import (
 // call its own wait, the one the work ahead of it at its arrival would have
 // cost it.
 //
-// The engine is a batch server: under arrival order a call starts when one
-// of the calls ahead of it leaves the batch, not when all of them finished.
-// So the shadow is a queue of c servers (M/G/c, first come first served): a
-// call takes the server that frees first, no earlier than its arrival, and
-// holds it for its predicted device time (prefill chunks and decode
-// iterations; its tool time frees the slot, as arrival order's engines
-// discard or swap at a tool). c is learned from the engine: its batch size
-// in the iterations where runnable calls were left out (the batch was
-// full), a weighted mean over about the last 1,000 such iterations; until
-// one is seen, as many as there are calls. The call's deadline is its shadow
-// start plus slack times its predicted own time (device time and tool
-// time). Exact for an engine bound by its batch slots with true
-// predictions (TestFCFSShadowMatchesFCFS); where memory bounds the batch,
-// c is the batch the policy in use achieves, which is measured, not
-// derived.
+// The engine is a batch server: under arrival order a call starts when the
+// calls ahead of it have left it room, not when all of them finished. Room
+// is two things, and the shadow keeps both: batch slots and KV memory. A
+// call starts no earlier than its arrival and the start of the call before
+// it (arrival order admits in order: the head of the line blocks), once
+// fewer than c shadow calls run and its mean context (prompt and half its
+// predicted output: meanContext) fits in the device's KV beside theirs; it
+// then runs for its predicted device time (prefill chunks
+// and decode iterations at the present iteration time) and frees both (a
+// tool frees them too: arrival order's engines discard or swap at a tool).
+// The memory is the View's; c is learned from the engine: its largest batch
+// in the iterations where runnable calls were left out (observe), and
+// unbounded until one is seen. The call's deadline is its shadow start plus slack
+// times its predicted own time (device time and tool time). Close to a real
+// fcfs run of the engine with true predictions, bound by slots or by memory
+// (TestFCFSShadowMatchesFCFS, with the tolerances it states).
 type fcfsShadow struct {
-	free freeTimes // when each server frees, seconds
-	c    float64   // learned servers: the full batch's size, weighted mean
-	full bool      // a full batch was seen
+	running   shadowCalls // the shadow calls on the device, by when they end
+	used      float64     // their mean contexts, tokens
+	lastStart float64     // the last shadow start, seconds
+	c         float64     // learned slots: the largest full batch
+	full      bool        // a full batch was seen
 	// e2e keeps the shadow end-to-end times of the last fcfsWindow calls
 	// and p99 their 99th percentile, refreshed every fcfsEvery calls:
 	// arrival order's p99 as the shadow measures it, its wait distribution
@@ -42,6 +45,67 @@ type fcfsShadow struct {
 	e2e, sorted []float64
 	n           int
 	p99         float64
+}
+
+// observe learns c from an iteration: the most calls a batch held while
+// runnable calls were left out. A slot limit is reached exactly; where
+// memory binds first the largest batch it allowed is an upper bound, and
+// the shadow's memory does the rest.
+func (f *fcfsShadow) observe(e *engine.Event) {
+	if e.Kind != engine.EvIteration || e.Iter == nil || e.Iter.Waiting == 0 {
+		return
+	}
+	f.c, f.full = max(f.c, float64(e.Iter.Seqs)), true
+}
+
+// servers is the number of shadow slots: unbounded (MaxInt) until a full
+// batch is seen.
+func (f *fcfsShadow) servers() int {
+	if !f.full {
+		return math.MaxInt
+	}
+	return max(int(math.Round(f.c)), 1)
+}
+
+// enter places a call arriving at a (seconds) whose mean context is mem
+// tokens and which runs for dev seconds, on a device of capacity tokens of
+// KV, and returns its shadow start.
+func (f *fcfsShadow) enter(a, dev, mem, capacity float64) float64 {
+	t := max(a, f.lastStart)
+	f.release(t)
+	c := f.servers()
+	for f.running.Len() > 0 && (f.running.Len() >= c || f.used+mem > capacity) {
+		t = max(t, f.running[0].end) // wait for the next shadow call to end
+		f.release(t)
+	}
+	heap.Push(&f.running, shadowCall{end: t + max(dev, 0), mem: mem})
+	f.used += mem
+	f.lastStart = t
+	return t
+}
+
+// release ends the shadow calls that end by t.
+func (f *fcfsShadow) release(t float64) {
+	for f.running.Len() > 0 && f.running[0].end <= t {
+		f.used -= heap.Pop(&f.running).(shadowCall).mem
+	}
+}
+
+// shadowCall is a call on the shadow's device.
+type shadowCall struct{ end, mem float64 }
+
+// shadowCalls is a min-heap of shadow calls by end.
+type shadowCalls []shadowCall
+
+func (h shadowCalls) Len() int           { return len(h) }
+func (h shadowCalls) Less(i, j int) bool { return h[i].end < h[j].end }
+func (h shadowCalls) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *shadowCalls) Push(x any)        { *h = append(*h, x.(shadowCall)) }
+func (h *shadowCalls) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // record adds a call's shadow end-to-end time (seconds).
@@ -63,64 +127,6 @@ func (f *fcfsShadow) record(e2e float64) {
 // enough calls entered it to know it.
 func (f *fcfsShadow) tail() (float64, bool) { return f.p99, f.n >= fcfsMinCalls }
 
-// shadowAlpha weighs one full-batch iteration in c: about the last 1,000.
-const shadowAlpha = 0.001
-
-// observe learns c from an iteration.
-func (f *fcfsShadow) observe(e *engine.Event) {
-	if e.Kind != engine.EvIteration || e.Iter == nil || e.Iter.Seqs == 0 || e.Iter.Waiting == 0 {
-		return
-	}
-	if !f.full {
-		f.c, f.full = float64(e.Iter.Seqs), true
-		return
-	}
-	f.c += shadowAlpha * (float64(e.Iter.Seqs) - f.c)
-}
-
-// servers is the number of shadow servers once a full batch was seen.
-func (f *fcfsShadow) servers() int { return max(int(math.Round(f.c)), 1) }
-
-// enter places a call arriving at a (seconds) that holds a server for dev
-// seconds, and returns its shadow start. Until a full batch is seen no call
-// has waited, and none does in the shadow: the heap then holds the calls
-// still on their servers.
-func (f *fcfsShadow) enter(a, dev float64) float64 {
-	dev = max(dev, 0)
-	if !f.full {
-		for f.free.Len() > 0 && f.free[0] <= a {
-			heap.Pop(&f.free)
-		}
-		heap.Push(&f.free, a+dev)
-		return a
-	}
-	c := f.servers()
-	for f.free.Len() < c {
-		heap.Push(&f.free, a) // a new server, free since the call's arrival
-	}
-	for f.free.Len() > c {
-		heap.Pop(&f.free) // the one that frees first: the backlog stays
-	}
-	start := max(a, f.free[0])
-	f.free[0] = start + dev
-	heap.Fix(&f.free, 0)
-	return start
-}
-
-// freeTimes is a min-heap of server free times.
-type freeTimes []float64
-
-func (h freeTimes) Len() int           { return len(h) }
-func (h freeTimes) Less(i, j int) bool { return h[i] < h[j] }
-func (h freeTimes) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *freeTimes) Push(x any)        { *h = append(*h, x.(float64)) }
-func (h *freeTimes) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // restParts splits restOfService into the device part (prefill chunks and
 // decode iterations) and the predicted time of the tool ahead.
 func restParts(v *engine.View, s *engine.Sequence, st *callState) (dev, tool float64) {
@@ -129,4 +135,27 @@ func restParts(v *engine.View, s *engine.Sequence, st *callState) (dev, tool flo
 		tool = max(pr.ToolTime, 0)
 	}
 	return t - tool, tool
+}
+
+// meanContext is the call's predicted mean context in tokens over the rest
+// of its run: its tokens now and half its predicted output to the end of
+// the call (the tool's return with the output after it): memory-over-time
+// over time, the memory arrival order's engines hold for it on average
+// (they admit on the prompt and recompute when decoding runs short, so a
+// call does not hold its peak from the start).
+func meanContext(s *engine.Sequence, st *callState) float64 {
+	pr := s.Forecast().Predicted
+	out := decodeLeft(pr, s, st)
+	if pr.HasTool {
+		out += max(pr.After, 0) + max(pr.ToolReturn, 0)
+	}
+	return float64(s.NumTokens()) + float64(out)/2
+}
+
+// kvCapacity is the device's KV in tokens (unbounded in a View without it).
+func kvCapacity(v *engine.View) float64 {
+	if c := v.TotalBlocks * v.BlockSize; c > 0 {
+		return float64(c)
+	}
+	return math.Inf(1)
 }

@@ -23,7 +23,7 @@ func (p *shadowedFCFS) Priority(v *engine.View, s *engine.Sequence) engine.Prior
 	st := stateOf(s)
 	if !st.hasDeadline {
 		dev, tool := restParts(v, s, st)
-		p.finish[s.Name()] = p.shadow.enter(s.Arrival().Seconds(), dev) + dev + tool
+		p.finish[s.Name()] = p.shadow.enter(s.Arrival().Seconds(), dev, meanContext(s, st), kvCapacity(v)) + dev + tool
 		p.shadow.record(p.finish[s.Name()] - s.Arrival().Seconds())
 		st.hasDeadline = true
 	}
@@ -32,73 +32,102 @@ func (p *shadowedFCFS) Priority(v *engine.View, s *engine.Sequence) engine.Prior
 
 func (p *shadowedFCFS) Observe(e *engine.Event) { p.shadow.observe(e) }
 
-// TestFCFSShadowMatchesFCFS: on a stream that queues (Poisson arrivals at
-// about 0.95 of the engine's capacity: 8 slots of 10 ms iterations, calls of
-// 10-150 decode tokens), the shadow's predicted arrival-order finish of each
-// call matches a real fcfs run of the same engine: mean absolute error under
-// 2% of the mean end-to-end time and every call within 0.5 s (the calls wait
-// up to seconds), the p99 of its end-to-end times within 5% of fcfs's; and
-// it learns the engine's 8 slots.
+// TestFCFSShadowMatchesFCFS: on streams that queue (Poisson arrivals near
+// the engine's capacity, calls of 10-150 decode tokens), the shadow's
+// predicted arrival-order finish of each call matches a real fcfs run of the
+// same engine. Bound by slots (8 slots of 10 ms iterations, memory to
+// spare): mean absolute error under 2% of the mean end-to-end time, every
+// call within 0.5 s, the p99 of its end-to-end times within 5% of fcfs's,
+// and it learns the 8 slots. Bound by memory (400 tokens of KV, 64 slots):
+// the engine admits on the prompt and preempts (recomputing) when decoding
+// runs out of blocks, while the shadow holds each call's mean context for
+// its run, so the tolerances are wider: mean absolute error under 20% of the
+// mean end-to-end time (13% measured), p99 within 15% (10% low measured:
+// the recompute of preempted calls is not in the shadow).
 func TestFCFSShadowMatchesFCFS(t *testing.T) {
-	p := &shadowedFCFS{finish: map[string]float64{}}
-	h := newHarness(t, p, testConfig())
-	r := rand.New(rand.NewPCG(3, 4))
-	const n = 400
-	// Capacity: 8 slots / (80 iterations × 10 ms) = 10 calls/s; rate 9.5/s.
-	at := time.Duration(0)
-	for i := range n {
-		at += time.Duration(r.ExpFloat64() / 9.5 * float64(time.Second))
-		dec := 10 + r.IntN(141)
-		name := fmt.Sprintf("c%d", i)
-		h.e.At(at, func() { h.submit(name, name, "main", 8, []seg{{decode: dec}}, nil) })
-	}
-	h.run(nil)
-	var errSum, e2eSum, worst, waited float64
-	var e2es []float64
-	for name, s := range h.seqs {
-		real := s.FinishedAt().Seconds()
-		e2es = append(e2es, real-s.Arrival().Seconds())
-		d := math.Abs(p.finish[name] - real)
-		errSum += d
-		e2eSum += real - s.Arrival().Seconds()
-		worst = max(worst, d)
-		waited = max(waited, s.Waited().Seconds())
-	}
-	if len(h.seqs) != n {
-		t.Fatalf("%d calls ran, want %d", len(h.seqs), n)
-	}
-	if waited < 1 {
-		t.Fatalf("longest wait %.2f s: the stream must queue for the test to mean anything", waited)
-	}
-	mae, mean := errSum/n, e2eSum/n
-	t.Logf("mean e2e %.3f s, mean abs error %.4f s, worst %.4f s, longest wait %.2f s, servers %d", mean, mae, worst, waited, p.shadow.servers())
-	if mae > 0.02*mean || worst > 0.5 {
-		t.Fatalf("shadow vs fcfs: mean abs error %.4f s (mean e2e %.3f s), worst %.4f s", mae, mean, worst)
-	}
-	slices.Sort(e2es)
-	if real, shadow := e2es[len(e2es)*99/100], p.shadow.p99; math.Abs(shadow-real) > 0.05*real {
-		t.Fatalf("shadow p99 %.3f s (last %d calls), fcfs p99 %.3f s (all): not within 5%%", shadow, fcfsWindow, real)
-	}
-	if p.shadow.servers() != 8 {
-		t.Fatalf("shadow learned %d servers, want the engine's 8", p.shadow.servers())
+	for _, c := range []struct {
+		name            string
+		slots, blocks   int
+		rate            float64
+		mae, p99, worst float64
+		wantSlots       int
+	}{
+		{"slots", 8, 512, 9.5, 0.02, 0.05, 0.5, 8},
+		{"memory", 64, 100, 8, 0.2, 0.15, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &shadowedFCFS{finish: map[string]float64{}}
+			cfg := testConfig()
+			cfg.MaxSeqs, cfg.NumBlocks = c.slots, c.blocks
+			h := newHarness(t, p, cfg)
+			r := rand.New(rand.NewPCG(3, 4))
+			const n = 400
+			at := time.Duration(0)
+			for i := range n {
+				at += time.Duration(r.ExpFloat64() / c.rate * float64(time.Second))
+				dec := 10 + r.IntN(141)
+				name := fmt.Sprintf("c%d", i)
+				h.e.At(at, func() { h.submit(name, name, "main", 8, []seg{{decode: dec}}, nil) })
+			}
+			h.run(nil)
+			var errSum, e2eSum, worst, waited float64
+			var e2es []float64
+			for name, s := range h.seqs {
+				real := s.FinishedAt().Seconds()
+				e2es = append(e2es, real-s.Arrival().Seconds())
+				d := math.Abs(p.finish[name] - real)
+				errSum += d
+				e2eSum += real - s.Arrival().Seconds()
+				worst = max(worst, d)
+				waited = max(waited, s.Waited().Seconds())
+			}
+			if len(h.seqs) != n {
+				t.Fatalf("%d calls ran, want %d", len(h.seqs), n)
+			}
+			slices.Sort(e2es)
+			real99, shadow99 := e2es[len(e2es)*99/100], p.shadow.p99
+			mae, mean := errSum/n, e2eSum/n
+			t.Logf("mean e2e %.3f s, mean abs error %.4f s, worst %.4f s, longest wait %.2f s, p99 %.3f s (shadow %.3f s), slots %d",
+				mean, mae, worst, waited, real99, shadow99, p.shadow.servers())
+			if waited < 1 {
+				t.Fatalf("longest wait %.2f s: the stream must queue for the test to mean anything", waited)
+			}
+			if mae > c.mae*mean || c.worst > 0 && worst > c.worst {
+				t.Fatalf("shadow vs fcfs: mean abs error %.4f s (mean e2e %.3f s), worst %.4f s", mae, mean, worst)
+			}
+			if math.Abs(shadow99-real99) > c.p99*real99 {
+				t.Fatalf("shadow p99 %.3f s, fcfs p99 %.3f s: not within %g", shadow99, real99, c.p99)
+			}
+			if c.wantSlots > 0 && p.shadow.servers() != c.wantSlots {
+				t.Fatalf("shadow learned %d slots, want the engine's %d", p.shadow.servers(), c.wantSlots)
+			}
+		})
 	}
 }
 
-// TestFCFSShadowQueue: the shadow is first-come-first-served on c servers:
-// before a full batch is seen nobody waits; with 2 servers the third call
-// takes the one that frees first.
+// TestFCFSShadowQueue: the shadow admits in arrival order (the head of the
+// line blocks) while fewer than c calls run and the call's peak context fits
+// in the KV beside theirs: before a full batch is seen slots are unbounded;
+// with 2 slots the third call waits for the first to end; a call that does
+// not fit waits for memory, and a small one behind it does not overtake it.
 func TestFCFSShadowQueue(t *testing.T) {
 	var f fcfsShadow
-	if s := f.enter(0, 5); s != 0 {
-		t.Fatalf("no full batch yet: start %v, want the arrival 0", s)
-	}
-	if s := f.enter(1, 5); s != 1 {
-		t.Fatalf("no full batch yet: start %v, want the arrival 1", s)
+	inf := math.Inf(1)
+	for _, c := range []struct{ a, dev, want float64 }{{0, 5, 0}, {1, 5, 1}} {
+		if s := f.enter(c.a, c.dev, 10, inf); s != c.want {
+			t.Fatalf("no full batch yet: call at %v starts %v, want %v", c.a, s, c.want)
+		}
 	}
 	f.observe(&engine.Event{Kind: engine.EvIteration, Iter: &engine.IterationStats{Seqs: 2, Waiting: 3}})
 	for _, c := range []struct{ a, dev, want float64 }{{2, 1, 5}, {2, 1, 6}, {3, 2, 6}, {20, 1, 20}} {
-		if s := f.enter(c.a, c.dev); s != c.want {
-			t.Fatalf("call at %v for %v s: start %v, want %v", c.a, c.dev, s, c.want)
+		if s := f.enter(c.a, c.dev, 10, inf); s != c.want {
+			t.Fatalf("2 slots: call at %v for %v s starts %v, want %v", c.a, c.dev, s, c.want)
+		}
+	}
+	var m fcfsShadow // 100 tokens of KV, slots unbounded
+	for _, c := range []struct{ a, dev, mem, want float64 }{{0, 10, 60, 0}, {1, 10, 60, 10}, {2, 1, 30, 10}, {3, 1, 200, 20}} {
+		if s := m.enter(c.a, c.dev, c.mem, 100); s != c.want {
+			t.Fatalf("100 tokens: call at %v of %v tokens starts %v, want %v", c.a, c.mem, s, c.want)
 		}
 	}
 }
