@@ -45,14 +45,14 @@ const deadlineSlack = 1.0
 // shadow the first time it is asked (its first rank, at its arrival).
 func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	if !st.hasDeadline {
-		dev, tool := restParts(v, s, st)
-		start := d.shadow.enter(s.Arrival().Seconds(), dev, meanContext(s, st), kvCapacity(v))
+		a := s.Arrival().Seconds()
+		start, end := d.shadow.enter(v, a, workOf(s, st), meanContext(s, st))
 		slack := d.slack
 		if slack <= 0 {
 			slack = deadlineSlack
 		}
-		st.deadline, st.hasDeadline = start+slack*(dev+tool), true
-		d.shadow.record(start + dev + tool - s.Arrival().Seconds())
+		st.deadline, st.hasDeadline = start+slack*(end-start), true
+		d.shadow.record(end - a)
 	}
 	return st.deadline
 }

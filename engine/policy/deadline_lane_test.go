@@ -106,10 +106,11 @@ func TestPitstopDeadlineSetAtArrival(t *testing.T) {
 		v := h.view(h.e.Now(), 1)
 		p.Priority(v, s)
 		st := stateOf(s)
-		dev, tool := restParts(v, s, st)
-		want := s.Arrival().Seconds() + max(slack, 1)*(dev+tool)
-		if !st.hasDeadline || st.deadline != want || tool != 2 {
-			t.Fatalf("slack %v: deadline %v (set %v), want %v (tool %v s)", slack, st.deadline, st.hasDeadline, want, tool)
+		var fresh fcfsShadow
+		start, end := fresh.enter(v, s.Arrival().Seconds(), workOf(s, st), meanContext(s, st))
+		want := start + max(slack, 1)*(end-start)
+		if !st.hasDeadline || st.deadline != want || end-start <= 2 {
+			t.Fatalf("slack %v: deadline %v (set %v), want %v (shadow run %v-%v s, its 2 s tool in it)", slack, st.deadline, st.hasDeadline, want, start, end)
 		}
 		h.run(untilIteration(20))
 		p.Priority(h.view(h.e.Now(), 20), s)

@@ -38,6 +38,8 @@ type fcfsShadow struct {
 	lastStart float64     // the last shadow start, seconds
 	c         float64     // learned slots: the largest full batch
 	full      bool        // a full batch was seen
+	prefilled float64     // when the shadow's prefill server is done with the calls entered, seconds
+	iter      float64     // the engine's mean iteration time, seconds (weighted mean; 0: none yet)
 	// e2e keeps the shadow end-to-end times of the last fcfsWindow calls
 	// and p99 their 99th percentile, refreshed every fcfsEvery calls:
 	// arrival order's p99 as the shadow measures it, its wait distribution
@@ -51,11 +53,46 @@ type fcfsShadow struct {
 // runnable calls were left out. A slot limit is reached exactly; where
 // memory binds first the largest batch it allowed is an upper bound, and
 // the shadow's memory does the rest.
+//
+// It also learns the mean iteration time, the time a decode token costs a
+// call in the batches the engine actually runs (prefill chunks included),
+// over about the last 100 iterations.
 func (f *fcfsShadow) observe(e *engine.Event) {
-	if e.Kind != engine.EvIteration || e.Iter == nil || e.Iter.Waiting == 0 {
+	if e.Kind != engine.EvIteration || e.Iter == nil || e.Iter.Seqs == 0 {
 		return
 	}
-	f.c, f.full = max(f.c, float64(e.Iter.Seqs)), true
+	d := e.Iter.Duration.Seconds()
+	if f.iter == 0 {
+		f.iter = d
+	}
+	f.iter += shadowIterAlpha * (d - f.iter)
+	if e.Iter.Waiting > 0 {
+		f.c, f.full = max(f.c, float64(e.Iter.Seqs)), true
+	}
+}
+
+// shadowIterAlpha weighs an iteration in the mean iteration time.
+const shadowIterAlpha = 0.01
+
+// shadowWork is what a call asks of the engine: prefill tokens, decode
+// tokens (one iteration each) and tool time, seconds.
+type shadowWork struct {
+	prefill, decode int
+	tool            float64
+}
+
+// workOf is the call's predicted work to its end: its uncomputed context
+// and the tool's return as prefill, its output to the end of the call as
+// decode, the tool ahead's predicted time.
+func workOf(s *engine.Sequence, st *callState) shadowWork {
+	pr := s.Forecast().Predicted
+	w := shadowWork{prefill: max(s.NumTokens()-s.Computed(), 0), decode: decodeLeft(pr, s, st)}
+	if pr.HasTool {
+		w.prefill += max(pr.ToolReturn, 0)
+		w.decode += max(pr.After, 0)
+		w.tool = max(pr.ToolTime, 0)
+	}
+	return w
 }
 
 // servers is the number of shadow slots: unbounded (MaxInt) until a full
@@ -67,21 +104,43 @@ func (f *fcfsShadow) servers() int {
 	return max(int(math.Round(f.c)), 1)
 }
 
-// enter places a call arriving at a (seconds) whose mean context is mem
-// tokens and which runs for dev seconds, on a device of capacity tokens of
-// KV, and returns its shadow start.
-func (f *fcfsShadow) enter(a, dev, mem, capacity float64) float64 {
+// enter places a call arriving at a (seconds) that asks w of the engine
+// and holds mem tokens of KV on average, on a device of v's KV, and returns
+// its shadow start and end. Admitted (see fcfsShadow), its prefill waits
+// for the prefill of the calls ahead of it: the token budget is one server
+// shared in arrival order (chunked prefill), at the budget left beside the
+// running decodes per iteration of a full budget (v.Cost). Then it decodes
+// one token per mean iteration, and its tool takes its predicted time.
+func (f *fcfsShadow) enter(v *engine.View, a float64, w shadowWork, mem float64) (start, end float64) {
 	t := max(a, f.lastStart)
 	f.release(t)
-	c := f.servers()
+	c, capacity := f.servers(), kvCapacity(v)
 	for f.running.Len() > 0 && (f.running.Len() >= c || f.used+mem > capacity) {
 		t = max(t, f.running[0].end) // wait for the next shadow call to end
 		f.release(t)
 	}
-	heap.Push(&f.running, shadowCall{end: t + max(dev, 0), mem: mem})
+	f.prefilled = max(t, f.prefilled) + float64(w.prefill)/prefillRate(v)
+	iter := f.iter
+	if iter <= 0 {
+		iter = v.Cost.IterTime(v.Running + 1)
+	}
+	end = f.prefilled + float64(w.decode)*iter
+	heap.Push(&f.running, shadowCall{end: end, mem: mem})
 	f.used += mem
 	f.lastStart = t
-	return t
+	return t, end + w.tool
+}
+
+// prefillRate is the engine's prefill tokens per second with the token
+// budget full: the budget less the running decodes (at most half of it),
+// per iteration of the full budget.
+func prefillRate(v *engine.View) float64 {
+	b := v.Cost.TokenBudget
+	it := v.Cost.IterTime(b)
+	if b <= 0 || it <= 0 {
+		return math.Inf(1)
+	}
+	return float64(b-min(v.Running, b/2)) / it
 }
 
 // release ends the shadow calls that end by t.
