@@ -46,6 +46,7 @@ type callState struct {
 	// shape restFor.
 	deadline          float64
 	hasDeadline       bool
+	shadowOwn         float64 // its own time in the shadow (start to end), seconds
 	restDev, restTool float64
 	restFor           scoreKey
 

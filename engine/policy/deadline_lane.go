@@ -52,6 +52,7 @@ func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callSt
 			slack = deadlineSlack
 		}
 		st.deadline, st.hasDeadline = start+slack*(end-start), true
+		st.shadowOwn = end - start
 		d.shadow.record(end - a)
 	}
 	return st.deadline

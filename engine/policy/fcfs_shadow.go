@@ -40,6 +40,11 @@ type fcfsShadow struct {
 	full      bool        // a full batch was seen
 	prefilled float64     // when the shadow's prefill server is done with the calls entered, seconds
 	iter      float64     // the engine's mean iteration time, seconds (weighted mean; 0: none yet)
+	// obs and pred are decayed sums of the finished calls' own times
+	// (end-to-end less waits) and of the shadow's predictions of them:
+	// their ratio scales the next predictions (scale).
+	obs, pred float64
+	finished  int
 	// e2e keeps the shadow end-to-end times of the last fcfsWindow calls
 	// and p99 their 99th percentile, refreshed every fcfsEvery calls:
 	// arrival order's p99 as the shadow measures it, its wait distribution
@@ -58,6 +63,10 @@ type fcfsShadow struct {
 // call in the batches the engine actually runs (prefill chunks included),
 // over about the last 100 iterations.
 func (f *fcfsShadow) observe(e *engine.Event) {
+	if e.Kind == engine.EvFinished {
+		f.finishedCall(e)
+		return
+	}
 	if e.Kind != engine.EvIteration || e.Iter == nil || e.Iter.Seqs == 0 {
 		return
 	}
@@ -73,6 +82,31 @@ func (f *fcfsShadow) observe(e *engine.Event) {
 
 // shadowIterAlpha weighs an iteration in the mean iteration time.
 const shadowIterAlpha = 0.01
+
+// finishedCall replays the observed own time of a finished call against
+// the shadow's prediction of it: predictions miss what the forecast does
+// not hold (the tools after the next one, their returns, the batches'
+// real iteration times), and the ratio over about the last 20 calls
+// (fcfsAlpha) corrects the next ones.
+func (f *fcfsShadow) finishedCall(e *engine.Event) {
+	st := stateOf(e.Seq)
+	if e.Seq.Cancelled() || e.Err != nil || st.shadowOwn <= 0 {
+		return
+	}
+	own := (e.Seq.FinishedAt() - e.Seq.Arrival() - e.Seq.Waited()).Seconds()
+	f.obs += fcfsAlpha * (max(own, 0) - f.obs)
+	f.pred += fcfsAlpha * (st.shadowOwn - f.pred)
+	f.finished++
+}
+
+// scale is the observed over the predicted own time, 1 until fcfsMinCalls
+// calls finished.
+func (f *fcfsShadow) scale() float64 {
+	if f.finished < fcfsMinCalls || f.pred <= 0 || f.obs <= 0 {
+		return 1
+	}
+	return f.obs / f.pred
+}
 
 // shadowWork is what a call asks of the engine: prefill tokens, decode
 // tokens (one iteration each) and tool time, seconds.
@@ -124,11 +158,12 @@ func (f *fcfsShadow) enter(v *engine.View, a float64, w shadowWork, mem float64)
 	if iter <= 0 {
 		iter = v.Cost.IterTime(v.Running + 1)
 	}
-	end = f.prefilled + float64(w.decode)*iter
+	k := f.scale()
+	end = t + k*(f.prefilled-t+float64(w.decode)*iter)
 	heap.Push(&f.running, shadowCall{end: end, mem: mem})
 	f.used += mem
 	f.lastStart = t
-	return t, end + w.tool
+	return t, end + k*w.tool
 }
 
 // prefillRate is the engine's prefill tokens per second with the token
