@@ -29,6 +29,12 @@ type deadlineLane struct {
 	slack    float64 // the own time's factor in the deadline
 	feasible bool    // only calls that can still make their deadline
 	exact    bool    // each call's own deadline alone, without the p99 floor
+	// reference is fcfsReference's T (the conservation-law estimate of
+	// arrival order's p99), set at each full re-rank: the floor is the
+	// larger of the two estimates, since both fall short of the real p99
+	// (the shadow leaves out swaps, recompute and tools holding memory; T
+	// the spread of the waits).
+	reference float64
 	// ahead is the device seconds of the calls promoted at the last full
 	// re-rank; next sums them for the current one.
 	ahead, next float64
@@ -60,7 +66,7 @@ func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callSt
 
 // due is the deadline the lane holds the call to: its arrival-order
 // deadline, but no earlier than its arrival plus slack times arrival
-// order's p99 in the shadow (unless exact). The bar is a p99: a call that
+// order's p99 (the shadow's or T, the larger; unless exact). The bar is a p99: a call that
 // ends within arrival order's p99 does not count against it, whatever its
 // own deadline, and if every call ends by the later of the two, no more
 // calls pass that p99 than under arrival order (those whose own deadline
@@ -74,7 +80,7 @@ func (d *deadlineLane) due(v *engine.View, s *engine.Sequence, st *callState) fl
 		if slack <= 0 {
 			slack = deadlineSlack
 		}
-		dl = max(dl, s.Arrival().Seconds()+slack*t)
+		dl = max(dl, s.Arrival().Seconds()+slack*max(t, d.reference))
 	}
 	return dl
 }

@@ -89,6 +89,10 @@ func TestPitstopDeadlineLane(t *testing.T) {
 	if dl, ok := f.deadlines.urgent(v, long, stateOf(long)); ok || dl != long.Arrival().Seconds()+1000 {
 		t.Fatalf("p99 floor 1000 s: deadline %v (promoted %v), want arrival + 1000 s, not promoted", dl, ok)
 	}
+	f.deadlines.reference = 2000 // the conservation-law T, when larger, is the floor
+	if dl, _ := f.deadlines.urgent(v, long, stateOf(long)); dl != long.Arrival().Seconds()+2000 {
+		t.Fatalf("T 2000 s above the shadow's p99: deadline %v, want arrival + 2000 s", dl)
+	}
 	f.deadlines.exact = true
 	if dl, ok := f.deadlines.urgent(v, long, stateOf(long)); !ok || dl != stateOf(long).deadline {
 		t.Fatalf("exact: deadline %v (promoted %v), want its own %v, promoted", dl, ok, stateOf(long).deadline)

@@ -23,15 +23,20 @@ import (
 // it (arrival order admits in order: the head of the line blocks), once
 // fewer than c shadow calls run and its mean context (prompt and half its
 // predicted output: meanContext) fits in the device's KV beside theirs; it
-// then runs for its predicted device time (prefill chunks
-// and decode iterations at the present iteration time) and frees both (a
-// tool frees them too: arrival order's engines discard or swap at a tool).
-// The memory is the View's; c is learned from the engine: its largest batch
-// in the iterations where runnable calls were left out (observe), and
-// unbounded until one is seen. The call's deadline is its shadow start plus slack
-// times its predicted own time (device time and tool time). Close to a real
-// fcfs run of the engine with true predictions, bound by slots or by memory
-// (TestFCFSShadowMatchesFCFS, with the tolerances it states).
+// then prefills behind the calls ahead of it (the token budget is a third
+// resource: one server in arrival order), decodes one token per mean
+// iteration of the engine, and frees both (a tool frees them too: arrival
+// order's engines discard or swap at a tool; enter). Its predicted own time
+// is scaled by the ratio of the observed own times of the calls that
+// finished to the shadow's predictions of them (a replay of the observed
+// service: finishedCall). The memory is the View's; c is learned from the
+// engine: its largest batch in the iterations where runnable calls were
+// left out (observe), and unbounded until one is seen. Close to a real fcfs
+// run of the engine with true predictions, bound by slots or by memory
+// (TestFCFSShadowMatchesFCFS, with the tolerances it states). On the
+// simulated profiles it is below arrival order's real p99 (measured in
+// docs/results-policies.md, session 9): what it does not model (swaps,
+// recompute, tools holding memory) only adds time.
 type fcfsShadow struct {
 	running   shadowCalls // the shadow calls on the device, by when they end
 	used      float64     // their mean contexts, tokens

@@ -486,6 +486,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	due = p.refresh.due(v) || due
 	if due && p.tail.deadline {
 		p.deadlines.rerank(v) // the promoted calls are counted afresh
+		p.deadlines.reference, _ = p.fcfs.bound(p.fcfsSlack)
 	}
 	return due
 }
@@ -499,7 +500,7 @@ func (p *Pitstop) Observe(e *engine.Event) {
 	if p.tail.shadowed() {
 		p.deadlines.shadow.observe(e)
 	}
-	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control {
+	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control || p.tail.deadline {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
 	}
