@@ -142,3 +142,21 @@ func TestPitstopDeadlineAging(t *testing.T) {
 		t.Fatalf("per-call aging: %+v, want class 2 key %v", got, want)
 	}
 }
+
+// TestPitstopDeadlineOptions: the deadline rules are valid tail values; a
+// negative or non-finite slack is a one-line error.
+func TestPitstopDeadlineOptions(t *testing.T) {
+	for _, tail := range []string{"deadline", "aging+deadline", "deadline-aging"} {
+		if err := (Options{PitstopTail: tail, PitstopDeadlineSlack: 1.1}).Validate(); err != nil {
+			t.Errorf("%s: %v", tail, err)
+		}
+	}
+	for _, s := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if err := (Options{PitstopTail: "aging+deadline", PitstopDeadlineSlack: s}).Validate(); err == nil {
+			t.Errorf("slack %v: no error", s)
+		}
+	}
+	if r, _ := newTailRules(Options{PitstopTail: "deadline"}.Defaults()); r.aging || !r.deadline || !r.shadowed() {
+		t.Fatalf("deadline: %+v, want the lane without aging", r)
+	}
+}
