@@ -10,12 +10,12 @@ import (
 // arrival-order deadlines (PitstopTail "deadline", "aging+deadline"): each
 // call's deadline is the time it would end under arrival order
 // (fcfsShadow), no earlier than arrival order's p99 after its arrival (due;
-// PitstopDeadlineExact drops that floor), and a waiting call goes ahead of the ranked calls, earliest
-// deadline first, once its laxity (deadline − now − the predicted rest of
-// its own time) falls below the time it must wait for what goes ahead of it:
-// the device time of the calls promoted at the last full re-rank, spread over
-// the shadow's servers, plus the time to the next re-rank (a call is only
-// promoted at one). Otherwise pitstop's rank decides. EDF is optimal for
+// PitstopDeadlineExact drops that floor), and a waiting call goes ahead of
+// the ranked calls, earliest deadline first, once its laxity (deadline −
+// now − the predicted rest of its own time) falls below the time it must
+// wait for what goes ahead of it: the device time of the calls promoted at
+// the last full re-rank, spread over the shadow's slots, plus the time to
+// the next re-rank (a call is only promoted at one). Otherwise pitstop's rank decides. EDF is optimal for
 // meeting deadlines on one server, and the arrival-order deadlines are
 // feasible by construction (arrival order meets them); the rank keeps the
 // mean wherever a call still has room.
@@ -47,17 +47,21 @@ type deadlineLane struct {
 // order's own time, no more.
 const deadlineSlack = 1.0
 
+// slackOr1 is the slack, deadlineSlack when unset.
+func (d *deadlineLane) slackOr1() float64 {
+	if d.slack <= 0 {
+		return deadlineSlack
+	}
+	return d.slack
+}
+
 // deadlineOf is the call's arrival-order deadline, placing it in the
 // shadow the first time it is asked (its first rank, at its arrival).
 func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	if !st.hasDeadline {
 		a := s.Arrival().Seconds()
 		start, end := d.shadow.enter(v, a, workOf(s, st), meanContext(s, st))
-		slack := d.slack
-		if slack <= 0 {
-			slack = deadlineSlack
-		}
-		st.deadline, st.hasDeadline = start+slack*(end-start), true
+		st.deadline, st.hasDeadline = start+d.slackOr1()*(end-start), true
 		st.shadowOwn = end - start
 		d.shadow.record(end - a)
 	}
@@ -76,11 +80,7 @@ func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callSt
 func (d *deadlineLane) due(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	dl := d.deadlineOf(v, s, st)
 	if t, ok := d.shadow.tail(); ok && !d.exact {
-		slack := d.slack
-		if slack <= 0 {
-			slack = deadlineSlack
-		}
-		dl = max(dl, s.Arrival().Seconds()+slack*max(t, d.reference))
+		dl = max(dl, s.Arrival().Seconds()+d.slackOr1()*max(t, d.reference))
 	}
 	return dl
 }
