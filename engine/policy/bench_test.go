@@ -144,6 +144,9 @@ func benchCases() []benchCase {
 	cs = append(cs, benchCase{name: "pitstop-lane", policy: "pitstop", opts: Options{PitstopTail: "lane"}, aged: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-lane", policy: "pitstop", opts: Options{PitstopTail: "aging+lane"}, aged: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-control", policy: "pitstop", opts: Options{PitstopTail: "aging+control"}, aged: true})
+	// Session 9's least-laxity promotion against arrival-order deadlines.
+	cs = append(cs, benchCase{name: "pitstop-aging-deadline", policy: "pitstop", opts: Options{PitstopTail: "aging+deadline"}, aged: true})
+	cs = append(cs, benchCase{name: "pitstop-deadline", policy: "pitstop", opts: Options{PitstopTail: "deadline"}, aged: true})
 	// Session 8's re-admission rule off (the default has it on), to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
 	cs = append(cs, benchCase{name: "pitstop-aged-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}, aged: true})

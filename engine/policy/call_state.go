@@ -41,6 +41,15 @@ type callState struct {
 	decodeN    int           // decode tokens counted in decodeTime
 	decIdx     int           // its index in SOLA's decoding set, -1 when not in it
 
+	// Pitstop's arrival-order deadline (deadline_lane.go), seconds, and
+	// the predicted rest of its own time (device, tool) for the call's
+	// shape restFor.
+	deadline          float64
+	hasDeadline       bool
+	shadowOwn         float64 // its own time in the shadow (start to end), seconds
+	restDev, restTool float64
+	restFor           scoreKey
+
 	// Continuum.
 	ttl float64 // seconds its KV stays pinned during the current tool call; < 0: not pinned
 }

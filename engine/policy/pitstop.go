@@ -65,6 +65,13 @@ import (
 //     call older than θ·T goes ahead in arrival order (the late lane; with
 //     rescue only while it can still end within T) or the aging runs against
 //     θ·T.
+//   - Least-laxity promotion against per-call arrival-order deadlines
+//     (PitstopTail "deadline", "aging+deadline"; off by default, measured
+//     in docs/results-policies.md, session 9): a shadow first-come-first-
+//     served queue gives each call the time it would end under arrival
+//     order (fcfsShadow), and a waiting call whose laxity against it is
+//     below what the promoted calls ahead need goes ahead, earliest
+//     deadline first (deadlineLane).
 //   - An explicit tail bound (PitstopTailBound, off by default: the
 //     deployment's latency target in seconds): a waiting call whose time
 //     since arrival plus the predicted rest of its service (restOfService)
@@ -134,7 +141,8 @@ type Pitstop struct {
 	tail       tailRules
 	rank       rankMode // point forecast or expectation over the length bins (expected_rank.go)
 	lane       lateLane
-	lead       programLead // how far an older program goes ahead in arrival order (program_lead.go)
+	lead       programLead  // how far an older program goes ahead in arrival order (program_lead.go)
+	deadlines  deadlineLane // least-laxity promotion against arrival-order deadlines (deadline_lane.go)
 }
 
 // NewPitstop builds the policy.
@@ -180,6 +188,7 @@ func NewPitstop(o Options) *Pitstop {
 		recache:    recache,
 		room:       room,
 		lead:       lead,
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact},
 	}
 }
 
@@ -232,6 +241,9 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		p.a.queueOf(v, s, st) // a call seen before its arrival event: join the table
 	}
 	ord := p.order()
+	if p.tail.shadowed() {
+		p.deadlines.deadlineOf(v, s, st) // every call enters the shadow at its first rank
+	}
 	if s.State() == engine.Running {
 		if ord == byArrival {
 			return engine.Priority{Class: 0, Key: st.row.first.Seconds()}
@@ -287,6 +299,15 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		// it; docs/results-policies.md). Where recomputing is the cheaper
 		// (short contexts, per-block copies) the rule only adds swaps.
 		class = 1.25
+	case p.tail.deadline:
+		// Least laxity against the call's arrival-order deadline: earliest
+		// deadline first among the calls that would miss it behind the rank.
+		if dl, ok := p.deadlines.urgent(v, s, st); ok {
+			return engine.Priority{Class: 1.5, Key: dl}
+		}
+		if (ord == byQueue || ord == byGittins) && p.overdue(v, s, st) {
+			return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
+		}
 	case p.inLane(v, s) && p.lane.bySize:
 		// The late lane by the ranked key: the most calls ended within T
 		// per unit of device time.
@@ -472,13 +493,18 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.deadline || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord
 		due = true
 	}
-	return p.refresh.due(v) || due
+	due = p.refresh.due(v) || due
+	if due && p.tail.deadline {
+		p.deadlines.rerank(v) // the promoted calls are counted afresh
+		p.deadlines.reference, _ = p.fcfs.bound(p.fcfsSlack)
+	}
+	return due
 }
 
 func (p *Pitstop) Observe(e *engine.Event) {
@@ -487,7 +513,10 @@ func (p *Pitstop) Observe(e *engine.Event) {
 	if p.rank.auto != nil {
 		p.rank.auto.observe(e) // --pitstop-rank auto learns from finished segments (rank_choice.go)
 	}
-	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control || p.lead.auto {
+	if p.tail.shadowed() {
+		p.deadlines.shadow.observe(e)
+	}
+	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control || p.tail.deadline || p.lead.auto {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
 	}

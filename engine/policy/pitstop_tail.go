@@ -10,13 +10,18 @@ import (
 // tailRules is which of pitstop's tail rules are on (Options.PitstopTail,
 // PitstopAgingPower, PitstopAgingClock).
 type tailRules struct {
-	aging   bool    // generalized cμ aging against arrival order's p99 (agedKey)
-	power   float64 // the aging's exponent
-	byWait  bool    // age by the wait alone instead of the time since arrival
-	lane    bool    // the late lane (lateLane)
-	rescue  bool    // the lane holds only the calls that can still end within T
-	control bool    // the aging's T scaled by the lane's controller (θ ≤ 1)
+	aging    bool    // generalized cμ aging against arrival order's p99 (agedKey)
+	power    float64 // the aging's exponent
+	byWait   bool    // age by the wait alone instead of the time since arrival
+	lane     bool    // the late lane (lateLane)
+	rescue   bool    // the lane holds only the calls that can still end within T
+	control  bool    // the aging's T scaled by the lane's controller (θ ≤ 1)
+	deadline bool    // least-laxity promotion against per-call arrival-order deadlines (deadlineLane)
+	perCall  bool    // the aging against each call's own arrival-order time, not one T
 }
+
+// shadowed reports whether the rules need the arrival-order deadlines.
+func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 
 // newTailRules reads the options: PitstopTail is "aging" (the default),
 // "guard" (no aging: the tail guard alone, the behaviour before it), "lane"
@@ -24,7 +29,10 @@ type tailRules struct {
 // late lane of the calls that can still end within T), "aging+rescue" or
 // "aging+control" (no lane: the aging against θ·T, θ ≤ 1 moved by the lane's
 // controller, so the aging strengthens only while more than 1% of the calls
-// pass T).
+// pass T), "deadline" (the guard and least-laxity promotion against each
+// call's arrival-order deadline: deadlineLane), "aging+deadline" or
+// "deadline-aging" (the aging against each call's own arrival-order time,
+// its deadline less its arrival, instead of one T for every call).
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
 	switch {
@@ -52,8 +60,17 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+control":
 		r.aging, r.control = true, true
 		return r, nil
+	case o.PitstopTail == "deadline":
+		r.deadline = true
+		return r, nil
+	case o.PitstopTail == "aging+deadline":
+		r.aging, r.deadline = true, true
+		return r, nil
+	case o.PitstopTail == "deadline-aging":
+		r.aging, r.perCall = true, true
+		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
@@ -71,6 +88,9 @@ func newTailRules(o Options) (tailRules, error) {
 // reference is known the key stands.
 func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float64 {
 	t, ok := p.fcfs.bound(p.fcfsSlack)
+	if st := stateOf(s); p.tail.perCall {
+		t, ok = st.deadline-s.Arrival().Seconds(), st.hasDeadline // its own arrival-order time
+	}
 	if !ok || t <= 0 {
 		return key
 	}

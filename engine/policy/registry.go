@@ -116,6 +116,16 @@ type Options struct {
 	// (session 9).
 	PitstopProgramLead string
 	PitstopAdmission   string
+	// PitstopDeadlineSlack is the own time's factor in a call's
+	// arrival-order deadline (deadlineLane; 0: the default 1) and
+	// PitstopDeadlineFeasible leaves a call that can no longer make its
+	// deadline to the rank (Moore–Hodgson); PitstopDeadlineExact holds each
+	// call to its own arrival-order deadline without the floor of arrival
+	// order's p99 after its arrival. Session 9's knobs, for PitstopTail
+	// "deadline" and "aging+deadline".
+	PitstopDeadlineSlack    float64
+	PitstopDeadlineFeasible bool
+	PitstopDeadlineExact    bool
 	// PitstopReadmit is pitstop's cached-prefix-aware re-admission
 	// (readmitCache): "cached" (the default), "held", "sunk" or "off".
 	PitstopReadmit string
@@ -256,6 +266,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("unknown pitstop reference %q (valid: mean, exp)", o.PitstopReference)
 	case o.PitstopLaneOrder != "" && o.PitstopLaneOrder != "arrival" && o.PitstopLaneOrder != "size":
 		return fmt.Errorf("unknown pitstop lane order %q (valid: arrival, size)", o.PitstopLaneOrder)
+	case o.PitstopDeadlineSlack < 0 || math.IsNaN(o.PitstopDeadlineSlack) || math.IsInf(o.PitstopDeadlineSlack, 0):
+		return fmt.Errorf("pitstop deadline slack must be a positive number (0: the default 1), got %g", o.PitstopDeadlineSlack)
 	case badReadmit(o) != nil:
 		return badReadmit(o)
 	case badHostRoom(o) != nil:

@@ -1,0 +1,119 @@
+package policy
+
+import (
+	"math"
+
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// deadlineLane is pitstop's least-laxity promotion against per-call
+// arrival-order deadlines (PitstopTail "deadline", "aging+deadline"): each
+// call's deadline is the time it would end under arrival order
+// (fcfsShadow), no earlier than arrival order's p99 after its arrival (due;
+// PitstopDeadlineExact drops that floor), and a waiting call goes ahead of
+// the ranked calls, earliest deadline first, once its laxity (deadline −
+// now − the predicted rest of its own time) falls below the time it must
+// wait for what goes ahead of it: the device time of the calls promoted at
+// the last full re-rank, spread over the shadow's slots, plus the time to
+// the next re-rank (a call is only promoted at one). Otherwise pitstop's rank decides. EDF is optimal for
+// meeting deadlines on one server, and the arrival-order deadlines are
+// feasible by construction (arrival order meets them); the rank keeps the
+// mean wherever a call still has room.
+//
+// With feasible (PitstopDeadlineFeasible) a call whose laxity is already
+// negative is left to the rank: it will miss its deadline anyway, and for a
+// tail quantile serving it first spends the device on a call the quantile no
+// longer counts (Moore–Hodgson, as the rescue lane).
+type deadlineLane struct {
+	shadow   fcfsShadow
+	slack    float64 // the own time's factor in the deadline
+	feasible bool    // only calls that can still make their deadline
+	exact    bool    // each call's own deadline alone, without the p99 floor
+	// reference is fcfsReference's T (the conservation-law estimate of
+	// arrival order's p99), set at each full re-rank: the floor is the
+	// larger of the two estimates, since both fall short of the real p99
+	// (the shadow leaves out swaps, recompute and tools holding memory; T
+	// the spread of the waits).
+	reference float64
+	// ahead is the device seconds of the calls promoted at the last full
+	// re-rank; next sums them for the current one.
+	ahead, next float64
+	rerankAt    int64   // the iteration of the current full re-rank
+	interval    float64 // seconds between the last two full re-ranks
+	lastRerank  float64 // when the last full re-rank ran, seconds
+}
+
+// deadlineSlack is the own time's default factor in a deadline: arrival
+// order's own time, no more.
+const deadlineSlack = 1.0
+
+// slackOr1 is the slack, deadlineSlack when unset.
+func (d *deadlineLane) slackOr1() float64 {
+	if d.slack <= 0 {
+		return deadlineSlack
+	}
+	return d.slack
+}
+
+// deadlineOf is the call's arrival-order deadline, placing it in the
+// shadow the first time it is asked (its first rank, at its arrival).
+func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callState) float64 {
+	if !st.hasDeadline {
+		a := s.Arrival().Seconds()
+		start, end := d.shadow.enter(v, a, workOf(s, st), meanContext(s, st))
+		st.deadline, st.hasDeadline = start+d.slackOr1()*(end-start), true
+		st.shadowOwn = end - start
+		d.shadow.record(end - a)
+	}
+	return st.deadline
+}
+
+// due is the deadline the lane holds the call to: its arrival-order
+// deadline, but no earlier than its arrival plus slack times arrival
+// order's p99 (the shadow's or T, the larger; unless exact). The bar is a p99: a call that
+// ends within arrival order's p99 does not count against it, whatever its
+// own deadline, and if every call ends by the later of the two, no more
+// calls pass that p99 than under arrival order (those whose own deadline
+// is past it). Without the floor every call that waits at all is held to
+// its own deadline, and the lane takes the device at any load (session 9's
+// first screening, docs/results-policies.md).
+func (d *deadlineLane) due(v *engine.View, s *engine.Sequence, st *callState) float64 {
+	dl := d.deadlineOf(v, s, st)
+	if t, ok := d.shadow.tail(); ok && !d.exact {
+		dl = max(dl, s.Arrival().Seconds()+d.slackOr1()*max(t, d.reference))
+	}
+	return dl
+}
+
+// urgent reports whether the waiting call goes ahead now, and its deadline.
+func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState) (float64, bool) {
+	dl := d.due(v, s, st)
+	if k := keyOf(s); st.restFor != k {
+		st.restDev, st.restTool = restParts(v, s, st)
+		st.restFor = k // a waiting call keeps its rest across re-ranks
+	}
+	dev, tool := st.restDev, st.restTool
+	lax := dl - v.Now.Seconds() - dev - tool
+	if d.feasible && lax < 0 {
+		return dl, false
+	}
+	need := d.interval + d.ahead/float64(d.shadow.servers())
+	if lax >= need {
+		return dl, false
+	}
+	if v.Iteration == d.rerankAt {
+		d.next += dev
+	}
+	return dl, true
+}
+
+// rerank starts a full re-rank at the view's iteration: the calls promoted
+// in the last one set the time the next promoted calls must allow for.
+func (d *deadlineLane) rerank(v *engine.View) {
+	now := v.Now.Seconds()
+	if d.rerankAt > 0 {
+		d.ahead = d.next
+		d.interval = math.Max(now-d.lastRerank, 0)
+	}
+	d.next, d.rerankAt, d.lastRerank = 0, v.Iteration, now
+}
