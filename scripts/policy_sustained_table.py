@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One table of scripts/policy_sustained.sh's reports (issue 12 Show 2).
 
-    scripts/policy_sustained_table.py DIR [FAMILY...]
+    scripts/policy_sustained_table.py [--merge OUT] DIR [FAMILY...]
 
 DIR holds FAMILY-TAG.json reports, TAG being the searched policies joined by
 '+', then '-' and the script's TAG when it was set (pitstop under different
@@ -18,6 +18,9 @@ tail rule sustains the most, and whether pitstop with the default rule
 (--pitstop-tail aging, tagged "aging", or untagged) is the highest, tied
 (within one resolution step of the best other policy) or below, with the
 reason of its first unsustained rate per seed when it is not the highest.
+--merge OUT also writes OUT/FAMILY.json, one report of every series of the
+family (a tagged series named "p:TAG"), for `pitstop bench --sustained-from
+OUT/FAMILY.json --out PLOTS` to draw them in one plot.
 """
 import glob
 import json
@@ -47,7 +50,7 @@ def series(d, fam):
         tag = rest[len(pols) + 1:]
         for p in rep["policies"]:
             name = f"{p['policy']} ({tag})" if tag else p["policy"]
-            out.append((name, tag, p, rep["resolution"]))
+            out.append((name, tag, p, rep["resolution"], rep))
     # baselines first, then pitstop's tail rules in TAILS's order, others last
     rank = lambda tag: TAILS.index(tag) if tag in TAILS else len(TAILS)
     return sorted(out, key=lambda s: (s[2]["policy"] == "pitstop", rank(s[1])))
@@ -89,13 +92,13 @@ def family(d, fam, out=print):
     ss = series(d, fam)
     if not ss:
         return None
-    others = [(n, p["sustained_rate"]) for n, _, p, _ in ss if p["policy"] != "pitstop"]
+    others = [(n, p["sustained_rate"]) for n, _, p, _, _ in ss if p["policy"] != "pitstop"]
     best_other = max((r for _, r in others), default=None)
     res = ss[0][3]
-    for n, _, p, _ in ss:
+    for n, _, p, _, _ in ss:
         ratio = p["sustained_rate"] / best_other if p["policy"] == "pitstop" and best_other else None
         out(row(fam if n == ss[0][0] else "", n, p, ratio))
-    pit = [(tag, p) for _, tag, p, _ in ss if p["policy"] == "pitstop"]
+    pit = [(tag, p) for _, tag, p, _, _ in ss if p["policy"] == "pitstop"]
     if not pit:
         return f"- {fam}: no pitstop search"
     top = max(p["sustained_rate"] for _, p in pit)
@@ -120,11 +123,30 @@ def family(d, fam, out=print):
     return line
 
 
+def merge(d, fam, out):
+    """Writes out/fam.json: fam's reports as one, each series named as in the table."""
+    ss = series(d, fam)
+    if not ss:
+        return
+    rep = dict(ss[0][4])
+    # short names, so the plot's labels do not overlap
+    rep["policies"] = [dict(p, policy=f"p:{tag}" if tag else p["policy"]) for _, tag, p, _, _ in ss]
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, f"{fam}.json"), "w") as f:
+        json.dump(rep, f, indent=1)
+
+
 def main(argv):
+    merge_out = None
+    if len(argv) > 2 and argv[1] == "--merge":
+        merge_out, argv = argv[2], argv[:1] + argv[3:]
     if len(argv) < 2:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        print("usage: " + __doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     d, fams = argv[1], argv[2:] or FAMILIES
+    if merge_out:
+        for f in fams:
+            merge(d, f, merge_out)
     print("| family | policy | sustained rate (mean; per seed) | pitstop / best other | "
           "at it: e2e mean / p99, s | calls/s | recompute, M tokens | swap out, GB | "
           "first unsustained (seed 1): why |")
