@@ -7,9 +7,10 @@
 # FAMILY: infercept-multi, mixed, coding, fanout (the default: these four), or one
 # of the nine others as scripts/policy_rates.sh names them (p99 targets 3x the
 # lowest p99 at the light rate of policy_rates.sh's grid, seed 1). SEEDS sets
-# --sustained-seeds (3) and PARALLEL --parallel (2). Each search
-# writes OUTDIR/<family>-<tag>.json and its plot, tag = POLICIES with commas as
-# '+' (so baselines and pitstop can be searched apart and merged by
+# --sustained-seeds (3), PARALLEL --parallel (2) and NICE the niceness (10). Each
+# search writes OUTDIR/<family>-<tag>.json and its plot, tag = POLICIES with
+# commas as '+', then '-' TAG when TAG is set (so baselines and pitstop, or
+# pitstop under different extra flags, can be searched apart and merged by
 # scripts/policy_sustained_table.py). Settings are those of the 1,800 s tables.
 set -euo pipefail
 out=$1 pols=$2
@@ -20,7 +21,7 @@ while [[ $# -gt 0 && $1 != -- ]]; do fams+=("$1"); shift; done
 [[ ${#fams[@]} -eq 0 ]] && fams=(infercept-multi mixed coding fanout)
 bin=${BIN:-bin/pitstop}
 mkdir -p "$out"
-tag=${pols//,/+}
+tag=${pols//,/+}${TAG:+-$TAG}
 for f in "${fams[@]}"; do
   w=$f
   case $f in
@@ -40,7 +41,7 @@ for f in "${fams[@]}"; do
     *) echo "unknown family $f (valid: infercept-multi, mixed, coding, fanout, infercept-single, infercept-multi-vicuna, infercept-single-vicuna, chat, react, mcts, azure-conv, mooncake-conv, azure-code)" >&2; exit 2 ;;
   esac
   echo "== $f $pols $(date -u +%H:%M:%S)"
-  nice -n 10 "$bin" bench --sustained --workload "$w" --policies "$pols" --parallel "${PARALLEL:-2}" \
+  nice -n "${NICE:-10}" "$bin" bench --sustained --workload "$w" --policies "$pols" --parallel "${PARALLEL:-2}" \
     --duration 1800 --sustained-seeds "${SEEDS:-3}" "${args[@]}" "$@" \
     --json "$out/$f-$tag.json" --out "$out/$f-$tag" > "$out/$f-$tag.txt" 2>&1
   tail -n 12 "$out/$f-$tag.txt"
