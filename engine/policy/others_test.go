@@ -287,7 +287,9 @@ func TestProgramOrder(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := NewPitstop(Options{})
+			// The program order alone: in arrival order the programs' own
+			// arrivals, without the lead rule (program_lead_test.go).
+			p := NewPitstop(Options{PitstopProgramLead: "off", PitstopAdmission: "off"})
 			if tc.samples != nil {
 				for i := range 200 {
 					p.model.add(tc.samples(i))

@@ -104,7 +104,7 @@ import (
 //     less than recomputing it (left behind, it keeps the host tier full and
 //     the next calls leaving the device are recomputed), and the tokens a
 //     call holds are not priced as prefill in its memory-over-time. With
-//     PitstopHostRoom "admit" (off by default), no admission evicts a
+//     PitstopHostRoom "admit" (the default since session 9), no admission evicts a
 //     paused call whose swap-out the host tier would refuse (host_room.go).
 //
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time

@@ -8,7 +8,8 @@ import (
 // TestPitstopProgramLead: programs in arrival order, one slot. An old
 // program's long call holds the slot; a young program's call arrives at
 // 0.5 s and waits; the old program releases a burst of two branches at
-// 1.5 s. In arrival order of programs (lead off, or a lead longer than the
+// 1.5 s. (Admission "" is the default, "started".) In arrival order of
+// programs (lead off, or a lead longer than the
 // 1 s between the two arrivals) the burst goes first; with a lead of 0.5 s
 // the young call, which arrived more than the lead before the burst, goes
 // first. With admission "started" the young call, its program's first, goes
@@ -18,7 +19,7 @@ func TestPitstopProgramLead(t *testing.T) {
 	for _, c := range []struct {
 		lead, admission string
 		youngFirst      bool
-	}{{"", "", false}, {"off", "", false}, {"2", "", false}, {"0.5", "", true}, {"0", "", true}, {"0", "off", true},
+	}{{"", "", false}, {"off", "", false}, {"2", "", false}, {"0.5", "off", true}, {"0", "off", true},
 		{"0", "started", false}, {"", "started", false}} {
 		p := NewPitstop(Options{ProgramOrder: "arrival", PitstopProgramLead: c.lead, PitstopAdmission: c.admission})
 		cfg := testConfig()

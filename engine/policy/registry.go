@@ -108,11 +108,11 @@ type Options struct {
 	PitstopReference string
 	// PitstopProgramLead bounds how far an older program's calls go ahead of
 	// a younger program's while programs finish in arrival order
-	// (programLead): "off" (the default), "auto" (arrival order's p99
-	// end-to-end time, learned) or seconds. PitstopAdmission "started"
+	// (programLead): "off", "auto" (arrival order's p99 end-to-end time,
+	// learned) or seconds (the default: 0). PitstopAdmission "started"
 	// ranks a program's first call after every call of the started
-	// programs (arrivalClass); "off" (the default) as its program's other
-	// calls. Both off by default; measured in docs/results-policies.md
+	// programs (arrivalClass) (the default); "off" as its program's other
+	// calls. Defaults since session 9; measured in docs/results-policies.md
 	// (session 9).
 	PitstopProgramLead string
 	PitstopAdmission   string
@@ -130,7 +130,7 @@ type Options struct {
 	// (readmitCache): "cached" (the default), "held", "sunk" or "off".
 	PitstopReadmit string
 	// PitstopHostRoom is pitstop's host-tier-aware admission (hostRoom):
-	// "off" (the default) or "admit".
+	// "off" or "admit" (the default since session 9).
 	PitstopHostRoom string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
@@ -221,6 +221,18 @@ func (o Options) Defaults() Options {
 	deff(&o.PitstopSlowdown, 50)
 	if o.PitstopTail == "" {
 		o.PitstopTail = "aging"
+	}
+	// Session 9's defaults (docs/results-policies.md, "session 9, lead: the
+	// defaults"): the host-room admission, and in arrival order of programs
+	// the started programs first with no lead.
+	if o.PitstopHostRoom == "" {
+		o.PitstopHostRoom = "admit"
+	}
+	if o.PitstopAdmission == "" {
+		o.PitstopAdmission = "started"
+	}
+	if o.PitstopProgramLead == "" {
+		o.PitstopProgramLead = "0"
 	}
 	deff(&o.PitstopAgingPower, 2)
 	deff(&o.ProgramCVLow, 0.7)
