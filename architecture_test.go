@@ -67,6 +67,7 @@ func layers() []layer {
 		{"engine", 40, "the iteration engine: knows nothing of HTTP, tools, models or replicas"},
 		{"kvswap", 20, "KV block tiers and their transfers"},
 		{"handling", 20, "the waste of preserve, swap and discard: pure functions"},
+		{"internal/dueheap", 15, "the min-heap the program tables expire from"},
 		{testOnly, 10, "helpers that several packages' tests share: imported by tests only"},
 	}
 }

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/pitstop-llm/pitstop/internal/dueheap"
+)
 
 // ProgramStats is the engine's row of a program (an agent made of calls):
 // what program-level policies (Autellix PLAS/ATLAS) and the runtime's
@@ -38,7 +42,7 @@ func (p *ProgramStats) CriticalPath() time.Duration {
 // after its last call ends, at the next Expire; a row without one stays.
 type ProgramTable struct {
 	rows map[string]*ProgramStats
-	due  dueHeap // the rows with a TTL, the earliest they can go first (programs_expiry.go)
+	due  dueheap.Heap[*ProgramStats] // the rows with a TTL, the earliest they can go first (programs_expiry.go)
 }
 
 func newProgramTable() *ProgramTable { return &ProgramTable{rows: make(map[string]*ProgramStats)} }

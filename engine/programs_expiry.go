@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"container/heap"
 	"time"
 )
 
@@ -13,36 +12,18 @@ import (
 // and Expire pops the rows due, filing again at their new due time those
 // used since (or in use), ExpireBatch at most per call. A row costs one heap
 // push when it is made and one pop or re-filing per TTL it lives. The
-// runtime and its router keep heaps of their own (on wall-clock time, under
-// their locks); this one runs on the engine's clock and goroutine.
+// runtime and its router keep tables of their own on the same heap
+// (internal/dueheap), on wall-clock time under their locks; this one runs on
+// the engine's clock and goroutine.
 
 // ExpireBatch is how many due rows one Expire looks at, at most: the
 // longest it holds up the engine's loop.
 const ExpireBatch = 256
 
-// dueHeap is rows, the earliest due first; each row knows its index
-// (ProgramStats.idx).
-type dueHeap []*ProgramStats
-
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].due < h[j].due }
-func (h dueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
-}
-func (h *dueHeap) Push(x any) {
-	p := x.(*ProgramStats)
-	p.idx = len(*h)
-	*h = append(*h, p)
-}
-func (h *dueHeap) Pop() any {
-	old := *h
-	p := old[len(old)-1]
-	old[len(old)-1] = nil
-	p.idx = -1
-	*h = old[:len(old)-1]
-	return p
-}
+// DueBefore and SetDueIndex place a row in the table's heap
+// (dueheap.Item).
+func (p *ProgramStats) DueBefore(o *ProgramStats) bool { return p.due < o.due }
+func (p *ProgramStats) SetDueIndex(i int)              { p.idx = i }
 
 // file puts a row with a TTL in the heap, due a TTL after now at the
 // earliest (its call ends after now); a row already there moves only when
@@ -55,10 +36,10 @@ func (t *ProgramTable) file(p *ProgramStats, now time.Duration) {
 	switch {
 	case p.idx < 0:
 		p.due = due
-		heap.Push(&t.due, p)
+		t.due.Push(p)
 	case due < p.due:
 		p.due = due
-		heap.Fix(&t.due, p.idx)
+		t.due.Fix(p.idx)
 	}
 }
 
@@ -73,24 +54,24 @@ func (t *ProgramTable) Expire(now time.Duration) (dropped int, more bool) {
 
 // expireStep is Expire, also saying how many rows it looked at (touched).
 func (t *ProgramTable) expireStep(now time.Duration) (dropped, touched int, more bool) {
-	for len(t.due) > 0 && t.due[0].due < now {
+	for t.due.Len() > 0 && t.due.First().due < now {
 		if touched == ExpireBatch {
 			return dropped, touched, true
 		}
 		touched++
-		p := t.due[0]
+		p := t.due.First()
 		switch deadline := p.LastFinish + p.ttl; {
 		case p.ttl <= 0:
-			heap.Pop(&t.due) // its latest call asked to keep it
+			t.due.Pop() // its latest call asked to keep it
 		case p.Active > 0:
 			// In use: it ends after now, and stays a TTL after that.
 			p.due = now + p.ttl
-			heap.Fix(&t.due, 0)
+			t.due.Fix(0)
 		case deadline >= now:
 			p.due = deadline
-			heap.Fix(&t.due, 0)
+			t.due.Fix(0)
 		default:
-			heap.Pop(&t.due)
+			t.due.Pop()
 			delete(t.rows, p.ID)
 			dropped++
 		}

@@ -81,8 +81,8 @@ func TestProgramTableExpire(t *testing.T) {
 	if got := expireAll(t, tab, end+ttl+time.Nanosecond); got != 1 || tab.Get("busy") != nil {
 		t.Errorf("expired %d rows a TTL after busy's call, want 1", got)
 	}
-	if got := expireAll(t, tab, 100*ttl); got != 0 || tab.Len() != 1 || tab.Get("forever") == nil || len(tab.due) != 0 {
-		t.Errorf("expired %d, left %d rows and %d in the heap; want only forever, out of the heap", got, tab.Len(), len(tab.due))
+	if got := expireAll(t, tab, 100*ttl); got != 0 || tab.Len() != 1 || tab.Get("forever") == nil || tab.due.Len() != 0 {
+		t.Errorf("expired %d, left %d rows and %d in the heap; want only forever, out of the heap", got, tab.Len(), tab.due.Len())
 	}
 }
 

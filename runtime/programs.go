@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pitstop-llm/pitstop/internal/dueheap"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
@@ -65,7 +66,7 @@ type program struct {
 type programTable struct {
 	mu   sync.Mutex
 	rows map[string]*program
-	due  dueHeap // every row, the earliest due first
+	due  dueheap.Heap[*program] // every row, the earliest due first
 	// ttl and anonTTL are how long an idle row stays: a named program's, a
 	// call's without a program id.
 	ttl, anonTTL time.Duration

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"container/heap"
 	"time"
 )
 
@@ -20,29 +19,10 @@ import (
 // at most.
 const expireBatch = 256
 
-// dueHeap is the table's rows, the earliest due first; each row knows its
-// index (program.idx).
-type dueHeap []*program
-
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
-func (h dueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
-}
-func (h *dueHeap) Push(x any) {
-	p := x.(*program)
-	p.idx = len(*h)
-	*h = append(*h, p)
-}
-func (h *dueHeap) Pop() any {
-	old := *h
-	p := old[len(old)-1]
-	old[len(old)-1] = nil
-	p.idx = -1
-	*h = old[:len(old)-1]
-	return p
-}
+// DueBefore and SetDueIndex place a row in the table's heap
+// (dueheap.Item).
+func (p *program) DueBefore(o *program) bool { return p.due.Before(o.due) }
+func (p *program) SetDueIndex(i int)         { p.idx = i }
 
 // ttlOf is how long the row stays once idle.
 func (t *programTable) ttlOf(p *program) time.Duration {
@@ -59,7 +39,7 @@ func (t *programTable) file(p *program, now time.Time) {
 		return
 	}
 	p.due = now.Add(t.ttlOf(p))
-	heap.Push(&t.due, p)
+	t.due.Push(p)
 }
 
 // expire drops the rows idle (no active call, no invoke) for longer than
@@ -81,23 +61,23 @@ func (t *programTable) expire(now time.Time) int {
 func (t *programTable) expireStep(now time.Time) (dropped, touched int, more bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for len(t.due) > 0 && t.due[0].due.Before(now) {
+	for t.due.Len() > 0 && t.due.First().due.Before(now) {
 		if touched == expireBatch {
 			return dropped, touched, true
 		}
 		touched++
-		p := t.due[0]
+		p := t.due.First()
 		ttl := t.ttlOf(p)
 		switch deadline := p.info.LastSeen.Add(ttl); {
 		case p.info.Active > 0 || p.invokeRun > 0:
 			// In use: it ends after now, and stays a TTL after that.
 			p.due = now.Add(ttl)
-			heap.Fix(&t.due, 0)
+			t.due.Fix(0)
 		case !deadline.Before(now):
 			p.due = deadline
-			heap.Fix(&t.due, 0)
+			t.due.Fix(0)
 		default:
-			heap.Pop(&t.due)
+			t.due.Pop()
 			delete(t.rows, p.key)
 			dropped++
 		}

@@ -60,8 +60,8 @@ func TestProgramTableExpire(t *testing.T) {
 		t.Error("a program with a call in flight expired")
 	}
 	tab.finish("busy", &Result{}, t0.Add(3*ttl))
-	if got := tab.expire(t0.Add(4*ttl + time.Nanosecond)); got != 1 || tab.len() != 0 || len(tab.due) != 0 {
-		t.Errorf("expired %d rows, %d left, %d filed; want 1, 0, 0", got, tab.len(), len(tab.due))
+	if got := tab.expire(t0.Add(4*ttl + time.Nanosecond)); got != 1 || tab.len() != 0 || tab.due.Len() != 0 {
+		t.Errorf("expired %d rows, %d left, %d filed; want 1, 0, 0", got, tab.len(), tab.due.Len())
 	}
 }
 

@@ -4,7 +4,6 @@
 package remote
 
 import (
-	"container/heap"
 	"time"
 )
 
@@ -33,28 +32,10 @@ type programUse struct {
 	idx     int       // its index in Router.due
 }
 
-// useHeap is the programs, the earliest due first.
-type useHeap []*programUse
-
-func (h useHeap) Len() int           { return len(h) }
-func (h useHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
-func (h useHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
-}
-func (h *useHeap) Push(x any) {
-	u := x.(*programUse)
-	u.idx = len(*h)
-	*h = append(*h, u)
-}
-func (h *useHeap) Pop() any {
-	old := *h
-	u := old[len(old)-1]
-	old[len(old)-1] = nil
-	u.idx = -1
-	*h = old[:len(old)-1]
-	return u
-}
+// DueBefore and SetDueIndex place a program in the router's heap
+// (dueheap.Item).
+func (u *programUse) DueBefore(o *programUse) bool { return u.due.Before(o.due) }
+func (u *programUse) SetDueIndex(i int)            { u.idx = i }
 
 // usedLocked records a program's generation ending at now (r.mu held).
 func (r *Router) usedLocked(program string, now time.Time) {
@@ -68,7 +49,7 @@ func (r *Router) usedLocked(program string, now time.Time) {
 		u.program = program
 		u.due = now.Add(r.cfg.ProgramTTL)
 		r.used[program] = u
-		heap.Push(&r.due, u)
+		r.due.Push(u)
 	}
 	u.last = now
 }
@@ -79,7 +60,7 @@ func (r *Router) dropUseLocked(program string) {
 	if u == nil {
 		return
 	}
-	heap.Remove(&r.due, u.idx)
+	r.due.Remove(u.idx)
 	delete(r.used, program)
 	if len(r.free) < keptUses {
 		*u = programUse{}
@@ -125,15 +106,15 @@ func (r *Router) expirePrograms(now time.Time) int {
 func (r *Router) expireStep(now time.Time) (forgot, touched int, more bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for len(r.due) > 0 && r.due[0].due.Before(now) {
+	for r.due.Len() > 0 && r.due.First().due.Before(now) {
 		if touched == expireBatch {
 			return forgot, touched, true
 		}
 		touched++
-		u := r.due[0]
+		u := r.due.First()
 		if deadline := u.last.Add(r.cfg.ProgramTTL); !deadline.Before(now) {
 			u.due = deadline
-			heap.Fix(&r.due, 0)
+			r.due.Fix(0)
 			continue
 		}
 		r.forgetLocked(u.program)

@@ -57,16 +57,16 @@ func TestExpireStepBounded(t *testing.T) {
 		forgot += f
 		more = m
 	}
-	if forgot != due || len(r.used) != live || len(r.due) != live || len(r.attained) != live {
-		t.Errorf("forgot %d, %d used, %d filed, %d ranked; want %d, %d, %d, %d", forgot, len(r.used), len(r.due), len(r.attained), due, live, live, live)
+	if forgot != due || len(r.used) != live || r.due.Len() != live || len(r.attained) != live {
+		t.Errorf("forgot %d, %d used, %d filed, %d ranked; want %d, %d, %d, %d", forgot, len(r.used), r.due.Len(), len(r.attained), due, live, live, live)
 	}
 	// The programs used again were filed at their new due time: a hold
 	// now looks at none.
 	if _, touched, more := r.expireStep(now); touched != 0 || more {
 		t.Errorf("a hold with nothing due looked at %d programs (more %v)", touched, more)
 	}
-	if got := r.expirePrograms(t0.Add(2*time.Minute + time.Nanosecond)); got != live || len(r.due) != 0 {
-		t.Errorf("forgot %d programs at their TTL, %d filed; want %d, 0", got, len(r.due), live)
+	if got := r.expirePrograms(t0.Add(2*time.Minute + time.Nanosecond)); got != live || r.due.Len() != 0 {
+		t.Errorf("forgot %d programs at their TTL, %d filed; want %d, 0", got, r.due.Len(), live)
 	}
 }
 

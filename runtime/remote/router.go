@@ -13,6 +13,7 @@ import (
 
 	"github.com/pitstop-llm/pitstop/cluster"
 	"github.com/pitstop-llm/pitstop/engine/sim"
+	"github.com/pitstop-llm/pitstop/internal/dueheap"
 )
 
 // Defaults of Config.
@@ -86,7 +87,7 @@ type Router struct {
 	holds    map[string]*cluster.Replica // backend → its record of programs' contexts
 	attained map[string]float64          // program → tokens of service so far: its rank
 	used     map[string]*programUse      // program → its last generation's end
-	due      useHeap                     // the used programs, the earliest to go first
+	due      dueheap.Heap[*programUse]   // the used programs, the earliest to go first
 	free     []*programUse               // forgotten programs' records, for reuse
 	start    time.Time
 

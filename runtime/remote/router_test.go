@@ -299,7 +299,7 @@ func TestProgramsExpire(t *testing.T) {
 		t.Fatal("a program in use was forgotten")
 	}
 	r.expirePrograms(time.Now().Add(DefaultProgramTTL + time.Second))
-	if r.Rank("p") != 0 || len(r.used) != 0 || len(r.due) != 0 {
+	if r.Rank("p") != 0 || len(r.used) != 0 || r.due.Len() != 0 {
 		t.Error("an idle program was not forgotten")
 	}
 	for _, h := range r.holds {
