@@ -362,8 +362,8 @@ predict with, since policies rank by the prediction.`,
 			if err != nil {
 				return err
 			}
-			coldMix, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
-				predictor.NewExpertMix(predictor.TrainMedian(info))), recs)
+			coldExperts := predictor.NewExpertMix(predictor.TrainMedian(info))
+			coldMix, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs, coldExperts), recs)
 			if err != nil {
 				return err
 			}
@@ -414,6 +414,7 @@ predict with, since policies rank by the prediction.`,
 			coldBlend.WriteSummary(stdout, "model + program blend")
 			coldMix.WriteSummary(stdout, "model + blend + mix")
 			orderMix.WriteSummary(stdout, "model + order mix")
+			writeExpertErrors(stdout, coldExperts)
 			med := predictor.MedianTokens(train)
 			for _, b := range []struct {
 				name string
