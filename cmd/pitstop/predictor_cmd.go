@@ -286,7 +286,7 @@ from (prequential evaluation). The "model, online" line scores those predictions
 "model, not learning" line the same model without learning; "+ order mix" is what serve
 predicts when it learns. "window mode by class" predicts, from the lengths finished before,
 the centre of the densest 11-token window in the record's class (the tool it resumes
-after, the previous output's and the last message's log2 sizes): the point that maximises
+after and its call's argument class, the previous output's and the last message's log2 sizes): the point that maximises
 Acc-5, for comparison (predictor.WindowModes); the second half adds each line's rank
 correlation with the actual lengths, which a policy that ranks by the point needs. --curve writes the running
 MAE (online, not learning, history) every 50 records as CSV.
