@@ -288,7 +288,9 @@ predicts when it learns. "window mode by class" predicts, from the lengths finis
 the centre of the densest 11-token window in the record's class (the tool it resumes
 after and its call's argument class, the previous output's and the last message's log2 sizes): the point that maximises
 Acc-5, for comparison (predictor.WindowModes); the second half adds each line's rank
-correlation with the actual lengths, which a policy that ranks by the point needs. --curve writes the running
+correlation with the actual lengths, which a policy that ranks by the point needs.
+"order mix or mode, by order" predicts with the window mode where it has ordered the
+finished segments better than the order mix so far, else with the mix (predictor.OrderLed). --curve writes the running
 MAE (online, not learning, history) every 50 records as CSV.
 
 The "+ program blend" line combines the model's predictions, per program, with the
@@ -398,13 +400,19 @@ predict with, since policies rank by the prediction.`,
 				if err != nil {
 					return err
 				}
+				led := predictor.ChooseByOrder(ordered, modes, recs)
+				ledRep, err := predictor.Evaluate(led, recs)
+				if err != nil {
+					return err
+				}
 				rep.WriteSummary(stdout, "model, online")
 				onlineBlend.WriteSummary(stdout, "model, online + mix")
 				onlineOrder.WriteSummary(stdout, "model, online + order mix")
 				modeRep.WriteSummary(stdout, "window mode by class")
+				ledRep.WriteSummary(stdout, "order mix or mode, by order")
 				cold.WriteSummary(stdout, "model, not learning")
 				halves := []secondHalfLine{{"  online", pred}, {"  online + mix", blended},
-					{"  online + order mix", ordered}, {"  window mode by class", modes}}
+					{"  online + order mix", ordered}, {"  window mode by class", modes}, {"  mix or mode, by order", led}}
 				if err := writeSecondHalf(stdout, halves, recs, predictor.MedianTokens(train)); err != nil {
 					return err
 				}
