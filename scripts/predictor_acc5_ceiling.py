@@ -145,6 +145,7 @@ def keys(rec, prev_rec):
         "last tool x previous length x previous kind": (last, prev, prevkind),
         "last tool x previous length x size x argument class": (last, prev, size, argc),
         "last tool x argument class": (last, argc),
+        "last tool x argument class x message size": (last, argc, size),
         "last tool x error": (last, err),
     }
 
@@ -170,7 +171,8 @@ def replay(recs):
         for k, key in keys(r, p).items():
             hindsight[k][key].add(r["pre_tool_output_tokens"])
     half = len(recs) // 2
-    hits = {k: [0, 0] for k in names + ["program's own window, else last tool", "hindsight: " + names[-1], "hindsight: last tool"]}
+    finest = "last tool x position x previous length"
+    hits = {k: [0, 0] for k in names + ["program's own window, else last tool", "hindsight: " + finest, "hindsight: last tool"]}
     programs = collections.defaultdict(Windows)
 
     def score(name, point, actual, i):
@@ -193,7 +195,7 @@ def replay(recs):
             point = w.best if w.n else online[names[0]][()].best
         score("program's own window, else last tool", point, actual, i)
         score("hindsight: last tool", hindsight["last tool"][ks["last tool"]].best, actual, i)
-        score("hindsight: " + names[-1], hindsight[names[-1]][ks[names[-1]]].best, actual, i)
+        score("hindsight: " + finest, hindsight[finest][ks[finest]].best, actual, i)
         for k, key in ks.items():
             online[k][key].add(actual)
         own.add(actual)

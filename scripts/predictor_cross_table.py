@@ -29,6 +29,11 @@ def parse(path):
         if line.startswith("second half"):
             half = True
             continue
+        if line.startswith("rank correlation (Spearman), all records"):
+            m = re.search(r"order mix (-?[\d.]+|NaN)", line)
+            if m:
+                cells[key]["cold rho"] = m.group(1)
+            continue
         if line.startswith("  rank correlation"):
             for name, v in re.findall(r" ([^;:]+?) (-?[\d.]+|NaN);", line):
                 cells[key]["rho " + name.strip()] = v
@@ -54,12 +59,14 @@ def fmt(c, name, full=True):
 def main(paths):
     logs = [parse(p) for p in paths]
     keys = list(logs[-1])
-    print("cold, Acc-5 / Acc-15 / MAE: order mix (what a fresh serve predicts)" + (", before -> after" if len(logs) > 1 else "")
-          + "; absolute-error mix; history")
+    print("cold, Acc-5 / Acc-15 / MAE: order mix (what a fresh serve predicts; Spearman of the last log"
+          + " where it has one)" + (", before -> after" if len(logs) > 1 else "") + "; absolute-error mix; history")
     print("| trained on | evaluated on | order mix | blend + mix | history (train start) |")
     print("|---|---|---|---|---|")
     for k in keys:
         om = " -> ".join(fmt(l.get(k, {}), "model + order mix") for l in logs)
+        if "cold rho" in logs[-1][k]:
+            om += f" ({logs[-1][k]['cold rho']})"
         bm = " -> ".join(fmt(l.get(k, {}), "model + blend + mix") for l in logs)
         c = logs[-1][k]
         h = fmt(c, "baseline: history, training median start") if "baseline: history, training median start" in c else fmt(c, "baseline: history") + " (training split's median start)"

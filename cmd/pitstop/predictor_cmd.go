@@ -369,11 +369,14 @@ predict with, since policies rank by the prediction.`,
 			if err != nil {
 				return err
 			}
-			orderMix, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
-				predictor.OrderScored(predictor.TrainMedian(info))), recs)
+			coldOrdered := predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
+				predictor.OrderScored(predictor.TrainMedian(info)))
+			orderMix, err := predictor.Evaluate(coldOrdered, recs)
 			if err != nil {
 				return err
 			}
+			coldRanks := fmt.Sprintf("rank correlation (Spearman), all records, not learning: model %.3f; model + order mix %.3f\n",
+				predictor.RankCorrelation(pred, recs), predictor.RankCorrelation(coldOrdered, recs))
 			if online {
 				cold := rep
 				var probs [][]float32
@@ -422,6 +425,7 @@ predict with, since policies rank by the prediction.`,
 			coldBlend.WriteSummary(stdout, "model + program blend")
 			coldMix.WriteSummary(stdout, "model + blend + mix")
 			orderMix.WriteSummary(stdout, "model + order mix")
+			fmt.Fprint(stdout, coldRanks)
 			writeExpertErrors(stdout, coldExperts)
 			med := predictor.MedianTokens(train)
 			for _, b := range []struct {
