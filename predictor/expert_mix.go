@@ -18,11 +18,12 @@ const ExpertMixRate = 0.03
 
 // A fresh mixture does not weigh its experts evenly: it starts from what
 // they scored on agents the model had not seen, as if it had already
-// scored that many segments with those errors (crossSourcePrior). Evidence from the deployment's own finished segments
-// adds to it and soon outweighs it on a long stream; on a short one (a few
-// programs) the prior decides. An even prior trusted the model 2:1 on first
-// segments (the blend is the model there) and lost to the history baseline
-// on a short unseen stream (ToolBench, 13 programs).
+// scored that many segments with those errors (crossSourcePrior). Evidence
+// from the deployment's own finished segments adds to it and soon outweighs
+// it on a long stream; on a short one (a few programs) the prior decides.
+// An even prior trusted the model 2:1 on first segments (the blend is the
+// model there) and lost to the history baseline on a short unseen stream
+// (ToolBench, 13 programs).
 //
 // crossSourcePrior is each expert's MAE relative to the experts' mean, per
 // class (first segments, later ones), averaged over the two
@@ -32,8 +33,8 @@ const ExpertMixRate = 0.03
 // "experts" line it comes from). The prior's segments were chosen by the
 // mean MAE ratio to the history baseline on those two streams cut into
 // deployments of 13 programs (a fresh mixture each), among the values that
-// cost no held-out set of the training sources more than 1 token of MAE
-// (docs/results-predictor.md, session 10).
+// cost no held-out set of the training sources 1 token of MAE or 0.01 of
+// rank correlation (docs/results-predictor.md, session 10).
 func crossSourcePrior(k int) (expertPriorSegments float64, relErr [numExperts]float64) {
 	if k == 0 { // first segments
 		return 300, [numExperts]float64{1.036, 1.036, 0.929}
