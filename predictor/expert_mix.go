@@ -16,6 +16,32 @@ import (
 // (docs/results-predictor.md).
 const ExpertMixRate = 0.03
 
+// A fresh mixture does not weigh its experts evenly: it starts from what
+// they scored on agents the model had not seen, as if it had already
+// scored that many segments with those errors (crossSourcePrior). Evidence
+// from the deployment's own finished segments adds to it and soon outweighs
+// it on a long stream; on a short one (a few programs) the prior decides.
+// An even prior trusted the model 2:1 on first segments (the blend is the
+// model there) and lost to the history baseline on a short unseen stream
+// (ToolBench, 13 programs).
+//
+// crossSourcePrior is each expert's MAE relative to the experts' mean, per
+// class (first segments, later ones), averaged over the two
+// leave-one-source-out streams of the shipped model's training sources
+// (the model trained on infercept+bfcl replayed over tau, and the one
+// trained on tau over infercept+bfcl; `pitstop predictor eval` prints the
+// "experts" line it comes from). The prior's segments were chosen by the
+// mean MAE ratio to the history baseline on those two streams cut into
+// deployments of 13 programs (a fresh mixture each), among the values that
+// cost no held-out set of the training sources 1 token of MAE or 0.01 of
+// rank correlation (docs/results-predictor.md, session 10).
+func crossSourcePrior(k int) (expertPriorSegments float64, relErr [numExperts]float64) {
+	if k == 0 { // first segments
+		return 300, [numExperts]float64{1.036, 1.036, 0.929}
+	}
+	return 30, [numExperts]float64{1.279, 0.821, 0.900}
+}
+
 // The experts of an ExpertMix.
 const (
 	ExpertModel   = iota // the length model alone
@@ -39,8 +65,9 @@ var ExpertNames = [numExperts]string{"model", "blend", "history"}
 // programs' first segments and for later ones: on an agent the model never
 // saw, a first segment is often better guessed by the median than by the
 // model, and the program's own mean may beat both later on; on one it knows,
-// the model alone may beat its blend. Before any segment has finished the
-// three weigh the same (on a first segment the blend is the model).
+// the model alone may beat its blend. Before any segment has finished they
+// weigh what they scored on agents the model had not seen (crossSourcePrior);
+// on a first segment the blend is the model and is not counted twice.
 //
 // Absolute errors choose the expert with the lowest MAE, which is not the
 // one that ranks segments best: on infercept-multi the model alone has the
@@ -222,12 +249,14 @@ func (x *ExpertMix) scoreOrder(k int, s finished) {
 }
 
 // weights are the experts' unnormalised weights in class k (history's 0
-// without it) and the Laplace scale of history's distribution (its mean
-// absolute error; BlendPriorTokens before it was scored). An expert weighs
-// exp(−ExpertMixRate × its segments × (its mean error − the lowest) / the
-// experts' average mean error), the error being the absolute one or, with
+// without it; the blend's 0 on first segments, where it is the model) and
+// the Laplace scale of history's distribution (its mean absolute error;
+// BlendPriorTokens before it was scored). An expert weighs
+// exp(−ExpertMixRate × (the prior's segments × (its prior relative error −
+// the lowest) + its segments × (its mean error − the lowest) / the experts'
+// average mean error)), the error being the absolute one or, with
 // OrderScored, the share of pairs ordered wrongly (the rate was chosen for
-// the absolute one); one not yet scored weighs 1. x.mu is held.
+// the absolute one). x.mu is held.
 func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, scale float64) {
 	m := numExperts
 	if !withHistory {
@@ -237,7 +266,6 @@ func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, sca
 	var mean [numExperts]float64
 	least, sum, scored := math.Inf(1), 0.0, 0
 	for e := range m {
-		w[e] = 1
 		if n := x.n[k][e]; n > 0 {
 			mean[e] = x.loss[k][e] / n
 			if x.byOrder {
@@ -249,20 +277,49 @@ func (x *ExpertMix) weights(k int, withHistory bool) (w [numExperts]float64, sca
 			least, sum, scored = min(least, mean[e]), sum+mean[e], scored+1
 		}
 	}
-	if scored == 0 {
-		return w, scale
+	// The exponent of each weight: the cross-source prior's evidence plus
+	// the deployment's own, both in segments × relative error.
+	var loss [numExperts]float64
+	segments, prior := crossSourcePrior(k)
+	priorLeast := math.Inf(1)
+	for e := range m {
+		priorLeast = min(priorLeast, prior[e])
 	}
-	if avg := sum / float64(scored); avg > 0 {
+	for e := range m {
+		loss[e] = segments * (prior[e] - priorLeast)
+	}
+	if avg := sum / float64(scored); scored > 0 && avg > 0 {
 		for e := range m {
 			if n := x.n[k][e]; n > 0 {
-				w[e] = math.Exp(-ExpertMixRate * n * (mean[e] - least) / avg)
+				loss[e] += n * (mean[e] - least) / avg
 			}
 		}
+	}
+	for e := range m {
+		w[e] = math.Exp(-ExpertMixRate * loss[e])
+	}
+	if k == 0 {
+		w[ExpertBlend] = 0 // the blend is the model on a first segment: one expert, not two
 	}
 	if n := x.n[k][ExpertHistory]; withHistory && n > 0 {
 		scale = max(x.loss[k][ExpertHistory]/n, 1)
 	}
 	return w, scale
+}
+
+// ExpertErrors are the experts' mean absolute errors on the segments
+// booked so far, for programs' first segments (first) and for later ones
+// (later), in ExpertNames' order (NaN for an expert not yet scored): what
+// crossSourcePrior was measured from.
+func (x *ExpertMix) ExpertErrors() (first, later [numExperts]float64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for k, out := range []*[numExperts]float64{&first, &later} {
+		for e := range out {
+			out[e] = x.loss[k][e] / x.n[k][e]
+		}
+	}
+	return first, later
 }
 
 // Weights are the experts' current weights (summing to 1) for programs'

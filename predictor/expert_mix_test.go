@@ -13,10 +13,10 @@ import (
 func TestExpertMixLearnsWhichExpertPerClass(t *testing.T) {
 	const median = 40
 	x := NewExpertMix(median)
-	// Before anything finished: model, blend (= the model on a first
-	// segment) and history weigh the same: (100+100+40)/3.
-	if n, _, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n != 80 {
-		t.Fatalf("before anything finished: %d, want the even mix 80", n)
+	// Before anything finished the cross-source prior holds: history ahead
+	// of the model on a first segment (an even mix of the two would be 70).
+	if n, _, _ := x.Predict(ProgramBlend{}, 100, nil, 0); n <= median || n >= 70 {
+		t.Fatalf("before anything finished: %d, want between the median %d and the even mix 70", n, median)
 	}
 	later := ProgramBlend{}.Observe(100, 40, "")
 	for range 400 {
@@ -32,6 +32,31 @@ func TestExpertMixLearnsWhichExpertPerClass(t *testing.T) {
 	}
 	if n, _, _ := x.Predict(later, 300, nil, 0); n < 285 {
 		t.Fatalf("later segment: %d, want near the model's 300", n)
+	}
+}
+
+// A fresh mixture weighs its experts by what they scored on agents the
+// model had not seen (crossSourcePrior): on first segments history ahead of
+// the model, the blend (which is the model there) not counted twice; on
+// later ones the blend, then history, then the model alone. Evidence from
+// finished segments outweighs the prior: after first segments that the
+// model predicts exactly and history misses, the model leads.
+func TestExpertMixCrossSourcePrior(t *testing.T) {
+	for _, x := range []*ExpertMix{NewExpertMix(40), OrderScored(40)} {
+		first, later := x.Weights()
+		if first[ExpertBlend] != 0 || !(first[ExpertHistory] > first[ExpertModel] && first[ExpertModel] > 0) {
+			t.Fatalf("fresh, first segments: weights %.3f, want history > model > 0 and no blend", first)
+		}
+		if !(later[ExpertBlend] > later[ExpertHistory] && later[ExpertHistory] > later[ExpertModel] && later[ExpertModel] > 0) {
+			t.Fatalf("fresh, later segments: weights %.3f, want blend > history > model > 0", later)
+		}
+		for i := range 200 {
+			actual := 10 + 7*(i%9) // lengths that vary, so that pairs are ordered
+			x.Observe(ProgramBlend{}, actual, actual, actual)
+		}
+		if first, _ = x.Weights(); first[ExpertModel] < 0.9 {
+			t.Fatalf("after 200 first segments the model got exactly: weights %.3f, want the model's above 0.9", first)
+		}
 	}
 }
 

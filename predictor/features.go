@@ -67,6 +67,12 @@ type Input struct {
 	// LastTool is the tool whose result is the last message; "" when the
 	// last message is the user's (feature version 2).
 	LastTool string `json:"last_tool,omitempty"`
+	// LastToolClass is the argument class (ArgumentClass: a shell command's
+	// program, a URL's host) of the call whose result is the last message;
+	// "" when unknown. Known before the segment (it is the previous
+	// segment's output); the length model's features do not read it,
+	// WindowModes does.
+	LastToolClass string `json:"last_tool_class,omitempty"`
 	// ToolSchemaBytes is the size of the offered tools' JSON schemas (0 when
 	// unknown; feature version 2).
 	ToolSchemaBytes int     `json:"tool_schema_bytes,omitempty"`

@@ -60,6 +60,51 @@ func TestFeaturesDoNotLeak(t *testing.T) {
 	}
 }
 
+// The classes the window mode keeps (WindowModes) read the argument class of
+// the call whose result a segment resumes after (the previous segment's
+// arguments), never the segment's own: changing a segment's own tool, its
+// arguments and its output leaves its classes as they were, and the next
+// segment's LastToolClass follows the changed arguments.
+func TestWindowModeClassesDoNotLeak(t *testing.T) {
+	program := func() []TraceRecord {
+		recs := leakProgram()
+		recs[0].ToolArgs = `{"command":"cd /repo && grep -rn foo ."}`
+		recs[1].ToolArgs = `{"url":"https://api.example.com/book"}`
+		DeriveContext(recs)
+		DeriveToolClasses(recs)
+		return recs
+	}
+	base := program()
+	if base[0].Input.LastToolClass != "" || base[1].Input.LastToolClass != "prog:grep" || base[2].Input.LastToolClass != "host:api.example.com" {
+		t.Fatalf("tool classes %q %q %q, want \"\" prog:grep host:api.example.com",
+			base[0].Input.LastToolClass, base[1].Input.LastToolClass, base[2].Input.LastToolClass)
+	}
+	for k := range 3 {
+		recs := leakProgram()
+		recs[0].ToolArgs = `{"command":"cd /repo && grep -rn foo ."}`
+		recs[1].ToolArgs = `{"url":"https://api.example.com/book"}`
+		recs[k].ToolArgs = `{"command":"make test"}`
+		recs[k].PreToolOutputTokens = 7 * (recs[k].PreToolOutputTokens + 11)
+		DeriveContext(recs)
+		DeriveToolClasses(recs)
+		if !slices.Equal(modeClasses(recs[k].Input), modeClasses(base[k].Input)) {
+			t.Errorf("changing segment %d's own arguments and output changed its window-mode classes", k)
+		}
+		if k < 2 && recs[k+1].Input.LastToolClass != "prog:make" {
+			t.Errorf("segment %d's tool class %q does not follow segment %d's arguments (want prog:make)", k+1, recs[k+1].Input.LastToolClass, k)
+		}
+	}
+	// A gap in a program's segments, or a tool that is not the last message's, gives no class.
+	gap := program()
+	gap[1].Segment = 5
+	gap[1].Input.LastToolClass, gap[2].Input.LastToolClass = "", ""
+	gap[2].Input.LastTool = "other"
+	DeriveToolClasses(gap)
+	if gap[1].Input.LastToolClass != "" || gap[2].Input.LastToolClass != "" {
+		t.Fatalf("tool classes %q %q across a gap and a mismatched tool, want none", gap[1].Input.LastToolClass, gap[2].Input.LastToolClass)
+	}
+}
+
 func TestDeriveContext(t *testing.T) {
 	recs := leakProgram()
 	DeriveContext(recs)

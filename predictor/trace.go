@@ -91,7 +91,8 @@ var ErrBadTrace = errors.New("bad trace")
 // empty file, a line that is not a trace record, or a record written for
 // a feature version outside [OldestTraceVersion, FeatureVersion] is an error
 // naming the file and line. A file with older records is upgraded with
-// DeriveContext.
+// DeriveContext; every record's LastToolClass is derived from the order of
+// the records (DeriveToolClasses).
 func ReadTraces(paths ...string) ([]TraceRecord, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("read traces: no trace files given")
@@ -165,5 +166,6 @@ func decodeTraces(r io.Reader, name string) ([]TraceRecord, error) {
 	if upgrade {
 		DeriveContext(out)
 	}
+	DeriveToolClasses(out)
 	return out, nil
 }

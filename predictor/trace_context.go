@@ -43,3 +43,28 @@ func DeriveContext(recs []TraceRecord) {
 		st.h = st.h.Observe(r.PreToolOutputTokens, r.Tool)
 	}
 }
+
+// DeriveToolClasses fills each record's LastToolClass, where it is empty,
+// with the argument class (ArgumentClass) of the call its program's
+// previous segment ended in, from that record's ToolArgs: what the runtime
+// knows before the segment. It reads only earlier records of the same
+// program, in segment order (a gap or a segment 0 starts afresh).
+func DeriveToolClasses(recs []TraceRecord) {
+	type prev struct {
+		segment     int
+		tool, class string
+	}
+	progs := map[string]prev{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Program == "" {
+			continue
+		}
+		key := r.Source + "\x00" + r.Program
+		p, ok := progs[key]
+		if ok && r.Segment == p.segment+1 && r.Input.LastToolClass == "" && r.Input.LastTool == p.tool && p.tool != "" {
+			r.Input.LastToolClass = p.class
+		}
+		progs[key] = prev{segment: r.Segment, tool: r.Tool, class: ArgumentClass(r.ToolArgs)}
+	}
+}

@@ -41,6 +41,34 @@ func TestWindowModesPredictTheDensestWindow(t *testing.T) {
 	}
 }
 
+// After a shell tool, the window is kept per argument class of the command
+// whose result the segment reads: replies after cat and after sed differ,
+// and a class with too few segments backs off to the tool's.
+func TestWindowModesPerToolClass(t *testing.T) {
+	m := NewWindowModes()
+	in := func(class string) Input {
+		return Input{LastTool: "bash", LastToolClass: class, LastMessage: "<returncode>0</returncode>", History: History{Calls: 2, LastOutputTokens: 60}}
+	}
+	for range 9 {
+		m.Observe(in("prog:cat"), 200)
+		m.Observe(in("prog:sed"), 40)
+	}
+	m.Observe(in("prog:ls"), 90)
+	for _, c := range []struct {
+		class string
+		want  int
+	}{{"prog:cat", 200}, {"prog:sed", 40}} {
+		if p, _ := m.Predict(in(c.class)); p != c.want {
+			t.Errorf("after %s: %d, want %d", c.class, p, c.want)
+		}
+	}
+	// One segment after ls: the tool's window (cat and sed, 9 each: the
+	// first to reach the top).
+	if p, _ := m.Predict(in("prog:ls")); p != 200 {
+		t.Errorf("after ls (one segment): %d, want the tool's densest window 200", p)
+	}
+}
+
 func TestRankCorrelation(t *testing.T) {
 	recs := []TraceRecord{{PreToolOutputTokens: 10}, {PreToolOutputTokens: 20}, {PreToolOutputTokens: 30}, {PreToolOutputTokens: 40}}
 	for _, c := range []struct {

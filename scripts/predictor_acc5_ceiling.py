@@ -9,7 +9,11 @@ predicts the centre of the densest window of the lengths already seen in the
 record's class, then adds the record: what the best conditional window gets
 from the features the predictor has, known before the segment (the tool
 whose result the segment reads, the position in the program, the previous
-segment's length, the program's own earlier lengths). "hindsight" is the
+segment's length, the program's own earlier lengths) and what the content
+before it says (session 10): the size of the last message, whether it reads
+as a failed tool call, its first word, the argument class of the call whose
+result it is (the previous record's tool_args, as predictor.ArgumentClass
+reads them) and the kind of the previous segment. "hindsight" is the
 densest window per class over the whole trace, counted on the same records:
 an upper bound no online predictor of that class reaches.
 
@@ -22,6 +26,7 @@ import collections
 import gzip
 import json
 import math
+import re
 import sys
 
 HALF_WIDTH = 5  # Acc-5: |predicted - actual| <= 5
@@ -53,31 +58,121 @@ def bucket(n):
     return -1 if n is None else int(math.log2(max(n, 1)))
 
 
-def keys(rec):
-    """The classes a record falls in, by name: only what is known before it."""
+SETUP = {"cd", "pushd", "popd", "export", "source", ".", "set"}
+
+
+def shell_program(line):
+    """predictor.ShellProgram: the program that decides a shell line's duration."""
+    first = ""
+    for simple in re.split(r"[&|;\n]", line):
+        f = simple.split()
+        while f and "=" in f[0]:
+            f = f[1:]
+        if not f:
+            continue
+        prog = f[0].rsplit("/", 1)[-1]
+        first = first or prog
+        if prog in SETUP:
+            continue
+        if prog.startswith("python") and len(f) > 2 and f[1] == "-m":
+            return prog + " -m " + f[2]
+        return prog
+    return first
+
+
+def argument_class(args):
+    """predictor.ArgumentClass (shell programs only: no trace here has URLs)."""
+    try:
+        m = json.loads(args)
+    except (ValueError, TypeError):
+        return ""
+    if not isinstance(m, dict):
+        return ""
+    for k in ("command", "cmd", "script"):
+        if isinstance(m.get(k), str):
+            p = shell_program(m[k])
+            if p:
+                return "prog:" + p
+    return ""
+
+
+ERROR = re.compile(r"<returncode>\s*[1-9]|^\s*error\b|traceback \(most recent call last\)|\bexception\b", re.I)
+
+
+def is_error(msg):
+    """The last message reads as a failed tool call (a non-zero return code, an
+    error prefix, a Python traceback)."""
+    return bool(ERROR.search(msg[:2000])) if msg else False
+
+
+def first_word(msg):
+    """The first word of the last message's first non-empty line of output
+    (after a mini-swe-agent return-code tag), lower-cased, digits as 0."""
+    msg = re.sub(r"^\s*<returncode>.*?</returncode>\s*(<output>)?\s*", "", msg or "", flags=re.S)
+    for line in msg.splitlines():
+        w = re.findall(r"[A-Za-z_]+|[^\sA-Za-z_0-9]|[0-9]+", line)
+        if w:
+            return re.sub(r"[0-9]+", "0", w[0].lower())
+    return ""
+
+
+def keys(rec, prev_rec):
+    """The classes a record falls in, by name: only what is known before it
+    (prev_rec is the program's previous record: its call's arguments are known
+    once it has finished)."""
     inp = rec.get("input", {})
     hist = inp.get("history") or {}
     last = inp.get("last_tool", "") or ("user" if hist.get("calls") else "")
     pos = min(rec.get("segment", 0), 5)
     prev = bucket(hist.get("last_output_tokens")) if hist.get("calls") else None
+    msg = inp.get("last_message", "")
+    size = bucket(len(msg))
+    argc = argument_class(prev_rec.get("tool_args", "")) if prev_rec else None
+    err = is_error(msg) if last not in ("", "user") else None
+    word = first_word(msg) if last not in ("", "user") else None
+    prevkind = (prev_rec.get("tool") or "reply") if prev_rec else None
     return {
         "constant (one window)": (),
         "last tool": (last,),
         "last tool x position": (last, pos),
         "last tool x previous length": (last, prev),
         "last tool x position x previous length": (last, pos, prev),
+        "last tool x previous length x message size": (last, prev, size),
+        "last tool x previous length x error": (last, prev, err),
+        "last tool x previous length x first word": (last, prev, word),
+        "last tool x previous length x argument class": (last, prev, argc),
+        "last tool x previous length x argument class x error": (last, prev, argc, err),
+        "last tool x previous length x previous kind": (last, prev, prevkind),
+        "last tool x previous length x size x argument class": (last, prev, size, argc),
+        "last tool x argument class": (last, argc),
+        "last tool x argument class x message size": (last, argc, size),
+        "last tool x error": (last, err),
     }
 
 
+def with_previous(recs):
+    """Each record with its program's previous record (None for a first)."""
+    last = {}
+    out = []
+    for r in recs:
+        key = (r.get("source"), r.get("program"))
+        p = last.get(key) if r.get("segment", 0) > 0 and r.get("program") else None
+        out.append((r, p))
+        last[key] = r
+    return out
+
+
 def replay(recs):
-    names = list(keys(recs[0]))
+    pairs = with_previous(recs)
+    names = list(keys(*pairs[0]))
     online = {k: collections.defaultdict(Windows) for k in names}
     hindsight = {k: collections.defaultdict(Windows) for k in names}
-    for r in recs:
-        for k, key in keys(r).items():
+    for r, p in pairs:
+        for k, key in keys(r, p).items():
             hindsight[k][key].add(r["pre_tool_output_tokens"])
     half = len(recs) // 2
-    hits = {k: [0, 0] for k in names + ["program's own window, else last tool", "hindsight: " + names[-1], "hindsight: last tool"]}
+    finest = "last tool x position x previous length"
+    hits = {k: [0, 0] for k in names + ["program's own window, else last tool", "hindsight: " + finest, "hindsight: last tool"]}
     programs = collections.defaultdict(Windows)
 
     def score(name, point, actual, i):
@@ -86,9 +181,9 @@ def replay(recs):
             if i >= half:
                 hits[name][1] += 1
 
-    for i, r in enumerate(recs):
+    for i, (r, p) in enumerate(pairs):
         actual = r["pre_tool_output_tokens"]
-        ks = keys(r)
+        ks = keys(r, p)
         for k, key in ks.items():
             w = online[k][key]
             point = w.best if w.n else online[names[0]][()].best
@@ -100,7 +195,7 @@ def replay(recs):
             point = w.best if w.n else online[names[0]][()].best
         score("program's own window, else last tool", point, actual, i)
         score("hindsight: last tool", hindsight["last tool"][ks["last tool"]].best, actual, i)
-        score("hindsight: " + names[-1], hindsight[names[-1]][ks[names[-1]]].best, actual, i)
+        score("hindsight: " + finest, hindsight[finest][ks[finest]].best, actual, i)
         for k, key in ks.items():
             online[k][key].add(actual)
         own.add(actual)
@@ -113,7 +208,7 @@ def main(paths):
         hits, n, n2 = replay(recs)
         print(f"== {path}: {n} records, second half {n2}")
         for name, (a, b) in hits.items():
-            print(f"  {name:45s} Acc-5 {100 * a / n:5.1f}%  second half {100 * b / n2:5.1f}%")
+            print(f"  {name:55s} Acc-5 {100 * a / n:5.1f}%  second half {100 * b / n2:5.1f}%")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,6 @@ for row in infercept-bfcl tau infercept-bfcl+tau infercept-bfcl+tau+mini-swe; do
 		[[ ",${ROWS[$row]}," == *",$file,"* ]] && heldout=true
 		echo "== train $row | eval $name (heldout $heldout)"
 		"$OUT/pitstop" predictor eval --model "$OUT/$row.onnx" --traces "$file" --per-bin=false --online --heldout=$heldout \
-			--curve "$OUT/$row.$name.csv" --curve-png "$OUT/$row.$name.png" | grep -E '^(model|window|baseline|second half|  (online|window|history|rank))'
+			--curve "$OUT/$row.$name.csv" --curve-png "$OUT/$row.$name.png" | grep -E '^(model|window|order mix|experts|rank|baseline|second half|  (online|window|mix or mode|history|rank))'
 	done
 done

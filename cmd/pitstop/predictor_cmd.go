@@ -286,9 +286,11 @@ from (prequential evaluation). The "model, online" line scores those predictions
 "model, not learning" line the same model without learning; "+ order mix" is what serve
 predicts when it learns. "window mode by class" predicts, from the lengths finished before,
 the centre of the densest 11-token window in the record's class (the tool it resumes
-after, the previous output's and the last message's log2 sizes): the point that maximises
+after and its call's argument class, the previous output's and the last message's log2 sizes): the point that maximises
 Acc-5, for comparison (predictor.WindowModes); the second half adds each line's rank
-correlation with the actual lengths, which a policy that ranks by the point needs. --curve writes the running
+correlation with the actual lengths, which a policy that ranks by the point needs.
+"order mix or mode, by order" predicts with the window mode where it has ordered the
+finished segments better than the order mix so far, else with the mix (predictor.OrderLed). --curve writes the running
 MAE (online, not learning, history) every 50 records as CSV.
 
 The "+ program blend" line combines the model's predictions, per program, with the
@@ -362,16 +364,19 @@ predict with, since policies rank by the prediction.`,
 			if err != nil {
 				return err
 			}
-			coldMix, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
-				predictor.NewExpertMix(predictor.TrainMedian(info))), recs)
+			coldExperts := predictor.NewExpertMix(predictor.TrainMedian(info))
+			coldMix, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs, coldExperts), recs)
 			if err != nil {
 				return err
 			}
-			orderMix, err := predictor.Evaluate(predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
-				predictor.OrderScored(predictor.TrainMedian(info))), recs)
+			coldOrdered := predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
+				predictor.OrderScored(predictor.TrainMedian(info)))
+			orderMix, err := predictor.Evaluate(coldOrdered, recs)
 			if err != nil {
 				return err
 			}
+			coldRanks := fmt.Sprintf("rank correlation (Spearman), all records, not learning: model %.3f; model + order mix %.3f\n",
+				predictor.RankCorrelation(pred, recs), predictor.RankCorrelation(coldOrdered, recs))
 			if online {
 				cold := rep
 				var probs [][]float32
@@ -398,13 +403,19 @@ predict with, since policies rank by the prediction.`,
 				if err != nil {
 					return err
 				}
+				led := predictor.ChooseByOrder(ordered, modes, recs)
+				ledRep, err := predictor.Evaluate(led, recs)
+				if err != nil {
+					return err
+				}
 				rep.WriteSummary(stdout, "model, online")
 				onlineBlend.WriteSummary(stdout, "model, online + mix")
 				onlineOrder.WriteSummary(stdout, "model, online + order mix")
 				modeRep.WriteSummary(stdout, "window mode by class")
+				ledRep.WriteSummary(stdout, "order mix or mode, by order")
 				cold.WriteSummary(stdout, "model, not learning")
 				halves := []secondHalfLine{{"  online", pred}, {"  online + mix", blended},
-					{"  online + order mix", ordered}, {"  window mode by class", modes}}
+					{"  online + order mix", ordered}, {"  window mode by class", modes}, {"  mix or mode, by order", led}}
 				if err := writeSecondHalf(stdout, halves, recs, predictor.MedianTokens(train)); err != nil {
 					return err
 				}
@@ -414,6 +425,8 @@ predict with, since policies rank by the prediction.`,
 			coldBlend.WriteSummary(stdout, "model + program blend")
 			coldMix.WriteSummary(stdout, "model + blend + mix")
 			orderMix.WriteSummary(stdout, "model + order mix")
+			fmt.Fprint(stdout, coldRanks)
+			writeExpertErrors(stdout, coldExperts)
 			med := predictor.MedianTokens(train)
 			for _, b := range []struct {
 				name string

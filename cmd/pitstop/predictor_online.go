@@ -131,3 +131,23 @@ func writeSecondHalf(w io.Writer, lines []secondHalfLine, recs []predictor.Trace
 	fmt.Fprintln(w)
 	return nil
 }
+
+// writeExpertErrors prints the mean absolute error of each expert of a
+// mixture replayed over the records (the model alone, its program blend,
+// the history baseline), for programs' first segments and later ones, and
+// each relative to the experts' mean: on a leave-one-source-out stream,
+// what the mixture's cross-source prior is measured from.
+func writeExpertErrors(w io.Writer, x *predictor.ExpertMix) {
+	first, later := x.ExpertErrors()
+	for _, c := range []struct {
+		name string
+		mae  [3]float64
+	}{{"first segments", first}, {"later segments", later}} {
+		fmt.Fprintf(w, "experts, %s:", c.name)
+		mean := (c.mae[0] + c.mae[1] + c.mae[2]) / 3
+		for e, name := range predictor.ExpertNames {
+			fmt.Fprintf(w, " %s MAE %.1f (%.3f of the mean);", name, c.mae[e], c.mae[e]/mean)
+		}
+		fmt.Fprintln(w)
+	}
+}
