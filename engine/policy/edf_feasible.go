@@ -11,16 +11,16 @@ import (
 // only if it can still end by its deadline (with toP99, "aging+feasible-p99":
 // or by its arrival plus the p99 the engine realizes now, if later: bound)
 // behind the promoted calls whose deadlines come before its own. EDF is
-// optimal while the deadline set is feasible and collapses under overload (the domino effect: every call
-// served late makes the next one late); overload-aware EDF schedulers
-// (Buttazzo's RED, Haritsa's AED) keep EDF for the feasible set and serve
-// the rest by value. Here the rest is left to pitstop's rank, the aging
+// optimal while the deadline set is feasible and collapses under overload
+// (the domino effect: every call served late makes the next one late);
+// overload-aware EDF schedulers (Buttazzo's RED, Haritsa's AED) keep EDF
+// for the feasible set and serve the rest by value. Here the rest is left to pitstop's rank, the aging
 // memory-over-time order, which is the value order for the mean and the
 // throughput. Measured cause (docs/results-policies.md, session 10): at
-// infercept-multi @5.2 about 87% of the calls aging+deadline promoted had
-// negative laxity already, and 95% of the promoted calls ended past their
-// deadline anyway: the device time spent on them bought no deadline and cost
-// the mean and the throughput.
+// infercept-multi @5.2, 87% of aging+deadline's promotions were of calls
+// whose laxity was already negative, and 95% of the promoted calls ended
+// past their deadline anyway: the device time spent on them bought no
+// deadline and cost the mean and the throughput.
 //
 // The previous re-rank's set stands for the current one: a re-rank visits
 // the waiting calls in no deadline order, and the set moves little between
