@@ -29,6 +29,9 @@ type deadlineLane struct {
 	slack    float64 // the own time's factor in the deadline
 	feasible bool    // only calls that can still make their deadline
 	exact    bool    // each call's own deadline alone, without the p99 floor
+	// edf, when set (PitstopTail "aging+feasible"), promotes a call only if
+	// it is feasible in the EDF schedule of the promoted calls (edfSchedule).
+	edf *edfSchedule
 	// reference is fcfsReference's T (the conservation-law estimate of
 	// arrival order's p99), set at each full re-rank: the floor is the
 	// larger of the two estimates, since both fall short of the real p99
@@ -101,8 +104,14 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	if lax >= need {
 		return dl, false
 	}
+	if d.edf != nil && !d.edf.feasible(dl, d.edf.bound(s.Arrival().Seconds(), dl)-v.Now.Seconds()-dev-tool, d.shadow.servers()) {
+		return dl, false // overload: it misses behind the EDF calls ahead anyway
+	}
 	if v.Iteration == d.rerankAt {
 		d.next += dev
+		if d.edf != nil {
+			d.edf.add(dl, dev)
+		}
 	}
 	return dl, true
 }
@@ -112,8 +121,19 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 func (d *deadlineLane) rerank(v *engine.View) {
 	now := v.Now.Seconds()
 	if d.rerankAt > 0 {
+		if d.edf != nil {
+			d.edf.roll()
+		}
 		d.ahead = d.next
 		d.interval = math.Max(now-d.lastRerank, 0)
 	}
 	d.next, d.rerankAt, d.lastRerank = 0, v.Iteration, now
+}
+
+// observe records a finished call's end-to-end time for the EDF test.
+func (d *deadlineLane) observe(e *engine.Event) {
+	if d.edf == nil || e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
+		return
+	}
+	d.edf.realized.record((e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds())
 }

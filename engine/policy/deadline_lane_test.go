@@ -146,7 +146,7 @@ func TestPitstopDeadlineAging(t *testing.T) {
 // TestPitstopDeadlineOptions: the deadline rules are valid tail values; a
 // negative or non-finite slack is a one-line error.
 func TestPitstopDeadlineOptions(t *testing.T) {
-	for _, tail := range []string{"deadline", "aging+deadline", "deadline-aging"} {
+	for _, tail := range []string{"deadline", "aging+deadline", "aging+feasible", "aging+feasible-p99", "deadline-aging"} {
 		if err := (Options{PitstopTail: tail, PitstopDeadlineSlack: 1.1}).Validate(); err != nil {
 			t.Errorf("%s: %v", tail, err)
 		}
@@ -158,5 +158,14 @@ func TestPitstopDeadlineOptions(t *testing.T) {
 	}
 	if r, _ := newTailRules(Options{PitstopTail: "deadline"}.Defaults()); r.aging || !r.deadline || !r.shadowed() {
 		t.Fatalf("deadline: %+v, want the lane without aging", r)
+	}
+	if r, _ := newTailRules(Options{PitstopTail: "aging+feasible"}.Defaults()); !r.aging || !r.deadline || !r.feasible {
+		t.Fatalf("aging+feasible: %+v, want the aging and the lane with the EDF test", r)
+	}
+	if r, _ := newTailRules(Options{PitstopTail: "aging+feasible-p99"}.Defaults()); !r.feasible || !r.toP99 {
+		t.Fatalf("aging+feasible-p99: %+v, want the EDF test against the realized p99", r)
+	}
+	if p := NewPitstop(Options{PitstopTail: "aging+feasible-p99"}); p.deadlines.edf == nil || !p.deadlines.edf.toP99 {
+		t.Fatal("aging+feasible-p99: the lane's EDF schedule does not test against the realized p99")
 	}
 }

@@ -71,7 +71,9 @@ import (
 //     served queue gives each call the time it would end under arrival
 //     order (fcfsShadow), and a waiting call whose laxity against it is
 //     below what the promoted calls ahead need goes ahead, earliest
-//     deadline first (deadlineLane).
+//     deadline first (deadlineLane). With "aging+feasible" only while it can
+//     still make its deadline behind the promoted calls (edfSchedule): EDF
+//     while the deadlines are feasible, the rank under overload (session 10).
 //   - An explicit tail bound (PitstopTailBound, off by default: the
 //     deployment's latency target in seconds): a waiting call whose time
 //     since arrival plus the predicted rest of its service (restOfService)
@@ -188,8 +190,18 @@ func NewPitstop(o Options) *Pitstop {
 		recache:    recache,
 		room:       room,
 		lead:       lead,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail)},
 	}
+}
+
+// edfOf is the deadline lane's EDF schedule when the tail rule tests the
+// promoted set's feasibility (PitstopTail "aging+feasible",
+// "aging+feasible-p99"), else nil.
+func edfOf(r tailRules) *edfSchedule {
+	if !r.feasible {
+		return nil
+	}
+	return &edfSchedule{toP99: r.toP99}
 }
 
 // programOrder is how programs are ordered now (see Pitstop).
@@ -515,6 +527,7 @@ func (p *Pitstop) Observe(e *engine.Event) {
 	}
 	if p.tail.shadowed() {
 		p.deadlines.shadow.observe(e)
+		p.deadlines.observe(e)
 	}
 	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control || p.tail.deadline || p.lead.auto {
 		p.fcfs.observe(e) // the reference serves the tail rules alone

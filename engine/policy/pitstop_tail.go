@@ -17,6 +17,8 @@ type tailRules struct {
 	rescue   bool    // the lane holds only the calls that can still end within T
 	control  bool    // the aging's T scaled by the lane's controller (θ ≤ 1)
 	deadline bool    // least-laxity promotion against per-call arrival-order deadlines (deadlineLane)
+	feasible bool    // the promotion only of calls feasible in the promoted calls' EDF schedule (edfSchedule)
+	toP99    bool    // feasible by the later of the deadline and the realized p99 (edfSchedule.bound)
 	perCall  bool    // the aging against each call's own arrival-order time, not one T
 }
 
@@ -30,7 +32,11 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // "aging+control" (no lane: the aging against θ·T, θ ≤ 1 moved by the lane's
 // controller, so the aging strengthens only while more than 1% of the calls
 // pass T), "deadline" (the guard and least-laxity promotion against each
-// call's arrival-order deadline: deadlineLane), "aging+deadline" or
+// call's arrival-order deadline: deadlineLane), "aging+deadline",
+// "aging+feasible" (the aging and that promotion, of the calls that can
+// still make their deadlines behind the promoted ones: edfSchedule),
+// "aging+feasible-p99" (the same, a call's deadline taken no earlier than
+// its arrival plus the realized p99 for the test) or
 // "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
 func newTailRules(o Options) (tailRules, error) {
@@ -66,11 +72,17 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+deadline":
 		r.aging, r.deadline = true, true
 		return r, nil
+	case o.PitstopTail == "aging+feasible":
+		r.aging, r.deadline, r.feasible = true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+feasible-p99":
+		r.aging, r.deadline, r.feasible, r.toP99 = true, true, true, true
+		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
