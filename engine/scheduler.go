@@ -154,9 +154,12 @@ func (e *Engine) runningVictim(s *Sequence) *Sequence {
 	return v
 }
 
-// preemptible reports whether running call v may be preempted for s.
+// preemptible reports whether running call v may be preempted for s: an
+// admission (s not running) may not preempt a call still paying for the
+// recomputation of its own preempted KV (load_debt.go).
 func (e *Engine) preemptible(v, s *Sequence) bool {
-	return v != s && v.lastRun != e.iter && v.lastEvicted != e.iter && len(v.blocks) > 0 && s.RanksBefore(v)
+	return v != s && v.lastRun != e.iter && v.lastEvicted != e.iter && len(v.blocks) > 0 && s.RanksBefore(v) &&
+		(s.state == Running || !v.loadUnpaid())
 }
 
 // evictPaused moves a paused call's KV off the device as the policy says:
