@@ -17,16 +17,24 @@ import "time"
 // (docs/results-policies.md, session 10).
 //
 // The engine so makes a reloaded call pay its load first, as a swapping
-// scheduler gives a process it brought back a minimum residency: since its
-// last admission, a call that has spent more device time recomputing KV lost
-// to a preemption than on new tokens cannot be preempted by an admission
-// (a waiting or swapped call; a running call that needs a block still may, as
-// before). Each admission of a preempted call thus ends with at least as much
-// new work as recomputation, so the rebuilt context yields progress before it
-// can be thrown away again, and a preemption loop cannot last. A call
-// admitted for the first time, back from a tool, or swapped in without
-// recomputing carries no such debt: fresh work and the policies' own handling
-// at tools are preempted as before.
+// scheduler gives a process it brought back a minimum residency. Two rules:
+//
+//   - Since its last admission, a call that has spent more device time
+//     recomputing KV lost to a preemption than on new tokens cannot be
+//     preempted by an admission (a waiting or swapped call); a running call
+//     that needs a block still may, as before, so a stable order (fcfs, where
+//     only growth preempts) is unchanged. Each such admission so ends with at
+//     least as much new work as recomputation before the rebuilt context can
+//     be thrown away again.
+//   - A call that will recompute preempted KV is admitted only when its whole
+//     context fits beside the whole contexts of the calls still paying their
+//     load (reloadFits): two reloads admitted on the same free blocks would
+//     otherwise meet halfway and one would be preempted with its load unpaid.
+//     This is SOLA's peak-memory admission, for reloads alone.
+//
+// A call admitted for the first time, back from a tool, or swapped in
+// without recomputing carries no debt: fresh work and the policies' own
+// handling at tools are preempted as before.
 
 // loadDebt is a call's device time since its last admission, split into the
 // recomputation of KV that a preemption dropped and everything else.
@@ -37,7 +45,7 @@ type loadDebt struct {
 
 // loadUnpaid reports whether s has spent more device time since its last
 // admission recomputing preempted KV than on new tokens.
-func (s *Sequence) loadUnpaid() bool { return s.debt.recompute > s.debt.fresh }
+func (s *Sequence) loadUnpaid() bool { return s.state == Running && s.debt.recompute > s.debt.fresh }
 
 // chargeLoad books share, s's part of an iteration in which it computed n
 // tokens of which recomputed were recomputation.
@@ -51,4 +59,21 @@ func (s *Sequence) chargeLoad(share time.Duration, n, recomputed int) {
 	}
 	s.debt.recompute += re
 	s.debt.fresh += share - re
+}
+
+// reloadFits reports whether waiting call s may be admitted now: true
+// unless it will recompute KV a preemption dropped and its whole context
+// does not fit beside what the calls still paying their load hold or will
+// hold (their whole contexts). With no such call it is admitted as any other.
+func (e *Engine) reloadFits(s *Sequence) bool {
+	if s.lostBy != LostPreempted || s.computed >= s.highWater {
+		return true
+	}
+	claimed := 0
+	for _, v := range e.active {
+		if v.loadUnpaid() {
+			claimed += max(len(v.blocks), e.blocks.BlocksFor(len(v.tokens)))
+		}
+	}
+	return claimed == 0 || e.cfg.NumBlocks-e.watermark-claimed >= e.blocks.BlocksFor(len(s.tokens))
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -20,14 +19,14 @@ func (leastService) Traits() Traits { return Traits{PrefixCache: true, Preemptiv
 
 // TestPreemptionLoopDrains: three calls whose contexts each take most of a
 // small device, under an order that prefers whichever has run least. Without
-// the load rule every admission preempts the call that is recomputing, which
-// is then recomputed in turn, and no call ever reaches its first token. With
-// it every call finishes, every iteration passes Check, and the engine
-// recomputes no more than it computes afresh.
+// the load rules every admission preempts the call that is recomputing,
+// which is then recomputed in turn, and no call ever reaches its first token
+// (stopped at 5,000 iterations). With them every call finishes, every
+// iteration passes Check (runEngine), and the engine spends no more device
+// time recomputing than on new tokens.
 func TestPreemptionLoopDrains(t *testing.T) {
 	cfg := Config{NumBlocks: 40, BlockSize: 4, MaxBatchedTokens: 16, MaxSeqs: 8}
 	const calls, prompt, decode, maxIters = 3, 100, 5, 5000
-	errLoop := errors.New("still running")
 	iters, recomputed, computed, preemptions := 0, 0, 0, 0
 	var reTime, freshTime time.Duration // device time, split by tokens
 	res := runEngine(t, cfg, leastService{}, prompts(calls, prompt), []int{decode}, func(e *Engine, ev *Event) {
@@ -44,7 +43,7 @@ func TestPreemptionLoopDrains(t *testing.T) {
 			freshTime += ev.Iter.Duration - re
 		}
 		if iters == maxIters {
-			e.Stop(fmt.Errorf("%w after %d iterations: %d tokens recomputed, %d preemptions: %w", errLoop, iters, recomputed, preemptions, errLoop))
+			e.Stop(fmt.Errorf("calls still running after %d iterations: %d tokens recomputed, %d preemptions", iters, recomputed, preemptions))
 		}
 	})
 	if len(res.done) != calls {
@@ -56,6 +55,9 @@ func TestPreemptionLoopDrains(t *testing.T) {
 	}
 	if preemptions == 0 {
 		t.Fatal("no preemption: the scene does not put the load rule to work")
+	}
+	if reTime > freshTime {
+		t.Fatalf("%v of device time recomputing for %v on new tokens (%d preemptions, %d iterations): the loop cost more than the work", reTime, freshTime, preemptions, iters)
 	}
 	t.Logf("%d iterations, %d preemptions, %d tokens recomputed for %d afresh, device time %v recomputing, %v afresh", iters, preemptions, recomputed, fresh, reTime, freshTime)
 }

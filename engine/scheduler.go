@@ -52,6 +52,11 @@ func (e *Engine) fillBatch(ask bool, budget, maxSeqs int) (refused bool) {
 			}
 		case Waiting:
 			e.matchPrefix(s)
+			if !e.reloadFits(s) {
+				e.discard(s) // gives back the prefix hits it took
+				admit = !e.policy.HoldBack(&e.view, s)
+				continue
+			}
 		}
 		n := min(s.Remaining(), budget)
 		need := e.blocks.BlocksFor(s.computed+n) - len(s.blocks)
@@ -154,7 +159,7 @@ func (e *Engine) runningVictim(s *Sequence) *Sequence {
 	return v
 }
 
-// preemptible reports whether running call v may be preempted for s: an
+// preemptible reports whether running call v may be preempted for s. An
 // admission (s not running) may not preempt a call still paying for the
 // recomputation of its own preempted KV (load_debt.go).
 func (e *Engine) preemptible(v, s *Sequence) bool {
