@@ -17,20 +17,25 @@ import "time"
 // (docs/results-policies.md, session 10).
 //
 // The engine so makes a reloaded call pay its load first, as a swapping
-// scheduler gives a process it brought back a minimum residency. Two rules:
+// scheduler gives a process it brought back a minimum residency. A call is
+// paying while, since its last admission, it has spent more device time
+// recomputing KV lost to a preemption than on new tokens (loadUnpaid). Three
+// rules, so that each stay of a reloaded call ends with at least as much new
+// work as recomputation before the rebuilt context can be thrown away again:
 //
-//   - Since its last admission, a call that has spent more device time
-//     recomputing KV lost to a preemption than on new tokens cannot be
-//     preempted by an admission (a waiting or swapped call); a running call
-//     that needs a block still may, as before, so a stable order (fcfs, where
-//     only growth preempts) is unchanged. Each such admission so ends with at
-//     least as much new work as recomputation before the rebuilt context can
-//     be thrown away again.
+//   - A paying call is not preempted by an admission (a waiting or swapped
+//     call) nor by a call admitted after it (yieldsTo); calls running since
+//     before it still may, as before, so where only growth preempts in a
+//     stable order (fcfs) the victims stay the same.
+//   - A paying call that finds no block while the iteration's batch already
+//     holds other calls keeps its KV and waits for the next iteration
+//     (cannotGrow), rather than being preempted because the calls ranked
+//     before it took this iteration's blocks.
 //   - A call that will recompute preempted KV is admitted only when its whole
-//     context fits beside the whole contexts of the calls still paying their
-//     load (reloadFits): two reloads admitted on the same free blocks would
-//     otherwise meet halfway and one would be preempted with its load unpaid.
-//     This is SOLA's peak-memory admission, for reloads alone.
+//     context fits beside the whole contexts of the paying calls
+//     (reloadFits): two reloads admitted on the same free blocks would
+//     otherwise meet halfway and one would be preempted with its load
+//     unpaid. This is SOLA's peak-memory admission, for reloads alone.
 //
 // A call admitted for the first time, back from a tool, or swapped in
 // without recomputing carries no debt: fresh work and the policies' own
@@ -39,8 +44,16 @@ import "time"
 // loadDebt is a call's device time since its last admission, split into the
 // recomputation of KV that a preemption dropped and everything else.
 type loadDebt struct {
+	iter      int64 // the iteration it was admitted in
 	recompute time.Duration
 	fresh     time.Duration
+}
+
+// yieldsTo reports whether running call v may be preempted for s as far as
+// its load goes: yes once it has paid it, and before that only for a call
+// running since before v was admitted.
+func (v *Sequence) yieldsTo(s *Sequence) bool {
+	return !v.loadUnpaid() || s.state == Running && s.debt.iter < v.debt.iter
 }
 
 // loadUnpaid reports whether s has spent more device time since its last
