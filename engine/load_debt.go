@@ -26,7 +26,7 @@ import "time"
 //   - A paying call is not preempted by an admission (a waiting or swapped
 //     call) nor by a call admitted after it (yieldsTo); calls running since
 //     before it still may, as before, so where only growth preempts in a
-//     stable order (fcfs) the victims stay the same.
+//     stable order (fcfs) this rule leaves the victims as they were.
 //   - A paying call that finds no block while the iteration's batch already
 //     holds other calls keeps its KV and waits for the next iteration
 //     (cannotGrow), rather than being preempted because the calls ranked
