@@ -411,6 +411,7 @@ func (e *Engine) setState(s *Sequence, st State) {
 		return
 	}
 	if st == Running {
+		s.debt = loadDebt{iter: e.iter} // admitted: its residency starts
 		s.activeIdx = len(e.active)
 		e.active = append(e.active, s)
 	} else {

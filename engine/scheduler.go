@@ -52,6 +52,11 @@ func (e *Engine) fillBatch(ask bool, budget, maxSeqs int) (refused bool) {
 			}
 		case Waiting:
 			e.matchPrefix(s)
+			if !e.reloadFits(s) {
+				e.discard(s) // gives back the prefix hits it took
+				admit = !e.policy.HoldBack(&e.view, s)
+				continue
+			}
 		}
 		n := min(s.Remaining(), budget)
 		need := e.blocks.BlocksFor(s.computed+n) - len(s.blocks)
@@ -82,6 +87,9 @@ func (e *Engine) fillBatch(ask bool, budget, maxSeqs int) (refused bool) {
 // everything ranked below it: it is preempted itself (vLLM), unless nothing
 // else holds device memory, in which case its context can never fit.
 func (e *Engine) cannotGrow(s *Sequence) {
+	if s.loadUnpaid() && len(e.batch.Items) > 0 {
+		return // keeps its KV for the next iteration: the batch makes progress without it (load_debt.go)
+	}
 	if e.blocks.UsedBlocks() == len(s.blocks) {
 		e.finish(s, fmt.Errorf("context of %d tokens exceeds the device KV capacity of %d tokens", len(s.tokens), e.cfg.NumBlocks*e.cfg.BlockSize))
 		return
@@ -154,9 +162,12 @@ func (e *Engine) runningVictim(s *Sequence) *Sequence {
 	return v
 }
 
-// preemptible reports whether running call v may be preempted for s.
+// preemptible reports whether running call v may be preempted for s. A call
+// still paying for the recomputation of its own preempted KV yields only to
+// calls running since before it was admitted (load_debt.go).
 func (e *Engine) preemptible(v, s *Sequence) bool {
-	return v != s && v.lastRun != e.iter && v.lastEvicted != e.iter && len(v.blocks) > 0 && s.RanksBefore(v)
+	return v != s && v.lastRun != e.iter && v.lastEvicted != e.iter && len(v.blocks) > 0 &&
+		s.RanksBefore(v) && v.yieldsTo(s)
 }
 
 // evictPaused moves a paused call's KV off the device as the policy says:

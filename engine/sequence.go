@@ -136,6 +136,7 @@ type Sequence struct {
 	generated int
 	highWater int       // most tokens ever computed, to count recomputation
 	lostBy    LossCause // why its KV was last dropped, to say what its recomputation is for
+	debt      loadDebt  // device time since its last admission (load_debt.go)
 
 	arrival    time.Duration
 	firstToken time.Duration

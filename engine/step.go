@@ -110,16 +110,23 @@ func (e *Engine) compactPaused() {
 
 // postprocess accounts the iteration and applies sampled tokens.
 func (e *Engine) postprocess(dur time.Duration) {
-	running, runningCtx := 0, 0
+	running, runningCtx, batched := 0, 0, 0
+	for i := range e.batch.Items {
+		batched += e.batch.Items[i].Len
+	}
 	for i := range e.batch.Items {
 		it := &e.batch.Items[i]
 		s := it.Seq
 		before := s.computed
 		s.computed += it.Len
+		recomputed := 0
 		if before < s.highWater {
-			n := min(s.computed, s.highWater) - before
-			e.stats.RecomputeTokens += n
-			e.stats.RecomputeBy[s.lostBy] += n
+			recomputed = min(s.computed, s.highWater) - before
+			e.stats.RecomputeTokens += recomputed
+			e.stats.RecomputeBy[s.lostBy] += recomputed
+		}
+		if batched > 0 {
+			s.chargeLoad(dur*time.Duration(it.Len)/time.Duration(batched), it.Len, recomputed)
 		}
 		s.highWater = max(s.highWater, s.computed)
 		e.commitBlocks(s)
