@@ -21,10 +21,14 @@
 # Columns: p50, p99, p99.9 and max of the overhead (the client's time less the fake backend's
 # handler's), the achieved rate, the router's CPU (% of one core over the load), its collections
 # during the load (GODEBUG=gctrace=1 lines) and its live heap after the last one (MB: one that
-# grows with -s keeps something per call), failed calls, and the 1-minute load average before
-# the run. Needs go (unless ROUTERLOAD names a built routerload and every REF is a directory),
+# grows with -s keeps something per call), failed calls, the 100 ms windows the slowest 1% of
+# the calls were sent in (tail_win: a few for a tail of bursts such as a collection, about as
+# many as those calls, 100 at 10 s, for one spread over the run), and the 1-minute load average
+# before the run. Needs go (unless ROUTERLOAD names a built routerload and every REF is a directory),
 # taskset for +pin. BASEPORT (default 18400) and BASEPORT+1 must be free. With OUT=DIR each run's
-# full result (JSON, with the first errors) is kept as DIR/RUN-CONFIG.json.
+# full result (JSON, with the first errors and the slowest 1% of the calls: when each was sent,
+# its overhead and its two ways) is kept as DIR/RUN-CONFIG.json, and the router's log (its
+# collections, GODEBUG=gctrace=1) as DIR/RUN-CONFIG.log.
 set -euo pipefail
 RUNS=5 RATE=1000 SECONDS_=10
 while getopts "n:r:s:" o; do
@@ -76,7 +80,7 @@ for c in "$@"; do
 	case "$ref" in direct | proxy) ;; *) bin "$ref" >/dev/null ;; esac
 done
 
-printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs live_mb failed
+printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs live_mb failed tail_win
 for run in $(seq 1 "$RUNS"); do
 	for c in "$@"; do
 		ref=${c%%+*} pin="" gogc="" transport="" procs=""
@@ -120,12 +124,15 @@ for run in $(seq 1 "$RUNS"); do
 			live=${live:--}
 			kill "$rpid" 2>/dev/null || true
 			wait "$rpid" 2>/dev/null || true
+			if [ -n "${OUT:-}" ]; then
+				cp "$WORK/router.log" "$OUT/$run-$(printf %s "$c" | tr -c 'A-Za-z0-9._=-' _).log"
+			fi
 		fi
 		if [ -z "$res" ]; then
 			echo "$run $c: routerload failed: $(tail -3 "$WORK/load.log")" >&2
 			continue
 		fi
-		read -r p50 p99 p999 mx rate cpu failed <<<"$res"
-		printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s\n' "$run" "$c" "$load" "$p50" "$p99" "$p999" "$mx" "$rate" "$cpu" "$gcs" "$live" "$failed"
+		read -r p50 p99 p999 mx rate cpu failed tailwin <<<"$res"
+		printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s\n' "$run" "$c" "$load" "$p50" "$p99" "$p999" "$mx" "$rate" "$cpu" "$gcs" "$live" "$failed" "${tailwin:--}"
 	done
 done

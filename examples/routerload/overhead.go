@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,6 +35,21 @@ type overheadResult struct {
 	AchievedRate           float64 // calls completed per second of the load's wall time
 	RouterCPUPercent       float64 // the router's CPU over the load (-router-pid; -1: not read)
 	Errors                 []string
+	// Slowest: the slowest 1% of the calls by overhead, slowest first:
+	// when they were sent tells a tail of bursts (a collection, a
+	// periodic pass under a lock) from one spread over the run.
+	Slowest []slowCall
+	// TailWindows is how many 100 ms windows of the run the Slowest were
+	// sent in: a few for a tail of bursts, about as many as the calls for
+	// one spread over the run.
+	TailWindows int
+}
+
+// slowCall is one call of the tail: when it was sent (ms after the load's
+// start), its overhead and the part of it on the request's way (the
+// client's send to the backend's handler) and the reply's.
+type slowCall struct {
+	AtMs, OverMs, InMs, OutMs float64
 }
 
 // fakeBackend is an OpenAI-compatible server that answers at once (a
@@ -145,6 +161,7 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		res.RouterCPUPercent = 100 * (cpu1 - cpu0).Seconds() / wall.Seconds()
 	}
 	var over, client, in, out []float64
+	var calls []slowCall
 	f.mu.Lock()
 	for i := range n {
 		id := "call-" + strconv.Itoa(i)
@@ -158,8 +175,16 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		out = append(out, ms(got[i].Sub(bout)))
 		over = append(over, ms(got[i].Sub(sent[i])-bout.Sub(bin)))
 		client = append(client, ms(got[i].Sub(sent[i])))
+		calls = append(calls, slowCall{AtMs: ms(sent[i].Sub(start)), OverMs: over[len(over)-1], InMs: in[len(in)-1], OutMs: out[len(out)-1]})
 	}
 	f.mu.Unlock()
+	slices.SortFunc(calls, func(a, b slowCall) int { return cmp.Compare(b.OverMs, a.OverMs) })
+	res.Slowest = calls[:(len(calls)+99)/100]
+	windows := map[int]bool{}
+	for _, c := range res.Slowest {
+		windows[int(c.AtMs/100)] = true
+	}
+	res.TailWindows = len(windows)
 	res.AchievedRate = float64(n-res.Failed) / wall.Seconds()
 	if len(over) > 0 {
 		for _, x := range over {
@@ -207,12 +232,12 @@ func processCPU(pid int) (time.Duration, error) {
 }
 
 // line is the result on one line: p50, p99, p99.9 and max in ms, the
-// achieved rate, the router's CPU % ("-" when not read) and the failed
-// calls.
+// achieved rate, the router's CPU % ("-" when not read), the failed
+// calls and TailWindows.
 func (r *overheadResult) line() string {
 	cpu := "-"
 	if r.RouterCPUPercent >= 0 {
 		cpu = strconv.FormatFloat(r.RouterCPUPercent, 'f', 1, 64)
 	}
-	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed)
+	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d %d", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed, r.TailWindows)
 }
