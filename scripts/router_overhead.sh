@@ -8,7 +8,8 @@
 # holding a built pitstop:
 #   +pin     the router on CPU 0 (taskset -c 0: Go then runs it with GOMAXPROCS 1), the load
 #            generator and its fake backend on CPU 1
-#   +gogc=N  the router runs with GOGC=N
+#   +gogc=N  the router runs with GOGC=N (off: no collection in a run of a few seconds; the
+#            heap grows by the garbage of every call)
 #   +procs=N the router runs with GOMAXPROCS=N (unpinned: fewer threads to wake, on any core)
 #   +transport=T  the backend option transport=T (inline or nethttp; refs from before
 #            2026-11-27 04:00 UTC know neither and use net/http's)
@@ -23,8 +24,9 @@
 # during the load (GODEBUG=gctrace=1 lines) and its live heap after the last one (MB: one that
 # grows with -s keeps something per call), failed calls, the 100 ms windows the slowest 1% of
 # the calls were sent in (tail_win: a few for a tail of bursts such as a collection, about as
-# many as those calls, 100 at 10 s, for one spread over the run), and the 1-minute load average
-# before the run. Needs go (unless ROUTERLOAD names a built routerload and every REF is a directory),
+# many as those calls, 100 at 10 s, for one spread over the run), the router's minor page faults
+# per call (flt/call: a heap that gives its pages back to the kernel and touches them again pays
+# a zeroed page each), and the 1-minute load average before the run. Needs go (unless ROUTERLOAD names a built routerload and every REF is a directory),
 # taskset for +pin. BASEPORT (default 18400) and BASEPORT+1 must be free. With OUT=DIR each run's
 # full result (JSON, with the first errors and the slowest 1% of the calls: when each was sent,
 # its overhead and its two ways) is kept as DIR/RUN-CONFIG.json, and the router's log (its
@@ -80,7 +82,7 @@ for c in "$@"; do
 	case "$ref" in direct | proxy) ;; *) bin "$ref" >/dev/null ;; esac
 done
 
-printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs live_mb failed tail_win
+printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s %9s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs live_mb failed tail_win flt/call
 for run in $(seq 1 "$RUNS"); do
 	for c in "$@"; do
 		ref=${c%%+*} pin="" gogc="" transport="" procs=""
@@ -120,7 +122,7 @@ for run in $(seq 1 "$RUNS"); do
 		if [ -n "$rpid" ]; then
 			gcs=$(($(grep -c '^gc ' "$WORK/router.log" || true) - gc0))
 			# the live heap after the last collection ("gc N ... 12->13->4 MB": 4)
-			live=$(grep '^gc ' "$WORK/router.log" | tail -1 | sed -n 's/.* [0-9]*->[0-9]*->\([0-9]*\) MB.*/\1/p')
+			live=$(grep '^gc ' "$WORK/router.log" | tail -1 | sed -n 's/.* [0-9]*->[0-9]*->\([0-9]*\) MB.*/\1/p' || true)
 			live=${live:--}
 			kill "$rpid" 2>/dev/null || true
 			wait "$rpid" 2>/dev/null || true
@@ -132,7 +134,7 @@ for run in $(seq 1 "$RUNS"); do
 			echo "$run $c: routerload failed: $(tail -3 "$WORK/load.log")" >&2
 			continue
 		fi
-		read -r p50 p99 p999 mx rate cpu failed tailwin <<<"$res"
-		printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s\n' "$run" "$c" "$load" "$p50" "$p99" "$p999" "$mx" "$rate" "$cpu" "$gcs" "$live" "$failed" "${tailwin:--}"
+		read -r p50 p99 p999 mx rate cpu failed tailwin flt <<<"$res"
+		printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s %9s\n' "$run" "$c" "$load" "$p50" "$p99" "$p999" "$mx" "$rate" "$cpu" "$gcs" "$live" "$failed" "${tailwin:--}" "${flt:--}"
 	done
 done

@@ -76,7 +76,7 @@ func TestOverhead(t *testing.T) {
 	}
 	// The two ways of a call add up to the overhead; the router (in this
 	// process) used some CPU.
-	if res.InP50Ms <= 0 || res.OutP50Ms <= 0 || res.InP50Ms >= res.ClientP50Ms || res.RouterCPUPercent < 0 || res.AchievedRate <= 0 {
+	if res.InP50Ms <= 0 || res.OutP50Ms <= 0 || res.InP50Ms >= res.ClientP50Ms || res.RouterCPUPercent < 0 || res.RouterFaultsPerCall < 0 || res.AchievedRate <= 0 {
 		t.Errorf("result %+v", res)
 	}
 	// The tail: the slowest 1% (one of 50 calls), whose overhead is the
@@ -88,7 +88,7 @@ func TestOverhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if direct.Failed != 0 || direct.P50Ms <= 0 || direct.RouterCPUPercent != -1 {
+	if direct.Failed != 0 || direct.P50Ms <= 0 || direct.RouterCPUPercent != -1 || direct.RouterFaultsPerCall != -1 {
 		t.Errorf("direct result %+v", direct)
 	}
 }
