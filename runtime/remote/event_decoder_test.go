@@ -76,3 +76,37 @@ func FuzzEventDecoder(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkEventDecode: a short reply's events (eventCases' first three,
+// as routerload's fake backend sends them) decoded one after the other by
+// the router's eventDecoder, and by encoding/json's Decoder reused from
+// event to event (the router's decoder before session 10), for the ratio.
+func BenchmarkEventDecode(b *testing.B) {
+	events := [][]byte{[]byte(eventCases[0]), []byte(eventCases[1]), []byte(eventCases[2])}
+	b.Run("decoder=router", func(b *testing.B) {
+		ed := newEventDecoder()
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, e := range events {
+				var ch wireChunk
+				if err := ed.decode(e, &ch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("decoder=encoding-json", func(b *testing.B) {
+		var src bytes.Reader
+		dec := json.NewDecoder(&src)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, e := range events {
+				src.Reset(e)
+				var ch wireChunk
+				if err := dec.Decode(&ch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
