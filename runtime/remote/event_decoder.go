@@ -14,6 +14,17 @@ import (
 // line buffer, reused from reply to reply.
 type eventDecoder struct {
 	line []byte // the stream's line buffer (4 KiB; a longer line grows the scanner's own, not kept)
+	// chunk is the event decoded last. Its choices' room is kept from
+	// reply to reply: the library makes room for ten choices at a slice's
+	// first element (640 B per reply otherwise).
+	chunk wireChunk
+}
+
+// resetChunk empties chunk for the next event, keeping its choices' room.
+func (ed *eventDecoder) resetChunk() {
+	choices := ed.chunk.Choices[:cap(ed.chunk.Choices)]
+	clear(choices)
+	ed.chunk = wireChunk{Choices: choices[:0]}
 }
 
 func newEventDecoder() *eventDecoder {
