@@ -39,12 +39,14 @@ var decodeObjectSeeds = []string{
 	`{"messages":{}}`,
 	`{"model":"\u00e9\ud800x"}`,
 	"{\"model\":\"\xff\"}",
+	`{"input":[{"role":"user","content":"x"}],"metadata":{"a":"b"},"text":{"format":{"type":"text"}},"max_output_tokens":"9"}`,
+	`{"url":"http://a:1","kind":"vllm","weight":2.5,"max_inflight":-1,"api_key_env":7}`,
 	`{} {}`, `{}}`, `{}]`, `{} x`, `{`, `{"a":}`, `[]`, `null`, ``, ` { } `,
 }
 
 // TestDecodeObjectMatchesStd: the seeds are taken or refused as
-// encoding/json's Decoder took or refused them, with the same request or
-// the same field named at fault.
+// encoding/json's Decoder took or refused them, with the same value or the
+// same error.
 func TestDecodeObjectMatchesStd(t *testing.T) {
 	for _, s := range decodeObjectSeeds {
 		compareDecodeObject(t, []byte(s))
@@ -59,19 +61,33 @@ func FuzzDecodeObject(f *testing.F) {
 	f.Fuzz(compareDecodeObject)
 }
 
+// compareDecodeObject decodes body as each of decodeObject's callers does
+// (a chat completion, a response, a backend to add) both ways.
 func compareDecodeObject(t *testing.T, body []byte) {
-	var got, want chatRequest
+	compareDecodeAs[chatRequest](t, body)
+	compareDecodeAs[responsesRequest](t, body)
+	compareDecodeAs[struct {
+		URL         string  `json:"url"`
+		Kind        string  `json:"kind"`
+		Weight      float64 `json:"weight"`
+		MaxInflight int     `json:"max_inflight"`
+		APIKeyEnv   string  `json:"api_key_env"`
+	}](t, body)
+}
+
+func compareDecodeAs[T any](t *testing.T, body []byte) {
+	var got, want T
 	gerr, werr := decodeObject(body, &got), decodeObjectRef(body, &want)
 	if (gerr == nil) != (werr == nil) {
-		t.Fatalf("%q: decodeObject %v, encoding/json %v", body, gerr, werr)
+		t.Fatalf("%q as %T: decodeObject %v, encoding/json %v", body, got, gerr, werr)
 	}
 	if gerr != nil {
 		if !reflect.DeepEqual(gerr, werr) {
-			t.Fatalf("%q: decodeObject answers %+v, encoding/json %+v", body, gerr, werr)
+			t.Fatalf("%q as %T: decodeObject answers %+v, encoding/json %+v", body, got, gerr, werr)
 		}
 		return
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%q: decoded %+v, encoding/json %+v", body, got, want)
+		t.Fatalf("%q as %T: decoded %+v, encoding/json %+v", body, got, got, want)
 	}
 }
