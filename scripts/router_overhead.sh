@@ -11,6 +11,8 @@
 #   +gogc=N  the router runs with GOGC=N (off: no collection in a run of a few seconds; the
 #            heap grows by the garbage of every call)
 #   +procs=N the router runs with GOMAXPROCS=N (unpinned: fewer threads to wake, on any core)
+#   +anonttl=D  the router runs with --anonymous-program-ttl D (default 30s: the rows of calls
+#            without a program id, most of the router's live heap, which each collection marks)
 #   +transport=T  the backend option transport=T (inline or nethttp; refs from before
 #            2026-11-27 04:00 UTC know neither and use net/http's)
 # or "direct" (+pin allowed): no router, the calls go straight to the fake backend: the floor
@@ -43,7 +45,7 @@ while getopts "n:r:s:" o; do
 done
 shift $((OPTIND - 1))
 if [ $# -eq 0 ]; then
-	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+procs=N][+transport=T], direct[+pin] or proxy[+pin][+gogc=N][+procs=N])" >&2
+	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+procs=N][+anonttl=D][+transport=T], direct[+pin] or proxy[+pin][+gogc=N][+procs=N])" >&2
 	exit 2
 fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,11 +87,12 @@ done
 printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s %9s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs live_mb failed tail_win flt/call
 for run in $(seq 1 "$RUNS"); do
 	for c in "$@"; do
-		ref=${c%%+*} pin="" gogc="" transport="" procs=""
+		ref=${c%%+*} pin="" gogc="" transport="" procs="" anonttl=""
 		case "+$c+" in *+pin+*) pin=1 ;; esac
 		case "$c" in *+gogc=*) gogc=${c#*+gogc=} gogc=${gogc%%+*} ;; esac
 		case "$c" in *+procs=*) procs=${c#*+procs=} procs=${procs%%+*} ;; esac
 		case "$c" in *+transport=*) transport=${c#*+transport=} transport=${transport%%+*} ;; esac
+		case "$c" in *+anonttl=*) anonttl=${c#*+anonttl=} anonttl=${anonttl%%+*} ;; esac
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		rpin=() lpin=()
 		if [ -n "$pin" ]; then rpin=(taskset -c 0) lpin=(taskset -c 1); fi
@@ -108,7 +111,8 @@ for run in $(seq 1 "$RUNS"); do
 			else
 				d=$(bin "$ref")
 				env ${gogc:+GOGC=$gogc} ${procs:+GOMAXPROCS=$procs} GODEBUG=gctrace=1 "${rpin[@]}" "$d/pitstop" serve --addr "127.0.0.1:$R" \
-					--backend "http://127.0.0.1:$F,max-inflight=1024${transport:+,transport=$transport}" --health-interval 500ms >"$WORK/router.log" 2>&1 &
+					--backend "http://127.0.0.1:$F,max-inflight=1024${transport:+,transport=$transport}" --health-interval 500ms \
+					${anonttl:+--anonymous-program-ttl "$anonttl"} >"$WORK/router.log" 2>&1 &
 			fi
 			rpid=$!
 			for _ in $(seq 50); do
