@@ -12,6 +12,7 @@ import (
 
 	segjson "github.com/segmentio/encoding/json"
 
+	"github.com/pitstop-llm/pitstop/internal/jsondepth"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/runtime"
 )
@@ -102,7 +103,12 @@ func decodeObject(body []byte, v any) *APIError {
 	// decode is a router's largest JSON work per call. A body it refuses is
 	// decoded again by encoding/json for the error the client sees (its
 	// messages name the field and the JSON type, segmentio's show the
-	// input). FuzzDecodeObject holds both ways to encoding/json's.
+	// input). FuzzDecodeObject holds both ways to encoding/json's. The
+	// library has no depth limit: a body nested deeper than encoding/json
+	// takes goes to encoding/json, which refuses it.
+	if jsondepth.Exceeds(trimmed) {
+		return decodeObjectStd(trimmed, v)
+	}
 	rest, err := segjson.Parse(trimmed, v, 0)
 	if err != nil {
 		reflect.ValueOf(v).Elem().SetZero()

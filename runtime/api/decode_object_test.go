@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +43,11 @@ var decodeObjectSeeds = []string{
 	`{"input":[{"role":"user","content":"x"}],"metadata":{"a":"b"},"text":{"format":{"type":"text"}},"max_output_tokens":"9"}`,
 	`{"url":"http://a:1","kind":"vllm","weight":2.5,"max_inflight":-1,"api_key_env":7}`,
 	`{} {}`, `{}}`, `{}]`, `{} x`, `{`, `{"a":}`, `[]`, `null`, ``, ` { } `,
+	// nested as deep as encoding/json takes, and one deeper (it refuses)
+	`{"x":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+	`{"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+	`{"tool_choice":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+	`{} ` + strings.Repeat("[", 10001),
 }
 
 // TestDecodeObjectMatchesStd: the seeds are taken or refused as

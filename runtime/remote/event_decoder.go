@@ -1,7 +1,11 @@
 package remote
 
 import (
+	"encoding/json"
+
 	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/pitstop-llm/pitstop/internal/jsondepth"
 )
 
 // eventDecoder decodes the JSON of a stream's events, one after the
@@ -33,7 +37,11 @@ func newEventDecoder() *eventDecoder {
 
 // decode decodes data, one event's JSON value (space-trimmed), into v as
 // json.Unmarshal would, and fails as it would (on an empty event, on
-// anything after the value).
+// anything after the value, on nesting deeper than it takes: the library
+// has no depth limit, so such an event goes to json.Unmarshal).
 func (ed *eventDecoder) decode(data []byte, v any) error {
+	if jsondepth.Exceeds(data) {
+		return json.Unmarshal(data, v)
+	}
 	return segjson.Unmarshal(data, v)
 }

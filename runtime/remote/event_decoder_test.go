@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -35,7 +36,8 @@ func TestEventDecoderMatchesUnmarshal(t *testing.T) {
 }
 
 func TestEventDecoderRefusesWhatUnmarshalRefuses(t *testing.T) {
-	for _, bad := range []string{``, `{`, `{"choices":[}`, `{} {}`, `{}x`, `{"usage":{"prompt_tokens":"eight"}}`, `[1]`, `nul`} {
+	deep := `{"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}` // deeper than json.Unmarshal takes
+	for _, bad := range []string{``, `{`, `{"choices":[}`, `{} {}`, `{}x`, `{"usage":{"prompt_tokens":"eight"}}`, `[1]`, `nul`, deep} {
 		ed := newEventDecoder()
 		if err := ed.decode([]byte(eventCases[0]), &wireChunk{}); err != nil {
 			t.Fatal(err)
