@@ -68,6 +68,7 @@ func layers() []layer {
 		{"kvswap", 20, "KV block tiers and their transfers"},
 		{"handling", 20, "the waste of preserve, swap and discard: pure functions"},
 		{"internal/dueheap", 15, "the min-heap the program tables expire from"},
+		{"internal/jsondepth", 15, "encoding/json's nesting limit, for a decoder without one"},
 		{testOnly, 10, "helpers that several packages' tests share: imported by tests only"},
 	}
 }

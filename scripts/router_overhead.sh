@@ -8,8 +8,11 @@
 # holding a built pitstop:
 #   +pin     the router on CPU 0 (taskset -c 0: Go then runs it with GOMAXPROCS 1), the load
 #            generator and its fake backend on CPU 1
-#   +gogc=N  the router runs with GOGC=N
+#   +gogc=N  the router runs with GOGC=N (off: no collection in a run of a few seconds; the
+#            heap grows by the garbage of every call)
 #   +procs=N the router runs with GOMAXPROCS=N (unpinned: fewer threads to wake, on any core)
+#   +anonttl=D  the router runs with --anonymous-program-ttl D (default 30s: the rows of calls
+#            without a program id, most of the router's live heap, which each collection marks)
 #   +transport=T  the backend option transport=T (inline or nethttp; refs from before
 #            2026-11-27 04:00 UTC know neither and use net/http's)
 # or "direct" (+pin allowed): no router, the calls go straight to the fake backend: the floor
@@ -21,10 +24,15 @@
 # Columns: p50, p99, p99.9 and max of the overhead (the client's time less the fake backend's
 # handler's), the achieved rate, the router's CPU (% of one core over the load), its collections
 # during the load (GODEBUG=gctrace=1 lines) and its live heap after the last one (MB: one that
-# grows with -s keeps something per call), failed calls, and the 1-minute load average before
-# the run. Needs go (unless ROUTERLOAD names a built routerload and every REF is a directory),
+# grows with -s keeps something per call), failed calls, the 100 ms windows the slowest 1% of
+# the calls were sent in (tail_win: a few for a tail of bursts such as a collection, about as
+# many as those calls, 100 at 10 s, for one spread over the run), the router's minor page faults
+# per call (flt/call: a heap that gives its pages back to the kernel and touches them again pays
+# a zeroed page each), and the 1-minute load average before the run. Needs go (unless ROUTERLOAD names a built routerload and every REF is a directory),
 # taskset for +pin. BASEPORT (default 18400) and BASEPORT+1 must be free. With OUT=DIR each run's
-# full result (JSON, with the first errors) is kept as DIR/RUN-CONFIG.json.
+# full result (JSON, with the first errors and the slowest 1% of the calls: when each was sent,
+# its overhead and its two ways) is kept as DIR/RUN-CONFIG.json, and the router's log (its
+# collections, GODEBUG=gctrace=1) as DIR/RUN-CONFIG.log.
 set -euo pipefail
 RUNS=5 RATE=1000 SECONDS_=10
 while getopts "n:r:s:" o; do
@@ -37,7 +45,7 @@ while getopts "n:r:s:" o; do
 done
 shift $((OPTIND - 1))
 if [ $# -eq 0 ]; then
-	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+procs=N][+transport=T], direct[+pin] or proxy[+pin][+gogc=N][+procs=N])" >&2
+	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+procs=N][+anonttl=D][+transport=T], direct[+pin] or proxy[+pin][+gogc=N][+procs=N])" >&2
 	exit 2
 fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,14 +84,15 @@ for c in "$@"; do
 	case "$ref" in direct | proxy) ;; *) bin "$ref" >/dev/null ;; esac
 done
 
-printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs live_mb failed
+printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s %9s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs live_mb failed tail_win flt/call
 for run in $(seq 1 "$RUNS"); do
 	for c in "$@"; do
-		ref=${c%%+*} pin="" gogc="" transport="" procs=""
+		ref=${c%%+*} pin="" gogc="" transport="" procs="" anonttl=""
 		case "+$c+" in *+pin+*) pin=1 ;; esac
 		case "$c" in *+gogc=*) gogc=${c#*+gogc=} gogc=${gogc%%+*} ;; esac
 		case "$c" in *+procs=*) procs=${c#*+procs=} procs=${procs%%+*} ;; esac
 		case "$c" in *+transport=*) transport=${c#*+transport=} transport=${transport%%+*} ;; esac
+		case "$c" in *+anonttl=*) anonttl=${c#*+anonttl=} anonttl=${anonttl%%+*} ;; esac
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		rpin=() lpin=()
 		if [ -n "$pin" ]; then rpin=(taskset -c 0) lpin=(taskset -c 1); fi
@@ -102,7 +111,8 @@ for run in $(seq 1 "$RUNS"); do
 			else
 				d=$(bin "$ref")
 				env ${gogc:+GOGC=$gogc} ${procs:+GOMAXPROCS=$procs} GODEBUG=gctrace=1 "${rpin[@]}" "$d/pitstop" serve --addr "127.0.0.1:$R" \
-					--backend "http://127.0.0.1:$F,max-inflight=1024${transport:+,transport=$transport}" --health-interval 500ms >"$WORK/router.log" 2>&1 &
+					--backend "http://127.0.0.1:$F,max-inflight=1024${transport:+,transport=$transport}" --health-interval 500ms \
+					${anonttl:+--anonymous-program-ttl "$anonttl"} >"$WORK/router.log" 2>&1 &
 			fi
 			rpid=$!
 			for _ in $(seq 50); do
@@ -116,16 +126,19 @@ for run in $(seq 1 "$RUNS"); do
 		if [ -n "$rpid" ]; then
 			gcs=$(($(grep -c '^gc ' "$WORK/router.log" || true) - gc0))
 			# the live heap after the last collection ("gc N ... 12->13->4 MB": 4)
-			live=$(grep '^gc ' "$WORK/router.log" | tail -1 | sed -n 's/.* [0-9]*->[0-9]*->\([0-9]*\) MB.*/\1/p')
+			live=$(grep '^gc ' "$WORK/router.log" | tail -1 | sed -n 's/.* [0-9]*->[0-9]*->\([0-9]*\) MB.*/\1/p' || true)
 			live=${live:--}
 			kill "$rpid" 2>/dev/null || true
 			wait "$rpid" 2>/dev/null || true
+			if [ -n "${OUT:-}" ]; then
+				cp "$WORK/router.log" "$OUT/$run-$(printf %s "$c" | tr -c 'A-Za-z0-9._=-' _).log"
+			fi
 		fi
 		if [ -z "$res" ]; then
 			echo "$run $c: routerload failed: $(tail -3 "$WORK/load.log")" >&2
 			continue
 		fi
-		read -r p50 p99 p999 mx rate cpu failed <<<"$res"
-		printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s\n' "$run" "$c" "$load" "$p50" "$p99" "$p999" "$mx" "$rate" "$cpu" "$gcs" "$live" "$failed"
+		read -r p50 p99 p999 mx rate cpu failed tailwin flt <<<"$res"
+		printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s %9s\n' "$run" "$c" "$load" "$p50" "$p99" "$p999" "$mx" "$rate" "$cpu" "$gcs" "$live" "$failed" "${tailwin:--}" "${flt:--}"
 	done
 done

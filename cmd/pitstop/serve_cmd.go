@@ -61,7 +61,7 @@ type serveFlags struct {
 	tracePath, durationsPath      string
 	learn                         predictorLearnFlags
 	logLevel                      string
-	cpuProfile                    string
+	cpuProfile, execTrace         string
 	shutdownTimeout, saveInterval time.Duration
 	lengthPredictor               string
 	mcp                           mcpFlags
@@ -163,6 +163,7 @@ Profiles (` + scriptedModelFlag + `): ` + strings.Join(sim.ProfileNames(), ", ")
 	fl.DurationVar(&f.saveInterval, "durations-save-every", time.Minute, "how often to save --durations")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "debugging: write a CPU profile of the whole run to this file, closed when serve ends (go tool pprof)")
+	fl.StringVar(&f.execTrace, "exectrace", "", "debugging: write an execution trace of the whole run to this file, closed when serve ends (go tool trace: collections, scheduler latency, blocking)")
 	fl.StringVar(&f.lengthPredictor, "predictor", runtime.LengthONNX, "output-length predictor of each call segment: onnx (the served model's own length.onnx when its directory has one, as builtin:tiny-tools does, else the default model in predictor/data; through ONNX Runtime: $PITSTOP_ORT_LIB or scripts/fetch_ort.sh's cache; without it, history, said in the log and /metrics), history (the program's mean so far), or the path of an ONNX length model")
 	addPredictorLearnFlags(fl, &f.learn)
 	addMCPFlags(fl, &f.mcp)
@@ -211,6 +212,11 @@ func runServe(f serveFlags, changed func(string) bool) error {
 		return err
 	}
 	defer stopProfile()
+	stopTrace, err := startExecTrace(f.execTrace)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
 
 	reg := tools.NewRegistry()
 	bcfg := tools.BuiltinConfig{}

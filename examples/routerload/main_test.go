@@ -76,14 +76,19 @@ func TestOverhead(t *testing.T) {
 	}
 	// The two ways of a call add up to the overhead; the router (in this
 	// process) used some CPU.
-	if res.InP50Ms <= 0 || res.OutP50Ms <= 0 || res.InP50Ms >= res.ClientP50Ms || res.RouterCPUPercent < 0 || res.AchievedRate <= 0 {
+	if res.InP50Ms <= 0 || res.OutP50Ms <= 0 || res.InP50Ms >= res.ClientP50Ms || res.RouterCPUPercent < 0 || res.RouterFaultsPerCall < 0 || res.AchievedRate <= 0 {
 		t.Errorf("result %+v", res)
+	}
+	// The tail: the slowest 1% (one of 50 calls), whose overhead is the
+	// maximum, sent within the run, in one window of 100 ms.
+	if len(res.Slowest) != 1 || res.Slowest[0].OverMs != res.MaxMs || res.Slowest[0].AtMs < 0 || res.Slowest[0].AtMs > 250 || res.TailWindows != 1 {
+		t.Errorf("tail %+v, %d windows (max %.3f ms)", res.Slowest, res.TailWindows, res.MaxMs)
 	}
 	direct, err := overhead("http://"+addr, f, 200, 0.25, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if direct.Failed != 0 || direct.P50Ms <= 0 || direct.RouterCPUPercent != -1 {
+	if direct.Failed != 0 || direct.P50Ms <= 0 || direct.RouterCPUPercent != -1 || direct.RouterFaultsPerCall != -1 {
 		t.Errorf("direct result %+v", direct)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,7 +34,26 @@ type overheadResult struct {
 	LateP99Ms              float64 // how late the generator sent, against its schedule
 	AchievedRate           float64 // calls completed per second of the load's wall time
 	RouterCPUPercent       float64 // the router's CPU over the load (-router-pid; -1: not read)
-	Errors                 []string
+	// RouterFaultsPerCall: the router's minor page faults over the load
+	// per call (-1: not read): a heap that gives pages back to the kernel
+	// and touches them again pays a fault (a zeroed page) for each.
+	RouterFaultsPerCall float64
+	Errors              []string
+	// Slowest: the slowest 1% of the calls by overhead, slowest first:
+	// when they were sent tells a tail of bursts (a collection, a
+	// periodic pass under a lock) from one spread over the run.
+	Slowest []slowCall
+	// TailWindows is how many 100 ms windows of the run the Slowest were
+	// sent in: a few for a tail of bursts, about as many as the calls for
+	// one spread over the run.
+	TailWindows int
+}
+
+// slowCall is one call of the tail: when it was sent (ms after the load's
+// start), its overhead and the part of it on the request's way (the
+// client's send to the backend's handler) and the reply's.
+type slowCall struct {
+	AtMs, OverMs, InMs, OutMs float64
 }
 
 // fakeBackend is an OpenAI-compatible server that answers at once (a
@@ -110,7 +130,7 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		}
 		errMu.Unlock()
 	}
-	cpu0, cpuErr := processCPU(routerPID)
+	cpu0, flt0, cpuErr := processCPU(routerPID)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
@@ -139,12 +159,14 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 	}
 	wg.Wait()
 	wall := time.Since(start)
-	cpu1, _ := processCPU(routerPID)
-	res := &overheadResult{Rate: rate, Seconds: seconds, Calls: n, Errors: errs, RouterCPUPercent: -1}
+	cpu1, flt1, _ := processCPU(routerPID)
+	res := &overheadResult{Rate: rate, Seconds: seconds, Calls: n, Errors: errs, RouterCPUPercent: -1, RouterFaultsPerCall: -1}
 	if routerPID > 0 && cpuErr == nil {
 		res.RouterCPUPercent = 100 * (cpu1 - cpu0).Seconds() / wall.Seconds()
+		res.RouterFaultsPerCall = float64(flt1-flt0) / float64(n)
 	}
 	var over, client, in, out []float64
+	var calls []slowCall
 	f.mu.Lock()
 	for i := range n {
 		id := "call-" + strconv.Itoa(i)
@@ -158,8 +180,16 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		out = append(out, ms(got[i].Sub(bout)))
 		over = append(over, ms(got[i].Sub(sent[i])-bout.Sub(bin)))
 		client = append(client, ms(got[i].Sub(sent[i])))
+		calls = append(calls, slowCall{AtMs: ms(sent[i].Sub(start)), OverMs: over[len(over)-1], InMs: in[len(in)-1], OutMs: out[len(out)-1]})
 	}
 	f.mu.Unlock()
+	slices.SortFunc(calls, func(a, b slowCall) int { return cmp.Compare(b.OverMs, a.OverMs) })
+	res.Slowest = calls[:(len(calls)+99)/100]
+	windows := map[int]bool{}
+	for _, c := range res.Slowest {
+		windows[int(c.AtMs/100)] = true
+	}
+	res.TailWindows = len(windows)
 	res.AchievedRate = float64(n-res.Failed) / wall.Seconds()
 	if len(over) > 0 {
 		for _, x := range over {
@@ -182,37 +212,42 @@ func quantile(xs []float64, q float64) float64 {
 	return xs[min(max(i, 0), len(xs)-1)]
 }
 
-// processCPU is a process's user and system CPU time so far, from
-// /proc/PID/stat (Linux; clock ticks of 10 ms).
-func processCPU(pid int) (time.Duration, error) {
+// processCPU is a process's user and system CPU time so far and its
+// minor page faults, from /proc/PID/stat (Linux; clock ticks of 10 ms).
+func processCPU(pid int) (time.Duration, int64, error) {
 	if pid <= 0 {
-		return 0, fmt.Errorf("no pid")
+		return 0, 0, fmt.Errorf("no pid")
 	}
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The command name (field 2) may hold spaces: count fields after its ')'.
 	s := string(data)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
 	}
+	flt, err0 := strconv.ParseInt(f[7], 10, 64)
 	ut, err1 := strconv.ParseInt(f[11], 10, 64)
 	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: unreadable times", pid)
+	if err0 != nil || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: unreadable times", pid)
 	}
-	return time.Duration(ut+st) * 10 * time.Millisecond, nil
+	return time.Duration(ut+st) * 10 * time.Millisecond, flt, nil
 }
 
 // line is the result on one line: p50, p99, p99.9 and max in ms, the
-// achieved rate, the router's CPU % ("-" when not read) and the failed
-// calls.
+// achieved rate, the router's CPU % ("-" when not read), the failed
+// calls, TailWindows and the router's page faults per call ("-").
 func (r *overheadResult) line() string {
 	cpu := "-"
 	if r.RouterCPUPercent >= 0 {
 		cpu = strconv.FormatFloat(r.RouterCPUPercent, 'f', 1, 64)
 	}
-	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed)
+	flt := "-"
+	if r.RouterFaultsPerCall >= 0 {
+		flt = strconv.FormatFloat(r.RouterFaultsPerCall, 'f', 2, 64)
+	}
+	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d %d %s", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed, r.TailWindows, flt)
 }

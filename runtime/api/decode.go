@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/pitstop-llm/pitstop/internal/jsondepth"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/runtime"
 )
@@ -94,6 +98,33 @@ func decodeObject(body []byte, v any) *APIError {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return invalid("", "invalid_json", "We could not parse the JSON body of your request: expected a JSON object.")
 	}
+	// segmentio/encoding's json takes and refuses what encoding/json does,
+	// in one pass without reflection's per-value work: a chat request's
+	// decode is a router's largest JSON work per call. A body it refuses is
+	// decoded again by encoding/json for the error the client sees (its
+	// messages name the field and the JSON type, segmentio's show the
+	// input). FuzzDecodeObject holds both ways to encoding/json's. The
+	// library has no depth limit: a body nested deeper than encoding/json
+	// takes goes to encoding/json, which refuses it.
+	if jsondepth.Exceeds(trimmed) {
+		return decodeObjectStd(trimmed, v)
+	}
+	rest, err := segjson.Parse(trimmed, v, 0)
+	if err != nil {
+		reflect.ValueOf(v).Elem().SetZero()
+		return decodeObjectStd(trimmed, v)
+	}
+	// As encoding/json's Decoder.More after the value: what follows may be
+	// only space, or a closing bracket (which More does not count).
+	if rest = bytes.TrimLeft(rest, " \t\r\n"); len(rest) > 0 && rest[0] != '}' && rest[0] != ']' {
+		return invalid("", "invalid_json", "We could not parse the JSON body of your request: more than one JSON value.")
+	}
+	return nil
+}
+
+// decodeObjectStd is decodeObject on encoding/json's Decoder, trimmed
+// being the body without its surrounding space.
+func decodeObjectStd(trimmed []byte, v any) *APIError {
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(v); err != nil {
 		return invalid(jsonErrorParam(err), "invalid_json", "We could not parse the JSON body of your request: %s", jsonErrorText(err))

@@ -176,6 +176,7 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 	}
 	defer func() {
 		if err == nil {
+			ed.resetChunk() // keeps no reply's strings while pooled
 			b.events.Put(ed)
 		}
 	}()
@@ -185,7 +186,7 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 	var calls toolCalls
 	rep.Usage.CachedTokens = -1
 	sawDone, sawChunk := false, false
-	var ch wireChunk
+	ch := &ed.chunk
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 || line[0] == ':' {
@@ -200,12 +201,11 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 			sawDone = true
 			break
 		}
-		// ch is reused: its choices' room is kept, cleared (Unmarshal
-		// would otherwise leave a field the new event lacks as it was).
-		choices := ch.Choices[:cap(ch.Choices)]
-		clear(choices)
-		ch = wireChunk{Choices: choices[:0]}
-		if err := ed.decode(data, &ch); err != nil {
+		// ch is reused, from event to event and reply to reply: its
+		// choices' room is kept, cleared (Unmarshal would otherwise leave
+		// a field the new event lacks as it was).
+		ed.resetChunk()
+		if err := ed.decode(data, ch); err != nil {
 			return rep, &failure{msg: fmt.Sprintf("malformed stream event: %v: %.120s", err, data)}
 		}
 		if ch.Error != nil {

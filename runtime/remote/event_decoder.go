@@ -1,47 +1,47 @@
 package remote
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
+
+	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/pitstop-llm/pitstop/internal/jsondepth"
 )
 
 // eventDecoder decodes the JSON of a stream's events, one after the
-// other, with one json.Decoder: json.Unmarshal scans each event twice
-// (once to check it, once to decode it) and grows a new scanner's state
-// for each, where the decoder scans once and keeps its state from event
-// to event (a reply is a few small events, the router's most frequent
-// decode). A decoder that met a malformed event is not used again: its
-// error sticks.
+// other: a reply is a few small events, the router's most frequent
+// decode. It decodes with segmentio/encoding's json, which takes and
+// refuses what encoding/json does (FuzzEventDecoder holds it to
+// json.Unmarshal's results) in one pass without reflection's per-value
+// work: a short reply's three events in about a fifth of encoding/json's
+// time (docs/results-router.md §4, session 10). It also holds the stream's
+// line buffer, reused from reply to reply.
 type eventDecoder struct {
 	line []byte // the stream's line buffer (4 KiB; a longer line grows the scanner's own, not kept)
-	src  bytes.Reader
-	dec  *json.Decoder
-	fed  int64 // the bytes given to dec so far
+	// chunk is the event decoded last. Its choices' room is kept from
+	// reply to reply: the library makes room for ten choices at a slice's
+	// first element (640 B per reply otherwise).
+	chunk wireChunk
+}
+
+// resetChunk empties chunk for the next event, keeping its choices' room.
+func (ed *eventDecoder) resetChunk() {
+	choices := ed.chunk.Choices[:cap(ed.chunk.Choices)]
+	clear(choices)
+	ed.chunk = wireChunk{Choices: choices[:0]}
 }
 
 func newEventDecoder() *eventDecoder {
-	ed := &eventDecoder{line: make([]byte, 4<<10)}
-	ed.dec = json.NewDecoder(&ed.src)
-	return ed
+	return &eventDecoder{line: make([]byte, 4<<10)}
 }
 
 // decode decodes data, one event's JSON value (space-trimmed), into v as
-// json.Unmarshal would, and fails as it would on an empty event or on
-// anything after the value (data has no trailing space: every byte the
-// decoder has not consumed after the value is something else).
+// json.Unmarshal would, and fails as it would (on an empty event, on
+// anything after the value, on nesting deeper than it takes: the library
+// has no depth limit, so such an event goes to json.Unmarshal).
 func (ed *eventDecoder) decode(data []byte, v any) error {
-	ed.src.Reset(data)
-	ed.fed += int64(len(data))
-	if err := ed.dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return errors.New("unexpected end of JSON input")
-		}
-		return err
+	if jsondepth.Exceeds(data) {
+		return json.Unmarshal(data, v)
 	}
-	if ed.dec.InputOffset() != ed.fed {
-		return errors.New("invalid character after top-level value")
-	}
-	return nil
+	return segjson.Unmarshal(data, v)
 }

@@ -127,6 +127,11 @@ func (r *Router) attempt(ctx context.Context, b *Backend, req *Request, emit fun
 	var first time.Time
 	var out delivery
 	var held []Event
+	if req.Buffered {
+		// Room for a short reply's events (most are two or three): one
+		// allocation, where append would grow the slice two or three times.
+		held = make([]Event, 0, 4)
+	}
 	slot := -1
 	if b.slots != nil {
 		var restore string

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"slices"
 	"time"
 
 	"github.com/pitstop-llm/pitstop/cluster"
@@ -51,7 +52,9 @@ func (r *Router) pick(req *Request, exclude map[string]bool, pin string) *Backen
 	if home != nil && r.cfg.AffinitySlack > 0 && home.adm.queued()-shortest <= r.cfg.AffinitySlack {
 		return home
 	}
-	s := cluster.State{Now: time.Since(r.start), Replicas: make([]cluster.Replica, len(cands))}
+	s := &r.pickState
+	s.Now = time.Since(r.start)
+	s.Replicas = slices.Grow(s.Replicas[:0], len(cands))[:len(cands)]
 	for i, b := range cands {
 		rep := *r.holds[b.name] // the program records, by reference
 		rep.Weight = b.spec.Weight
@@ -67,8 +70,9 @@ func (r *Router) pick(req *Request, exclude map[string]bool, pin string) *Backen
 		}
 		s.Replicas[i] = rep
 	}
-	call := &cluster.Call{Program: req.Program, Thread: req.Thread, PromptTokens: prompt, PredictedDecode: req.PredictedDecode}
-	i := r.bal.Pick(call, &s)
+	call := &r.pickCall
+	*call = cluster.Call{Program: req.Program, Thread: req.Thread, PromptTokens: prompt, PredictedDecode: req.PredictedDecode}
+	i := r.bal.Pick(call, s)
 	if i < 0 || i >= len(cands) {
 		i = 0
 	}
