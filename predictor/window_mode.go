@@ -85,7 +85,7 @@ func NewWindowModes() *WindowModes {
 	return &WindowModes{classes: make(map[modeClass]*lengthWindows)}
 }
 
-func modeClasses(in Input) []modeClass {
+func modeClasses(in Input, buf *[modeRootLevel + 1]modeClass) []modeClass {
 	last := in.LastTool
 	switch {
 	case last != "":
@@ -99,11 +99,12 @@ func modeClasses(in Input) []modeClass {
 		prev = magnitude(int(in.History.LastOutputTokens))
 	}
 	msg := magnitude(len(in.LastMessage))
-	coarser := []modeClass{{1, last, "", prev, msg}, {2, last, "", prev, 0}, {3, last, "", 0, 0}, {level: modeRootLevel}}
+	// Into buf, so that a prediction allocates nothing.
+	*buf = [...]modeClass{{0, last, in.LastToolClass, 0, msg}, {1, last, "", prev, msg}, {2, last, "", prev, 0}, {3, last, "", 0, 0}, {level: modeRootLevel}}
 	if in.LastToolClass == "" {
-		return coarser
+		return buf[1:]
 	}
-	return append([]modeClass{{0, last, in.LastToolClass, 0, msg}}, coarser...)
+	return buf[:]
 }
 
 // magnitude is floor(log2 n), 0 for n ≤ 1.
@@ -112,7 +113,8 @@ func magnitude(n int) int { return int(math.Log2(float64(max(n, 1)))) }
 // Predict is the window's centre for a segment with input in, and false
 // before any segment has finished.
 func (m *WindowModes) Predict(in Input) (int, bool) {
-	cs := modeClasses(in)
+	var buf [modeRootLevel + 1]modeClass
+	cs := modeClasses(in, &buf)
 	for _, c := range cs {
 		if w := m.classes[c]; w != nil && w.n >= windowModeMinSegments {
 			return w.best, true
@@ -133,7 +135,8 @@ const maxModeClasses = 1 << 14
 
 // Observe books a finished segment of actual tokens whose input was in.
 func (m *WindowModes) Observe(in Input, actual int) {
-	for _, c := range modeClasses(in) {
+	var buf [modeRootLevel + 1]modeClass
+	for _, c := range modeClasses(in, &buf) {
 		w := m.classes[c]
 		if w == nil {
 			if len(m.classes) >= maxModeClasses && c.level != modeRootLevel {
