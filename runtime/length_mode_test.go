@@ -231,3 +231,39 @@ func TestWindowModesKeptAcrossRestarts(t *testing.T) {
 		t.Fatalf("the learner did not save the window modes: %v, want %v", got, after)
 	}
 }
+
+// Calls on many handlers at once predict and book through the one
+// deployment ModeLed while its state is saved (run under -race).
+func TestModeLedUnderConcurrentCalls(t *testing.T) {
+	info, err := predictor.ParseONNX(predictor.DefaultModelBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &lockedBuffer{}
+	rt := newTestRuntime(t, Config{Tools: shellTools(), Trace: sink,
+		Length: predictor.GoClassifier{MLP: info.MLP, OverflowTokens: info.OverflowTokens}})
+	dir := t.TempDir()
+	const workers, calls = 4, 5
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range calls {
+				if w == 0 {
+					if err := rt.length.led.Save(dir); err != nil {
+						t.Error(err)
+					}
+				}
+				cmd := []string{"cat a.txt", "ls", "make"}[(w+i)%3]
+				if _, err := rt.ChatSync(context.Background(), shellCall(fmt.Sprintf("w%d-%d", w, i), cmd, "/say ok")); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, r := range traceRecords(t, sink, 2*workers*calls) {
+		if r.PredictedTokens < 1 {
+			t.Fatalf("record %s/%d: no prediction recorded", r.Program, r.Segment)
+		}
+	}
+}
