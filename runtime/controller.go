@@ -101,9 +101,11 @@ type seqCtl struct {
 	predMode     int                    // the deployment's window mode (predictor.ModeLed)
 	predTokens   int                    // the mixture's point or the mode, by order (what policies see)
 	// lastToolClass is the argument class (predictor.ArgumentClass) of the
-	// call the previous segment ended in: the class only, never the
-	// arguments, which may hold a tenant's data.
+	// call whose result the next segment reads (the previous segment's, or
+	// for a call's first segment the request's, answeredCall): the class
+	// only, never the arguments, which may hold a tenant's data.
 	lastToolClass string
+	requestTool   string               // the tool whose result ends the request ("": none)
 	predDist      *engine.Distribution // its distribution (no length part without a model; tool part at the pause)
 	segments      []predictor.TraceRecord
 }

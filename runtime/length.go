@@ -307,7 +307,8 @@ func (l *lengthState) observe(predicted int, rec predictor.TraceRecord) {
 // segmentInput is what the length predictor knows of the segment about to
 // be generated: the prompt's system prompt and last message (and the tool
 // whose result it is and that call's argument class, when the call's
-// previous segment called one), the
+// previous segment called one or the request ends in a client's tool
+// results), the
 // tools offered and the size of their schemas, the context length and the
 // program's history. It reads nothing of the segment itself.
 func (s *seqCtl) segmentInput() predictor.Input {
@@ -317,12 +318,38 @@ func (s *seqCtl) segmentInput() predictor.Input {
 		names = append(names, t.Name)
 		schema += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
-	lastTool, lastClass := "", ""
+	lastTool := s.requestTool
 	if n := len(s.segments); n > 0 {
-		lastTool, lastClass = s.segments[n-1].Tool, s.lastToolClass
+		lastTool = s.segments[n-1].Tool
+	}
+	lastClass := ""
+	if lastTool != "" {
+		lastClass = s.lastToolClass
 	}
 	return predictor.Input{SystemPrompt: s.systemPrompt, LastMessage: s.lastMessage, ToolNames: names,
 		PromptTokens: s.segPrompt, LastTool: lastTool, LastToolClass: lastClass, ToolSchemaBytes: schema, History: s.history}
+}
+
+// answeredCall is the tool, and its call's argument class, whose result
+// ends msgs: when the last message is a tool result (a client ran the
+// tools), the first call of the assistant turn it answers, as a round's
+// trace record names its first call; else "", "". What the trace
+// converters derive from a program's previous segment (predictor.
+// DeriveContext, DeriveToolClasses), known here from the request.
+func answeredCall(msgs []chat.Message) (tool, class string) {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].Role != chat.RoleTool {
+		return "", ""
+	}
+	for i := n - 2; i >= 0; i-- {
+		switch m := msgs[i]; {
+		case m.Role == chat.RoleAssistant && len(m.ToolCalls) > 0:
+			return m.ToolCalls[0].Name, predictor.ArgumentClass(m.ToolCalls[0].Arguments)
+		case m.Role != chat.RoleTool:
+			return "", ""
+		}
+	}
+	return "", ""
 }
 
 // predictLength predicts the output length of the segment about to start

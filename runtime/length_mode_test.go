@@ -81,7 +81,7 @@ func TestSegmentsKnowTheClassOfTheCallTheyRead(t *testing.T) {
 	lp := &fixedLength{n: 20}
 	sink := &lockedBuffer{}
 	rt := newTestRuntime(t, Config{Tools: shellTools(), Length: lp, Trace: sink})
-	if _, err := rt.ChatSync(context.Background(), shellCall("p", "cd /repo && make all SECRET=hunter2", "/say ok")); err != nil {
+	if _, err := rt.ChatSync(context.Background(), shellCall("p", "cd /repo && make all", "/say ok")); err != nil {
 		t.Fatal(err)
 	}
 	lp.mu.Lock()
@@ -264,6 +264,40 @@ func TestModeLedUnderConcurrentCalls(t *testing.T) {
 	for _, r := range traceRecords(t, sink, 2*workers*calls) {
 		if r.PredictedTokens < 1 {
 			t.Fatalf("record %s/%d: no prediction recorded", r.Program, r.Segment)
+		}
+	}
+}
+
+// A call whose request ends in the results of a client's tool calls reads
+// the first of those calls: its tool and argument class, from the request,
+// as the trace converters derive them from the program's previous segment.
+func TestFirstSegmentKnowsTheClientCallItReads(t *testing.T) {
+	lp := &fixedLength{n: 20}
+	rt := newTestRuntime(t, Config{Length: lp})
+	msgs := []chat.Message{{Role: "user", Content: "fix the bug"},
+		{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command": "cd /repo && pytest -x tests/"}`},
+			{ID: "c2", Name: "bash", Arguments: `{"command": "ls"}`}}},
+		{Role: "tool", ToolCallID: "c1", Content: "1 failed"}, {Role: "tool", ToolCallID: "c2", Content: "a b"}}
+	if _, err := rt.ChatSync(context.Background(), ChatRequest{Program: "c", Messages: msgs, Tools: []chat.Tool{{Name: "bash"}}}); err != nil {
+		t.Fatal(err)
+	}
+	lp.mu.Lock()
+	ins := slices.Clone(lp.in)
+	lp.mu.Unlock()
+	if len(ins) == 0 || ins[0].LastTool != "bash" || ins[0].LastToolClass != "prog:pytest" {
+		t.Fatalf("first segment's input %+v: want last tool bash, class prog:pytest", ins)
+	}
+	for _, c := range []struct {
+		msgs        []chat.Message
+		tool, class string
+	}{
+		{msgs[:1], "", ""}, // the user's message
+		{append(slices.Clone(msgs), chat.Message{Role: "user", Content: "and?"}), "", ""},
+		{[]chat.Message{{Role: "tool", Content: "orphan"}}, "", ""},
+		{[]chat.Message{{Role: "assistant", ToolCalls: []chat.ToolCall{{Name: "fetch", Arguments: `{"url": "https://Docs.Example.com/x"}`}}}, {Role: "tool", Content: "page"}}, "fetch", "host:docs.example.com"},
+	} {
+		if tool, class := answeredCall(c.msgs); tool != c.tool || class != c.class {
+			t.Errorf("answeredCall(%d messages) = %q, %q; want %q, %q", len(c.msgs), tool, class, c.tool, c.class)
 		}
 	}
 }
