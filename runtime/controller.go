@@ -100,13 +100,13 @@ type seqCtl struct {
 	predMix      int                    // the experts' mixture's point
 	predMode     int                    // the deployment's window mode (predictor.ModeLed)
 	predTokens   int                    // the mixture's point or the mode, by order (what policies see)
+	predDist     *engine.Distribution   // the mixture's distribution (no length part without a model; tool part at the pause)
 	// lastToolClass is the argument class (predictor.ArgumentClass) of the
 	// call whose result the next segment reads (the previous segment's, or
 	// for a call's first segment the request's, answeredCall): the class
 	// only, never the arguments, which may hold a tenant's data.
 	lastToolClass string
-	requestTool   string               // the tool whose result ends the request ("": none)
-	predDist      *engine.Distribution // its distribution (no length part without a model; tool part at the pause)
+	requestTool   string // the tool whose result ends the request ("": none)
 	segments      []predictor.TraceRecord
 }
 
