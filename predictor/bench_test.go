@@ -68,11 +68,51 @@ func BenchmarkPredictLengthBlended(b *testing.B) {
 		mix.Observe(pb, 40, blended, 30+10*i)
 		pb = pb.Observe(40, 30+10*i, []string{"search", "book"}[i%2])
 	}
+	led := warmModeLed(in)
 	b.ReportAllocs()
 	for b.Loop() {
 		n, probs := m.PredictLength(in)
-		mix.Predict(pb, n, probs, m.OverflowTokens())
+		point, _, _ := mix.Predict(pb, n, probs, m.OverflowTokens())
+		led.Predict(in, point)
 	}
+}
+
+// warmModeLed is a ModeLed that has finished 500 segments of a few classes
+// around in's.
+func warmModeLed(in Input) *ModeLed {
+	led := NewModeLed(41)
+	for i := range 500 {
+		x := in
+		x.LastTool, x.LastToolClass = "bash", []string{"prog:cat", "prog:sed", "prog:python", "prog:ls"}[i%4]
+		x.History.LastOutputTokens = float64(20 + i%200)
+		_, mode := led.Predict(x, 40+i%13)
+		led.Observe(x, 40+i%13, mode, 10+(i*37)%300)
+	}
+	return led
+}
+
+// What the window modes and the choice by order cost serve per segment:
+// a prediction (after the mixture's) and a finished segment's booking,
+// both on the serving path.
+func BenchmarkModeLed(b *testing.B) {
+	in := sampleInput()
+	in.LastTool, in.LastToolClass = "bash", "prog:sed"
+	b.Run("predict", func(b *testing.B) {
+		led := warmModeLed(in)
+		b.ReportAllocs()
+		for b.Loop() {
+			led.Predict(in, 40)
+		}
+	})
+	b.Run("observe", func(b *testing.B) {
+		led := warmModeLed(in)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			led.Observe(in, 40+i%7, 38+i%5, 30+i%11)
+			i++
+		}
+	})
 }
 
 // What a finished segment costs the mixture (serve books one per segment),

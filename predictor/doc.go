@@ -25,7 +25,12 @@
 // prediction. serve and bench apply the blend and OrderScored to every
 // prediction, and eval prints both mixtures (BlendByProgram). The model is
 // unchanged. A mixture persists as JSON beside the learnt model (Save,
-// Restore), so a restarted serve weighs its experts as before.
+// Restore), so a restarted serve weighs its experts as before. serve then
+// predicts through ModeLed: the window mode of the segment's class
+// (WindowModes, with the argument class of the call the segment reads)
+// where it has ordered the finished segments better than the mixture
+// (OrderLed), else the mixture's point; eval --online replays the same
+// steps (ServedPoints). bench stops at the mixture.
 //
 // Online learning: OnlineLength updates a copy of the shipped MLP by SGD on
 // each finished segment and predicts with the shipped model unless the

@@ -87,7 +87,8 @@ func TestWindowModeClassesDoNotLeak(t *testing.T) {
 		recs[k].PreToolOutputTokens = 7 * (recs[k].PreToolOutputTokens + 11)
 		DeriveContext(recs)
 		DeriveToolClasses(recs)
-		if !slices.Equal(modeClasses(recs[k].Input), modeClasses(base[k].Input)) {
+		var b1, b2 [modeRootLevel + 1]modeClass
+		if !slices.Equal(modeClasses(recs[k].Input, &b1), modeClasses(base[k].Input, &b2)) {
 			t.Errorf("changing segment %d's own arguments and output changed its window-mode classes", k)
 		}
 		if k < 2 && recs[k+1].Input.LastToolClass != "prog:make" {

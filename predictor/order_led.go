@@ -11,7 +11,8 @@ package predictor
 // pairs are scored and its share of wrong pairs is strictly the lower.
 // On the coding agent the window mode (with the argument class) orders
 // better and is chosen; on tau and infercept+bfcl it orders worse and never
-// is (docs/results-predictor.md, session 10). Not safe for concurrent use.
+// is (docs/results-predictor.md, session 10). ModeLed puts it to use.
+// Not safe for concurrent use.
 type OrderLed struct {
 	recent [orderWindow]orderLedSegment
 	seen   int
@@ -58,17 +59,4 @@ func (o *OrderLed) Observe(first, second, actual int) {
 	}
 	o.recent[o.seen%orderWindow] = s
 	o.seen++
-}
-
-// ChooseByOrder replays recs in order through an OrderLed over the
-// prequential predictions first and second (one per record): each record
-// gets the chosen point, then is observed.
-func ChooseByOrder(first, second []int, recs []TraceRecord) []int {
-	var o OrderLed
-	out := make([]int, len(recs))
-	for i, r := range recs {
-		out[i] = o.Choose(first[i], second[i])
-		o.Observe(first[i], second[i], r.PreToolOutputTokens)
-	}
-	return out
 }

@@ -26,7 +26,10 @@ func TestOrderLedChoosesTheBetterOrder(t *testing.T) {
 		t.Fatalf("the second point ordered pairs wrongly: chose %d, want the first (55)", got)
 	}
 	recs := make([]TraceRecord, 3)
-	if got := ChooseByOrder([]int{1, 2, 3}, []int{4, 5, 6}, recs); got[0] != 1 || got[2] != 3 {
-		t.Fatalf("replay before any pair: %v, want the first points", got)
+	for i := range recs {
+		recs[i].PreToolOutputTokens = 10 * (i + 1)
+	}
+	if mixed, modes, got := ServedPoints([]int{1, 2, 3}, nil, 0, recs, 50); got[0] != mixed[0] || got[2] != mixed[2] || modes[0] != 50 {
+		t.Fatalf("replay before any pair: served %v, want the mixture's %v (modes %v)", got, mixed, modes)
 	}
 }

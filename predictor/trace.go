@@ -33,6 +33,11 @@ type TraceRecord struct {
 	// ToolDurationS is the tool's duration in seconds; nil when unknown.
 	ToolDurationS    *float64 `json:"tool_duration_s,omitempty"`
 	ToolReturnTokens int      `json:"tool_return_tokens,omitempty"` // tokens the tool's result added
+	// PredictedTokens is the length the runtime predicted for the segment
+	// before it ran (the point policies saw); 0 where not recorded (the
+	// dataset converters). Never a feature: it says what serve did, so
+	// that a replay can be checked against it (ServedPoints).
+	PredictedTokens int `json:"predicted_tokens,omitempty"`
 	// TokensApprox marks token counts estimated from text rather than
 	// counted by a tokenizer. The converters wrote it until they counted
 	// with real tokenizers (TiktokenCounter); it stays so that their older

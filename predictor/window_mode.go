@@ -13,8 +13,8 @@ import (
 // absolute error and that policies rank by. WindowModes measures that point
 // from the lengths a deployment has finished, per class of what is known
 // before a segment: how far a mode gets on Acc-5, and what it costs the MAE
-// and the order (docs/results-predictor.md, 2026-11-27, session 8). It is
-// an evaluation, not a predictor serve uses.
+// and the order (docs/results-predictor.md, 2026-11-27, session 8). Serve
+// predicts with it where it orders better than the mixture (ModeLed).
 
 // acc5HalfWidth is Acc-5's tolerance: |predicted − actual| ≤ 5.
 const acc5HalfWidth = 5
@@ -61,6 +61,9 @@ type modeClass struct {
 	prev, last int
 }
 
+// modeRootLevel is the coarsest class, every segment's.
+const modeRootLevel = 4
+
 // WindowModes predicts the centre of the densest 11-token window of the
 // lengths finished in a segment's class. The finest, where the call whose
 // result the segment reads has an argument class (Input.LastToolClass: a
@@ -82,7 +85,7 @@ func NewWindowModes() *WindowModes {
 	return &WindowModes{classes: make(map[modeClass]*lengthWindows)}
 }
 
-func modeClasses(in Input) []modeClass {
+func modeClasses(in Input, buf *[modeRootLevel + 1]modeClass) []modeClass {
 	last := in.LastTool
 	switch {
 	case last != "":
@@ -96,11 +99,12 @@ func modeClasses(in Input) []modeClass {
 		prev = magnitude(int(in.History.LastOutputTokens))
 	}
 	msg := magnitude(len(in.LastMessage))
-	coarser := []modeClass{{1, last, "", prev, msg}, {2, last, "", prev, 0}, {3, last, "", 0, 0}, {level: 4}}
+	// Into buf, so that a prediction allocates nothing.
+	*buf = [...]modeClass{{0, last, in.LastToolClass, 0, msg}, {1, last, "", prev, msg}, {2, last, "", prev, 0}, {3, last, "", 0, 0}, {level: modeRootLevel}}
 	if in.LastToolClass == "" {
-		return coarser
+		return buf[1:]
 	}
-	return append([]modeClass{{0, last, in.LastToolClass, 0, msg}}, coarser...)
+	return buf[:]
 }
 
 // magnitude is floor(log2 n), 0 for n ≤ 1.
@@ -109,7 +113,8 @@ func magnitude(n int) int { return int(math.Log2(float64(max(n, 1)))) }
 // Predict is the window's centre for a segment with input in, and false
 // before any segment has finished.
 func (m *WindowModes) Predict(in Input) (int, bool) {
-	cs := modeClasses(in)
+	var buf [modeRootLevel + 1]modeClass
+	cs := modeClasses(in, &buf)
 	for _, c := range cs {
 		if w := m.classes[c]; w != nil && w.n >= windowModeMinSegments {
 			return w.best, true
@@ -121,33 +126,27 @@ func (m *WindowModes) Predict(in Input) (int, bool) {
 	return 0, false
 }
 
+// maxModeClasses bounds the classes WindowModes keeps: argument classes
+// (programs, hosts) come from the deployment's calls and are unbounded.
+// Past it a segment of a new class books only the classes that exist (the
+// coarsest always does); the traces this was measured on have a few
+// hundred.
+const maxModeClasses = 1 << 14
+
 // Observe books a finished segment of actual tokens whose input was in.
 func (m *WindowModes) Observe(in Input, actual int) {
-	for _, c := range modeClasses(in) {
+	var buf [modeRootLevel + 1]modeClass
+	for _, c := range modeClasses(in, &buf) {
 		w := m.classes[c]
 		if w == nil {
+			if len(m.classes) >= maxModeClasses && c.level != modeRootLevel {
+				continue
+			}
 			w = &lengthWindows{}
 			m.classes[c] = w
 		}
 		w.add(actual)
 	}
-}
-
-// ModesByClass replays recs in order through WindowModes (prequential:
-// predict each, then observe it); before any has finished the point is
-// fallback.
-func ModesByClass(recs []TraceRecord, fallback int) []int {
-	m := NewWindowModes()
-	out := make([]int, len(recs))
-	for i, r := range recs {
-		p, ok := m.Predict(r.Input)
-		if !ok {
-			p = fallback
-		}
-		out[i] = p
-		m.Observe(r.Input, r.PreToolOutputTokens)
-	}
-	return out
 }
 
 // RankCorrelation is Spearman's rank correlation between the predictions

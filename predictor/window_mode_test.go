@@ -36,7 +36,7 @@ func TestWindowModesPredictTheDensestWindow(t *testing.T) {
 		t.Fatalf("after ls (one segment): %d, want the stream's densest window 150", p)
 	}
 	recs := []TraceRecord{{PreToolOutputTokens: 10}, {PreToolOutputTokens: 12}, {PreToolOutputTokens: 100}}
-	if got := ModesByClass(recs, 50); got[0] != 50 || got[1] != 10 || got[2] != 12 {
+	if _, got, _ := ServedPoints([]int{1, 1, 1}, nil, 0, recs, 50); got[0] != 50 || got[1] != 10 || got[2] != 12 {
 		t.Fatalf("prequential replay %v, want [50 10 12] (fallback, the first length, then the window nearest the last one that reached the top)", got)
 	}
 }

@@ -300,6 +300,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	st.thread, st.anonymous = req.Thread, anonymous
 	st.timing.Received = received
 	st.lastMessage, st.systemPrompt = lastMessage(req.Messages), systemPrompt(req.Messages)
+	st.requestTool, st.lastToolClass = answeredCall(req.Messages)
 	st.history, st.blend = rt.programs.history(c.key)
 	st.predictLength()
 	st.startTurn() // the first turn's script, on this goroutine

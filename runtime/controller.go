@@ -97,9 +97,17 @@ type seqCtl struct {
 	blend        predictor.ProgramBlend // the program's own evidence on the length predictor
 	predModel    int                    // the length predictor's output length of the current segment
 	predBlend    int                    // the same blended with the program (an expert of the mixture)
-	predTokens   int                    // the experts' mixture (what policies see)
-	predDist     *engine.Distribution   // its distribution (no length part without a model; tool part at the pause)
-	segments     []predictor.TraceRecord
+	predMix      int                    // the experts' mixture's point
+	predMode     int                    // the deployment's window mode (predictor.ModeLed)
+	predTokens   int                    // the mixture's point or the mode, by order (what policies see)
+	predDist     *engine.Distribution   // the mixture's distribution (no length part without a model; tool part at the pause)
+	// lastToolClass is the argument class (predictor.ArgumentClass) of the
+	// call whose result the next segment reads (the previous segment's, or
+	// for a call's first segment the request's, answeredCall): the class
+	// only, never the arguments, which may hold a tenant's data.
+	lastToolClass string
+	requestTool   string // the tool whose result ends the request ("": none)
+	segments      []predictor.TraceRecord
 }
 
 // pendingRound is a turn's server-side tool calls waiting to run.
@@ -461,6 +469,7 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 	s.toolTokens += resultTokens
 	dur := round.Duration.Seconds()
 	s.endSegment(p.calls[0].Name, &dur, resultTokens)
+	s.lastToolClass = predictor.ArgumentClass(p.calls[0].Arguments)
 	s.lastMessage = clip(results[len(results)-1].Content, 2000)
 	s.segPrompt = s.seq.NumTokens() + resultTokens
 	s.predictLength()
@@ -472,19 +481,22 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
 	out := s.generated - s.segGenStart
 	idx := s.rt.programs.segment(s.call.key, out, tool, s.predModel)
+	in := s.segmentInput()
 	s.segments = append(s.segments, predictor.TraceRecord{
 		Source:              "runtime",
 		Program:             s.call.program,
 		Segment:             idx,
-		Input:               s.segmentInput(),
+		Input:               in,
 		PreToolOutputTokens: out,
 		Tool:                tool,
 		ToolDurationS:       toolSeconds,
 		ToolReturnTokens:    returnTokens,
+		PredictedTokens:     s.predTokens,
 	})
 	s.rt.length.observe(s.predTokens, s.segments[len(s.segments)-1])
 	s.history = s.history.Observe(out, tool)
 	s.rt.length.mix.Observe(s.blend, s.predModel, s.predBlend, out)
+	s.rt.length.led.Observe(in, s.predMix, s.predMode, out)
 	s.blend = s.blend.Observe(s.predModel, out, tool)
 }
 

@@ -50,6 +50,9 @@ type Length struct {
 	// kept here so that LearnOnline restores and saves it beside the
 	// learnt model; nil until the runtime or LearnOnline asks for it.
 	mix *predictor.ExpertMix
+	// led is the window modes and the choice by order that follow the
+	// mixture (lengthState.led), kept and saved with it.
+	led *predictor.ModeLed
 	// mixDir is where KeepMixture keeps mix without online learning ("":
 	// nowhere, or the learner keeps it), mixLog where it says so.
 	mixDir string
@@ -64,6 +67,16 @@ func (l *Length) expertMix() *predictor.ExpertMix {
 		l.mix = predictor.OrderScored(predictor.TrainMedian(l.model.Info()))
 	}
 	return l.mix
+}
+
+// modeLed is l's window modes and choice by order, started with the
+// mixture (nil without an ONNX model); the mode starts at the model's
+// training median.
+func (l *Length) modeLed() *predictor.ModeLed {
+	if l.led == nil && l.model != nil {
+		l.led = predictor.NewModeLed(predictor.TrainMedian(l.model.Info()))
+	}
+	return l.led
 }
 
 // LengthModelFile is the file name of a served model's own length
@@ -165,6 +178,10 @@ type lengthState struct {
 	// ordered the finished segments (predictor.OrderScored: policies rank
 	// by the prediction); nil without a model.
 	mix *predictor.ExpertMix
+	// led chooses between the mixture's point and the deployment's window
+	// mode by how each ordered the finished segments (predictor.ModeLed);
+	// nil, the mixture's point, without a mixture.
+	led *predictor.ModeLed
 }
 
 // newLengthState sets up the predictor of Config.Length (nil: history),
@@ -182,7 +199,7 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 			break
 		}
 		st.p, st.source, requested, fallback, model = v.LengthPredictor, v.Source, v.Requested, v.Fallback, v.Model
-		st.mix = v.expertMix()
+		st.mix, st.led = v.expertMix(), v.modeLed()
 		if v.learner != nil {
 			st.learner = v.learner
 			v.learner.registerMetrics(m.Registry)
@@ -190,11 +207,13 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 	case *predictor.Model:
 		st.source = LengthONNX
 		st.mix = predictor.OrderScored(predictor.TrainMedian(v.Info()))
+		st.led = predictor.NewModeLed(predictor.TrainMedian(v.Info()))
 	case predictor.HistoryPredictor, *predictor.HistoryPredictor:
 		st.source = LengthHistory
 	case predictor.GoClassifier, *predictor.GoClassifier:
 		st.source = "go"
 		st.mix = predictor.OrderScored(-1) // no training median known: later segments only
+		st.led = predictor.NewModeLed(-1)
 	default:
 		st.source = fmt.Sprintf("%T", l)
 	}
@@ -233,6 +252,12 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 				}))
 			}
 		}
+	}
+	if st.led != nil {
+		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "pitstop_predictor_mode_chosen",
+			Help: "1 while the predicted length is the window mode of the segment's class (the tool it resumes after, its call's argument class), which has ordered the finished segments better than the experts' mixture; 0 while it is the mixture's median (predictor.ModeLed).",
+		}, func() float64 { return b2f(st.led.ModeChosen()) }))
 	}
 	st.abs, st.rel = abs.WithLabelValues(st.source), rel.WithLabelValues(st.source)
 	if fallback != "" {
@@ -281,7 +306,9 @@ func (l *lengthState) observe(predicted int, rec predictor.TraceRecord) {
 
 // segmentInput is what the length predictor knows of the segment about to
 // be generated: the prompt's system prompt and last message (and the tool
-// whose result it is, when the call's previous segment called one), the
+// whose result it is and that call's argument class, when the call's
+// previous segment called one or the request ends in a client's tool
+// results), the
 // tools offered and the size of their schemas, the context length and the
 // program's history. It reads nothing of the segment itself.
 func (s *seqCtl) segmentInput() predictor.Input {
@@ -291,12 +318,38 @@ func (s *seqCtl) segmentInput() predictor.Input {
 		names = append(names, t.Name)
 		schema += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
-	lastTool := ""
+	lastTool := s.requestTool
 	if n := len(s.segments); n > 0 {
 		lastTool = s.segments[n-1].Tool
 	}
+	lastClass := ""
+	if lastTool != "" {
+		lastClass = s.lastToolClass
+	}
 	return predictor.Input{SystemPrompt: s.systemPrompt, LastMessage: s.lastMessage, ToolNames: names,
-		PromptTokens: s.segPrompt, LastTool: lastTool, ToolSchemaBytes: schema, History: s.history}
+		PromptTokens: s.segPrompt, LastTool: lastTool, LastToolClass: lastClass, ToolSchemaBytes: schema, History: s.history}
+}
+
+// answeredCall is the tool, and its call's argument class, whose result
+// ends msgs: when the last message is a tool result (a client ran the
+// tools), the first call of the assistant turn it answers, as a round's
+// trace record names its first call; else "", "". What the trace
+// converters derive from a program's previous segment (predictor.
+// DeriveContext, DeriveToolClasses), known here from the request.
+func answeredCall(msgs []chat.Message) (tool, class string) {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].Role != chat.RoleTool {
+		return "", ""
+	}
+	for i := n - 2; i >= 0; i-- {
+		switch m := msgs[i]; {
+		case m.Role == chat.RoleAssistant && len(m.ToolCalls) > 0:
+			return m.ToolCalls[0].Name, predictor.ArgumentClass(m.ToolCalls[0].Arguments)
+		case m.Role != chat.RoleTool:
+			return "", ""
+		}
+	}
+	return "", ""
 }
 
 // predictLength predicts the output length of the segment about to start
@@ -306,19 +359,25 @@ func (s *seqCtl) segmentInput() predictor.Input {
 // the history baseline, mixed by how well each ordered the deployment's
 // finished segments (predictor.OrderScored); the point is the median of the
 // mixed distribution, which is the one policies see.
+//
+// Then the point is the mixture's or the deployment's window mode for the
+// segment's class, whichever has ordered the finished segments better
+// (predictor.ModeLed, what `pitstop predictor eval --online` replays); the
+// distribution stays the mixture's.
 func (s *seqCtl) predictLength() {
-	s.predModel, s.predDist = s.rt.length.predict(s.segmentInput())
+	in := s.segmentInput()
+	s.predModel, s.predDist = s.rt.length.predict(in)
 	if s.predDist == nil {
-		var n int
-		n, _, s.predBlend = s.rt.length.mix.Predict(s.blend, s.predModel, nil, 0)
-		s.predTokens = max(n, 1)
+		s.predMix, _, s.predBlend = s.rt.length.mix.Predict(s.blend, s.predModel, nil, 0)
 		// No length part; the tool part is filled at the pause
 		// (forecastToolTime), in the forecast the engine holds.
 		s.predDist = &engine.Distribution{}
-		return
+	} else {
+		s.predMix, s.predDist.LengthProbs, s.predBlend = s.rt.length.mix.Predict(s.blend, s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
 	}
-	n, mixed, blended := s.rt.length.mix.Predict(s.blend, s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
-	s.predTokens, s.predDist.LengthProbs, s.predBlend = max(n, 1), mixed, blended
+	var point int
+	point, s.predMode = s.rt.length.led.Predict(in, s.predMix)
+	s.predTokens = max(point, 1)
 }
 
 // toolTimeLevels are the tool-duration quantiles a forecast's distribution

@@ -8,7 +8,8 @@ import (
 )
 
 // The expert mixture's state across restarts (predictor.ExpertMixStateFile
-// under the predictor's state directory). With online learning the learner
+// under the predictor's state directory), and beside it the window modes
+// and choice by order that follow it (predictor.ModeLedStateFile). With online learning the learner
 // saves it beside the learnt model (LearnOnline); without, KeepMixture
 // restores it at start and Close saves it.
 
@@ -27,14 +28,20 @@ func (l *Length) KeepMixture(stateDir string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	restoreMixture(l.expertMix(), stateDir, log)
+	restoreMixture(l.expertMix(), l.modeLed(), stateDir, log)
 	l.mixDir, l.mixLog = stateDir, log
 	return nil
 }
 
-// restoreMixture loads mix's state from stateDir, saying in the log what
-// it restored, or why it starts afresh.
-func restoreMixture(mix *predictor.ExpertMix, stateDir string, log *slog.Logger) {
+// restoreMixture loads the states of mix and of led from stateDir, saying
+// in the log what it restored, or why each starts afresh.
+func restoreMixture(mix *predictor.ExpertMix, led *predictor.ModeLed, stateDir string, log *slog.Logger) {
+	switch found, err := led.Restore(stateDir); {
+	case err != nil:
+		log.Warn("length predictor: starting the window modes afresh; their state file will be replaced at the next save", "err", err)
+	case found:
+		log.Info("length predictor: restored the window modes", "dir", stateDir, "mode_chosen", led.ModeChosen())
+	}
 	found, err := mix.Restore(stateDir)
 	switch {
 	case err != nil:
@@ -50,7 +57,15 @@ func (l *Length) saveMixture() {
 	if l.mixDir == "" || l.mix == nil {
 		return
 	}
-	if err := l.mix.Save(l.mixDir); err != nil {
-		l.mixLog.Warn("length predictor: saving the expert mixture", "err", err)
+	saveMixture(l.mix, l.led, l.mixDir, l.mixLog)
+}
+
+// saveMixture saves mix and led under stateDir, logging a failure.
+func saveMixture(mix *predictor.ExpertMix, led *predictor.ModeLed, stateDir string, log *slog.Logger) {
+	if err := mix.Save(stateDir); err != nil {
+		log.Warn("length predictor: saving the expert mixture", "err", err)
+	}
+	if err := led.Save(stateDir); err != nil {
+		log.Warn("length predictor: saving the window modes", "err", err)
 	}
 }

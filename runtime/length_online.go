@@ -36,6 +36,7 @@ const onlineCPUShare = 0.05
 type lengthLearner struct {
 	online   *predictor.OnlineLength
 	mix      *predictor.ExpertMix // saved beside the learnt model
+	led      *predictor.ModeLed   // likewise
 	stateDir string
 	log      *slog.Logger
 	queue    chan predictor.TraceRecord
@@ -49,7 +50,8 @@ type lengthLearner struct {
 // LearnOnline makes l learn from the segments the runtime finishes, on top
 // of its ONNX model; stateDir ("" for none) keeps the learnt model across
 // restarts (predictor.OnlineStateFile), and beside it the expert mixture's
-// sums (predictor.ExpertMixStateFile): a mixture file that cannot be read
+// sums (predictor.ExpertMixStateFile) and the window modes
+// (predictor.ModeLedStateFile): a mixture or modes file that cannot be read
 // (corrupt, or another model's) is logged as a warning and the mixture
 // starts fresh, replacing it at the next save. It is an error when l predicts
 // without an ONNX model (the history fallback) or the model's graph is not
@@ -82,11 +84,11 @@ func (l *Length) LearnOnline(stateDir string, opt predictor.OnlineOptions, log *
 			log.Info("length predictor: restored the online model", "dir", stateDir, "seen", st.Seen, "predicting", st.Choice.String())
 		}
 	}
-	mix := l.expertMix()
+	mix, led := l.expertMix(), l.modeLed()
 	if stateDir != "" && stateDir != l.mixDir { // KeepMixture restored it already
-		restoreMixture(mix, stateDir, log)
+		restoreMixture(mix, led, stateDir, log)
 	}
-	ln := &lengthLearner{online: o, mix: mix, stateDir: stateDir, log: log,
+	ln := &lengthLearner{online: o, mix: mix, led: led, stateDir: stateDir, log: log,
 		queue: make(chan predictor.TraceRecord, onlineQueue), stop: make(chan struct{}), done: make(chan struct{})}
 	go ln.run()
 	l.learner = ln
@@ -128,9 +130,7 @@ func (ln *lengthLearner) save() {
 	if err := ln.online.Save(ln.stateDir); err != nil {
 		ln.log.Warn("length predictor: saving the online model", "err", err)
 	}
-	if err := ln.mix.Save(ln.stateDir); err != nil {
-		ln.log.Warn("length predictor: saving the expert mixture", "err", err)
-	}
+	saveMixture(ln.mix, ln.led, ln.stateDir, ln.log)
 }
 
 // learn queues a finished segment; it never blocks.

@@ -284,13 +284,14 @@ training split held out (split and seed are in its metadata).
 (predictor.OnlineLength, starting from --model): each record is predicted, then learnt
 from (prequential evaluation). The "model, online" line scores those predictions, the
 "model, not learning" line the same model without learning; "+ order mix" is what serve
-predicts when it learns. "window mode by class" predicts, from the lengths finished before,
+predicts before the window mode. "window mode by class" predicts, from the lengths finished before,
 the centre of the densest 11-token window in the record's class (the tool it resumes
 after and its call's argument class, the previous output's and the last message's log2 sizes): the point that maximises
 Acc-5, for comparison (predictor.WindowModes); the second half adds each line's rank
 correlation with the actual lengths, which a policy that ranks by the point needs.
 "order mix or mode, by order" predicts with the window mode where it has ordered the
-finished segments better than the order mix so far, else with the mix (predictor.OrderLed). --curve writes the running
+finished segments better than the order mix so far, else with the mix (predictor.OrderLed):
+what serve predicts with, replayed by the same code (predictor.ModeLed). --curve writes the running
 MAE (online, not learning, history) every 50 records as CSV.
 
 The "+ program blend" line combines the model's predictions, per program, with the
@@ -392,18 +393,16 @@ predict with, since policies rank by the prediction.`,
 				if err != nil {
 					return err
 				}
-				ordered := predictor.BlendByProgram(pred, probs, info.OverflowTokens, recs,
-					predictor.OrderScored(predictor.TrainMedian(info)))
+				// What serve predicts with, by the code it predicts with.
+				ordered, modes, led := predictor.ServedPoints(pred, probs, info.OverflowTokens, recs, predictor.TrainMedian(info))
 				onlineOrder, err := predictor.Evaluate(ordered, recs)
 				if err != nil {
 					return err
 				}
-				modes := predictor.ModesByClass(recs, max(predictor.TrainMedian(info), 0))
 				modeRep, err := predictor.Evaluate(modes, recs)
 				if err != nil {
 					return err
 				}
-				led := predictor.ChooseByOrder(ordered, modes, recs)
 				ledRep, err := predictor.Evaluate(led, recs)
 				if err != nil {
 					return err

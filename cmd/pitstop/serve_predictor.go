@@ -18,7 +18,7 @@ type predictorLearnFlags struct {
 
 func addPredictorLearnFlags(fl *pflag.FlagSet, f *predictorLearnFlags) {
 	fl.BoolVar(&f.on, "predictor-learn", true, "learn the length model online from the segments served (a copy of the ONNX model, adopted only while it beats the shipped one on recent segments)")
-	fl.StringVar(&f.stateDir, "predictor-state-dir", "", "directory that keeps the online-learnt length model ("+predictor.OnlineStateFile+") and the length experts' mixture ("+predictor.ExpertMixStateFile+"; also without --predictor-learn) across restarts; empty: learn in memory only")
+	fl.StringVar(&f.stateDir, "predictor-state-dir", "", "directory that keeps the online-learnt length model ("+predictor.OnlineStateFile+") and the length experts' mixture ("+predictor.ExpertMixStateFile+") with its window modes ("+predictor.ModeLedStateFile+"; both also without --predictor-learn) across restarts; empty: learn in memory only")
 }
 
 // apply turns online learning on for length when asked. A length predictor
