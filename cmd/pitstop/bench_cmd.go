@@ -531,11 +531,16 @@ func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predicto
 			median = predictor.TrainMedian(info)
 		}
 	}
-	var mix *predictor.ExpertMix
-	if mlp != nil {
+	var step func() predictor.ServedStep
+	switch {
+	case mlp != nil && learn:
 		// As serve: the model's side mixed with the history baseline, by
-		// how well each ordered the finished segments (policies rank by it).
-		mix = predictor.OrderScored(median)
+		// how well each ordered the finished segments (policies rank by
+		// it), then the window mode where it orders better; one per
+		// replica, as serve has one per process.
+		step = func() predictor.ServedStep { return predictor.NewServedStep(median) }
+	case mlp != nil:
+		step = func() predictor.ServedStep { return predictor.ServedStep{Mix: predictor.OrderScored(median)} }
 	}
 	if mlp != nil {
 		length = bench.NewMemoLength(length)
@@ -545,5 +550,5 @@ func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predicto
 			length = o
 		}
 	}
-	return &bench.Predictors{Length: length, Duration: predictor.NewDurationEstimator(predictor.DurationOptions{}), Mix: mix}
+	return &bench.Predictors{Length: length, Duration: predictor.NewDurationEstimator(predictor.DurationOptions{}), NewStep: step}
 }
