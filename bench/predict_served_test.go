@@ -78,3 +78,26 @@ func TestServePredictorPredictsWhatServeDoes(t *testing.T) {
 		t.Fatalf("report's predictor section %+v, want %d segments, at least %d by the mode", run.Predictor, len(recs), modeUsed)
 	}
 }
+
+// As serve has one point step per process, a cluster run has one per
+// replica: each replica that predicts makes its own, and the report counts
+// every segment predicted.
+func TestServePredictorHasOneStepPerReplica(t *testing.T) {
+	prof, _ := smallProfile(t, 256)
+	cfg := clusterConfig(t, dagWorkload(), []*sim.Profile{prof, prof}, "plas", "round-robin", 2)
+	made := 0
+	cfg.Run.Predictors = &Predictors{Length: constLength(10), NewStep: func() predictor.ServedStep {
+		made++
+		return predictor.NewServedStep(50)
+	}}
+	run, err := RunCluster(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made != 2 {
+		t.Fatalf("%d point steps made for 2 replicas placed round-robin, want 2", made)
+	}
+	if run.Predictor == nil || run.Predictor.Segments == 0 {
+		t.Fatalf("report's predictor section %+v, want the segments predicted", run.Predictor)
+	}
+}
