@@ -179,6 +179,7 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) (report.Run, error) {
 	d.col.SetLeakedBlocks(leaked)
 	run := d.col.Summarize(rc.Name, rc.Rate)
 	run.Seed = rc.Seed
+	run.Predictor = rc.Predictors.stats()
 	run.DurationS = rc.Duration
 	run.Replicas = len(cl.reps)
 	run.Balancer = cfg.Balancer.Name()

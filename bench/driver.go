@@ -149,6 +149,7 @@ func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
 	d.col.SetLeakedBlocks(leaked)
 	run := d.col.Summarize(cfg.Name, cfg.Rate)
 	run.Seed = cfg.Seed
+	run.Predictor = cfg.Predictors.stats()
 	run.DurationS = cfg.Duration
 	return run, nil
 }
@@ -272,7 +273,7 @@ func (d *driver) submit(pr *programRun, i int) {
 // submitTo submits a call to one engine (replica r) now.
 func (d *driver) submitTo(eng *engine.Engine, r int, pr *programRun, i int, prompt []int32) {
 	c := &pr.prog.Calls[i]
-	sc := &scriptCall{d: d, prog: pr, call: c}
+	sc := &scriptCall{d: d, prog: pr, call: c, replica: r}
 	name := pr.id + "/" + c.ID
 	d.col.SetPosition(name, pr.pos[i])
 	thread := c.Thread

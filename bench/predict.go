@@ -3,6 +3,7 @@ package bench
 import (
 	"slices"
 
+	"github.com/pitstop-llm/pitstop/bench/report"
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/bench/workload/infercept"
 	"github.com/pitstop-llm/pitstop/engine"
@@ -24,13 +25,47 @@ import (
 // and how many tokens the tool returns are taken from the trace (a server
 // knows the tool once it is called); tokens after the current segment are not
 // predicted (After is 0).
+//
+// After the length model a segment's prediction goes through serve's own
+// point step (predictor.ServedStep: the expert mixture, then the window
+// mode where it orders better), one per deployment as serve has one per
+// process: one per replica of the run, made by NewStep. The workloads carry
+// no tool arguments, so a segment's class is the tool it resumes after
+// without an argument class (predictor.Input.LastToolClass is empty).
 type Predictors struct {
 	Length   predictor.LengthPredictor
 	Duration *predictor.DurationEstimator
-	// Mix is the run's mixture of the model, the model blended with its
-	// program and the history baseline, learnt across programs as serve
-	// learns it (predictor.OrderScored); nil: the program blend alone.
-	Mix *predictor.ExpertMix
+	// NewStep makes a deployment's point step after the length model
+	// (predictor.NewServedStep for --predictor serve), called once per
+	// replica; nil: the program blend alone.
+	NewStep func() predictor.ServedStep
+
+	steps map[int]predictor.ServedStep // by replica
+	// Segments and ModeChosen count the segments predicted through the
+	// step, and of them those whose point was the window mode.
+	Segments, ModeChosen int
+}
+
+// step is replica r's point step, made when first asked for.
+func (p *Predictors) step(r int) predictor.ServedStep {
+	st, ok := p.steps[r]
+	if !ok && p.NewStep != nil {
+		if p.steps == nil {
+			p.steps = map[int]predictor.ServedStep{}
+		}
+		st = p.NewStep()
+		p.steps[r] = st
+	}
+	return st
+}
+
+// stats is the run's predictor section of the report (nil without a
+// length model).
+func (p *Predictors) stats() *report.PredictorStats {
+	if p == nil || p.Length == nil {
+		return nil
+	}
+	return &report.PredictorStats{Segments: p.Segments, ModeChosen: p.ModeChosen}
 }
 
 // toolTimeLevels are the duration quantiles a forecast's Distribution holds.
@@ -44,11 +79,20 @@ func (p *Predictors) forecast(c *scriptCall, s *engine.Sequence, truth engine.Pr
 	seg := &c.call.Segments[c.seg]
 	var dist *engine.Distribution
 	if p.Length != nil {
-		n, probs := p.Length.PredictLength(segmentInput(c, s.NumTokens()))
+		c.in = segmentInput(c, s.NumTokens())
+		n, probs := p.Length.PredictLength(c.in)
 		// As serve: the model, the model blended with the program's own
-		// segments so far, and the history baseline, mixed.
-		n, probs, _ = p.Mix.Predict(c.prog.blend, n, probs, overflowTokens(p.Length))
-		pred.Decode = max(1, n-c.decoded)
+		// segments so far, and the history baseline, mixed; then the
+		// mixture's point or the window mode, by order. Kept for
+		// learnSegment, as serve keeps it until the segment ends.
+		c.served = p.step(c.replica).Predict(c.prog.blend, c.in, n, probs, overflowTokens(p.Length))
+		c.predicted = true
+		p.Segments++
+		if c.served.ModeChosen {
+			p.ModeChosen++
+		}
+		probs = c.served.Dist
+		pred.Decode = max(1, c.served.Point-c.decoded)
 		if len(probs) == predictor.NumClasses {
 			dist = &engine.Distribution{LengthProbs: probs, LengthBinWidth: predictor.BinWidth,
 				OverflowTokens: overflowTokens(p.Length), Decoded: c.decoded}
@@ -104,28 +148,30 @@ type onlineLearner interface {
 	Learn(predictor.TraceRecord)
 }
 
-// learnSegment teaches the program's blend (predictor.ProgramBlend), the
-// run's mixture (predictor.ExpertMix) and an online length predictor c's
-// segment that just finished (s has generated it); the driver calls it
-// before the program's history takes the segment in.
+// learnSegment teaches the run's point step (the program's blend, the
+// replica's mixture and window modes: predictor.ServedStep) and an online
+// length predictor c's segment that just finished (s has generated it),
+// with what forecast predicted for it; the driver calls it before the
+// program's history takes the segment in.
 func (p *Predictors) learnSegment(c *scriptCall, s *engine.Sequence) {
 	if p == nil || p.Length == nil {
 		return
 	}
-	in := segmentInput(c, s.NumTokens()-c.decoded)
-	model, probs := p.Length.PredictLength(in)
-	seg := c.call.Segments[c.seg]
-	if p.Mix != nil {
-		blended, _ := c.prog.blend.Predict(model, probs, overflowTokens(p.Length))
-		p.Mix.Observe(c.prog.blend, model, blended, c.decoded)
+	in := c.in
+	if !c.predicted { // forecast always runs first; defensively, as it would
+		in = segmentInput(c, s.NumTokens()-c.decoded)
+		n, probs := p.Length.PredictLength(in)
+		c.served = p.step(c.replica).Predict(c.prog.blend, in, n, probs, overflowTokens(p.Length))
 	}
-	c.prog.blend = c.prog.blend.Observe(model, c.decoded, seg.Tool)
+	c.predicted = false
+	seg := c.call.Segments[c.seg]
+	c.prog.blend = p.step(c.replica).Observe(c.prog.blend, in, c.served, c.decoded, seg.Tool)
 	l, ok := p.Length.(onlineLearner)
 	if !ok {
 		return
 	}
 	l.Learn(predictor.TraceRecord{Source: "bench", Program: c.prog.id, Segment: c.prog.history.Calls,
-		Input: in, PreToolOutputTokens: c.decoded, Tool: seg.Tool})
+		Input: in, PreToolOutputTokens: c.decoded, Tool: seg.Tool, PredictedTokens: max(c.served.Point, 1)})
 }
 
 // learnTool teaches the duration statistics a finished tool call.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pitstop-llm/pitstop/bench/workload"
 	"github.com/pitstop-llm/pitstop/engine"
+	"github.com/pitstop-llm/pitstop/predictor"
 )
 
 // scriptCall drives one replayed call through its trace segments: it forces
@@ -21,6 +22,13 @@ type scriptCall struct {
 	decoded int // tokens generated in the current segment
 	seq     *engine.Sequence
 	pred    engine.Prediction // prediction for the current segment, drawn once
+	replica int               // the replica it runs on (Predictors' step)
+	// in and served are the current segment's input and its prediction
+	// through the point step (Predictors.forecast), which learnSegment
+	// books; predicted says they are the current segment's.
+	in        predictor.Input
+	served    predictor.ServedPoint
+	predicted bool
 }
 
 func (c *scriptCall) Next(_ *engine.Sequence, _ int32) engine.Action {

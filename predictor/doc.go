@@ -29,8 +29,9 @@
 // predicts through ModeLed: the window mode of the segment's class
 // (WindowModes, with the argument class of the call the segment reads)
 // where it has ordered the finished segments better than the mixture
-// (OrderLed), else the mixture's point; eval --online replays the same
-// steps (ServedPoints). bench stops at the mixture.
+// (OrderLed), else the mixture's point. These steps after the model are one
+// type, ServedStep, through which serve, bench --predictor serve and eval
+// --online (ServedPoints) all predict.
 //
 // Online learning: OnlineLength updates a copy of the shipped MLP by SGD on
 // each finished segment and predicts with the shipped model unless the

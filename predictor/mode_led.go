@@ -27,8 +27,14 @@ func NewModeLed(fallback int) *ModeLed {
 // mix, and the window mode, which Observe takes back. A nil ModeLed
 // predicts the mixture's point.
 func (m *ModeLed) Predict(in Input, mix int) (point, mode int) {
+	point, mode, _ = m.predict(in, mix)
+	return point, mode
+}
+
+// predict is Predict, and whether the order chose the mode.
+func (m *ModeLed) predict(in Input, mix int) (point, mode int, chosen bool) {
 	if m == nil {
-		return mix, mix
+		return mix, mix, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -36,7 +42,8 @@ func (m *ModeLed) Predict(in Input, mix int) (point, mode int) {
 	if !ok {
 		mode = m.fallback
 	}
-	return m.led.Choose(mix, mode), mode
+	chosen = m.led.Choose(0, 1) == 1
+	return m.led.Choose(mix, mode), mode, chosen
 }
 
 // Observe books a finished segment of actual tokens whose input was in,
@@ -62,27 +69,29 @@ func (m *ModeLed) ModeChosen() bool {
 	return m.led.Choose(0, 1) == 1
 }
 
-// ServedPoints replays recs in order through what serve predicts with,
-// given the length model's predictions pred (with distributions probs,
-// which may be nil or hold nil rows): each record's prediction is blended
-// with its program (ProgramBlends), mixed with the history baseline by
-// order (OrderScored, starting from the training median median), then led
-// by order between that point and the window mode (ModeLed, its mode
-// starting at median); then the record is observed by all three. It
-// returns the mixture's points, the window modes and the served points.
+// ServedPoints replays recs in order through what serve predicts with
+// (ServedStep, one deployment's, NewServedStep(median)), given the length
+// model's predictions pred (with distributions probs, which may be nil or
+// hold nil rows): each record's prediction is blended with its program,
+// mixed with the history baseline by order, then led by order between that
+// point and the window mode; then the record is observed. It returns the
+// mixture's points, the window modes and the served points.
 func ServedPoints(pred []int, probs [][]float32, overflowTokens int, recs []TraceRecord, median int) (mixed, modes, served []int) {
-	blends := NewProgramBlends(OrderScored(median))
-	led := NewModeLed(median)
+	step := NewServedStep(median)
+	blends := NewProgramBlends(nil) // the programs' blends; step mixes
 	mixed, modes, served = make([]int, len(recs)), make([]int, len(recs)), make([]int, len(recs))
 	for i, r := range recs {
 		var p []float32
 		if i < len(probs) {
 			p = probs[i]
 		}
-		mixed[i] = blends.Predict(r, pred[i], p, overflowTokens)
-		served[i], modes[i] = led.Predict(r.Input, mixed[i])
-		blends.Observe(r, pred[i], p, overflowTokens)
-		led.Observe(r.Input, mixed[i], modes[i], r.PreToolOutputTokens)
+		b := blends.program(r)
+		pt := step.Predict(b, r.Input, pred[i], p, overflowTokens)
+		mixed[i], modes[i], served[i] = pt.Mixed, pt.Mode, pt.Point
+		b = step.Observe(b, r.Input, pt, r.PreToolOutputTokens, r.Tool)
+		if r.Program != "" {
+			blends.progs[blendKey(r)] = b
+		}
 	}
 	return mixed, modes, served
 }

@@ -495,9 +495,7 @@ func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int)
 	})
 	s.rt.length.observe(s.predTokens, s.segments[len(s.segments)-1])
 	s.history = s.history.Observe(out, tool)
-	s.rt.length.mix.Observe(s.blend, s.predModel, s.predBlend, out)
-	s.rt.length.led.Observe(in, s.predMix, s.predMode, out)
-	s.blend = s.blend.Observe(s.predModel, out, tool)
+	s.observeLength(in, out, tool)
 }
 
 // result is the call's result as it stands.

@@ -268,6 +268,12 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 	return st
 }
 
+// step is the deployment's point step after the length model (the
+// mixture and the window modes), as bench and eval replay it.
+func (l *lengthState) step() predictor.ServedStep {
+	return predictor.ServedStep{Mix: l.mix, Led: l.led}
+}
+
 // predict is a segment's predicted output length in tokens (≥ 1) and, when
 // the predictor gives one, its distribution for policies (engine.Forecast).
 func (l *lengthState) predict(in predictor.Input) (int, *engine.Distribution) {
@@ -367,17 +373,30 @@ func answeredCall(msgs []chat.Message) (tool, class string) {
 func (s *seqCtl) predictLength() {
 	in := s.segmentInput()
 	s.predModel, s.predDist = s.rt.length.predict(in)
+	var probs []float32
+	over := 0
+	if s.predDist != nil {
+		probs, over = s.predDist.LengthProbs, s.predDist.OverflowTokens
+	}
+	p := s.rt.length.step().Predict(s.blend, in, s.predModel, probs, over)
 	if s.predDist == nil {
-		s.predMix, _, s.predBlend = s.rt.length.mix.Predict(s.blend, s.predModel, nil, 0)
 		// No length part; the tool part is filled at the pause
 		// (forecastToolTime), in the forecast the engine holds.
 		s.predDist = &engine.Distribution{}
 	} else {
-		s.predMix, s.predDist.LengthProbs, s.predBlend = s.rt.length.mix.Predict(s.blend, s.predModel, s.predDist.LengthProbs, s.predDist.OverflowTokens)
+		s.predDist.LengthProbs = p.Dist
 	}
-	var point int
-	point, s.predMode = s.rt.length.led.Predict(in, s.predMix)
-	s.predTokens = max(point, 1)
+	s.predBlend, s.predMix, s.predMode = p.Blended, p.Mixed, p.Mode
+	s.predTokens = max(p.Point, 1)
+}
+
+// observeLength books the segment that just ended, of out tokens before
+// its call of tool ("" for none), with the input it was predicted from:
+// the deployment's mixture and window modes and the program's blend learn
+// it (predictor.ServedStep, as predictLength predicted it).
+func (s *seqCtl) observeLength(in predictor.Input, out int, tool string) {
+	p := predictor.ServedPoint{Model: s.predModel, Blended: s.predBlend, Mixed: s.predMix, Mode: s.predMode}
+	s.blend = s.rt.length.step().Observe(s.blend, in, p, out, tool)
 }
 
 // toolTimeLevels are the tool-duration quantiles a forecast's distribution

@@ -49,6 +49,7 @@ type Run struct {
 	// kind would have realised (the choice in hindsight); see DecisionCost.
 	DecisionCost    map[string]DecisionCost `json:"decision_cost,omitempty"`
 	HostTier        *HostTier               `json:"host_tier,omitempty"` // host_tier.go
+	Predictor       *PredictorStats         `json:"predictor,omitempty"` // predictor.go
 	KVUtilMax       float64                 `json:"kv_util_max"`
 	TokensGenerated int64                   `json:"tokens_generated"`
 	Iterations      int                     `json:"iterations"`

@@ -97,7 +97,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.StringVar(&f.csvPath, "csv", "", "write a CSV report here")
 	fl.StringVar(&f.outDir, "out", "", "write PNG plots into this directory")
 	fl.Float64Var(&f.predErr, "prediction-error", 0, "with --predictor oracle (ablation, upper bound): prediction error p, prediction = truth + N(0, p·truth)")
-	fl.StringVar(&f.predictor, "predictor", "serve", "where policies' predictions come from: serve (what pitstop serve uses: the default length model learning online from the run's finished segments + online tool-duration statistics), onnx (the default length model, not learning + tool-duration statistics), history (the program's mean so far + tool-duration statistics), oracle (ablation, upper bound: truth + --prediction-error noise)")
+	fl.StringVar(&f.predictor, "predictor", "serve", "where policies' predictions come from: serve (what pitstop serve uses: the default length model learning online from the run's finished segments, through serve's own point step (predictor.ServedStep: the expert mixture, then the window mode where it orders better; one per replica) + online tool-duration statistics), onnx (the default length model, not learning + tool-duration statistics), history (the program's mean so far + tool-duration statistics), oracle (ablation, upper bound: truth + --prediction-error noise)")
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
 	fl.IntVar(&f.checkEvery, "check-every", 0, "check block invariants every N iterations (0: at the end of each run)")
 	fl.BoolVar(&f.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
@@ -511,8 +511,8 @@ func lengthPredictor(name string) (predictor.LengthPredictor, error) {
 }
 
 // newPredictors gives one run its predictors: the shared length model (with
-// learn, wrapped in the run's own online learner, as serve runs it) and its
-// own tool-duration statistics, learnt online during the run. The fixed
+// learn, wrapped in the run's own online learner and followed by serve's
+// point step, as serve runs it) and its own tool-duration statistics, learnt online during the run. The fixed
 // models' answers go through the run's memo (bench.MemoLength: the same
 // answers, fewer ONNX Runtime calls).
 func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predictors {
@@ -531,11 +531,16 @@ func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predicto
 			median = predictor.TrainMedian(info)
 		}
 	}
-	var mix *predictor.ExpertMix
-	if mlp != nil {
+	var step func() predictor.ServedStep
+	switch {
+	case mlp != nil && learn:
 		// As serve: the model's side mixed with the history baseline, by
-		// how well each ordered the finished segments (policies rank by it).
-		mix = predictor.OrderScored(median)
+		// how well each ordered the finished segments (policies rank by
+		// it), then the window mode where it orders better; one per
+		// replica, as serve has one per process.
+		step = func() predictor.ServedStep { return predictor.NewServedStep(median) }
+	case mlp != nil:
+		step = func() predictor.ServedStep { return predictor.ServedStep{Mix: predictor.OrderScored(median)} }
 	}
 	if mlp != nil {
 		length = bench.NewMemoLength(length)
@@ -545,5 +550,5 @@ func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predicto
 			length = o
 		}
 	}
-	return &bench.Predictors{Length: length, Duration: predictor.NewDurationEstimator(predictor.DurationOptions{}), Mix: mix}
+	return &bench.Predictors{Length: length, Duration: predictor.NewDurationEstimator(predictor.DurationOptions{}), NewStep: step}
 }

@@ -1,0 +1,57 @@
+package predictor
+
+// ServedStep is what a deployment predicts a segment's length with after
+// its length model: the model's prediction blended with the segment's
+// program (ProgramBlend), mixed with the history baseline by how well each
+// ordered the deployment's finished segments (ExpertMix, OrderScored), then
+// the mixture's point or the window mode of the segment's class, whichever
+// has ordered them better (ModeLed). The runtime (serve), bench's `serve`
+// predictor and ServedPoints (eval --online) all predict through it, so
+// what bench and eval measure is what serve predicts. One deployment (a
+// serve process, a bench replica) has one. Mix and Led may be nil: without
+// Mix the program blend alone, without Led the mixture's point.
+type ServedStep struct {
+	Mix *ExpertMix
+	Led *ModeLed
+}
+
+// NewServedStep is a deployment's step with nothing finished yet, its
+// first-segment history and window mode starting from median (the length
+// model's training median, TrainMedian; -1 when unknown).
+func NewServedStep(median int) ServedStep {
+	return ServedStep{Mix: OrderScored(median), Led: NewModeLed(median)}
+}
+
+// ServedPoint is one segment's prediction by a ServedStep, kept until the
+// segment finishes: Observe takes it back.
+type ServedPoint struct {
+	Model   int       // the length model's point
+	Blended int       // the model blended with its program
+	Mixed   int       // the experts' mixture's median
+	Mode    int       // the deployment's window mode for the segment's class
+	Point   int       // Mixed or Mode, by ModeLed: what policies rank by
+	Dist    []float32 // the mixture's distribution (nil without the model's)
+	// ModeChosen says that the point is the mode: it has ordered the
+	// deployment's finished segments better than the mixture (OrderLed).
+	ModeChosen bool
+}
+
+// Predict is the served prediction of a segment with input in, of the
+// program b describes, for which the length model predicted model (with
+// distribution probs, which may be nil; overflowTokens is the value of its
+// overflow bin).
+func (s ServedStep) Predict(b ProgramBlend, in Input, model int, probs []float32, overflowTokens int) ServedPoint {
+	p := ServedPoint{Model: model}
+	p.Mixed, p.Dist, p.Blended = s.Mix.Predict(b, model, probs, overflowTokens)
+	p.Point, p.Mode, p.ModeChosen = s.Led.predict(in, p.Mixed)
+	return p
+}
+
+// Observe books a finished segment of actual tokens that ended in a call
+// of tool ("" for none), predicted as p with input in while its program was
+// b, and returns b with the segment taken in.
+func (s ServedStep) Observe(b ProgramBlend, in Input, p ServedPoint, actual int, tool string) ProgramBlend {
+	s.Mix.Observe(b, p.Model, p.Blended, actual)
+	s.Led.Observe(in, p.Mixed, p.Mode, actual)
+	return b.Observe(p.Model, actual, tool)
+}
