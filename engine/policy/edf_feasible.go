@@ -92,14 +92,12 @@ func (e *edfSchedule) feasible(deadline, laxity float64, servers int) bool {
 // order's p99 from below (the shadow leaves out swaps and recompute), so a
 // call past its deadline may still be kept out of the tail.
 //
-// With floor the realized p99 is the highest the window has had so far: the
-// current one is the lane's own result, so promoting the tail lowers it,
-// which lowers the bound, which promotes more (session 10: a p99 of 382 s
-// against a 984 s target on infercept-multi, bought with the throughput
-// that limits that family). Arrival order's p99 is the lowest the bars ask
-// for (they are within 1.1x of the lowest p99), and the deadline already
-// holds the two online estimates of it (the shadow's p99 and T: due); the
-// peak is the realized figure, which the lane cannot ratchet down.
+// With floor the realized p99 is the highest the window has had so far, so
+// that a tail the lane shortens cannot lower the bound (the bars reward no
+// p99 below arrival order's; the deadline already holds the two online
+// estimates of it, the shadow's p99 and T: due). Measured (session 10, "a
+// floor at arrival order's p99"): the realized p99 rises through a run near
+// capacity and the floor barely binds, so it changes little.
 func (e *edfSchedule) bound(arrival, deadline float64) float64 {
 	if !e.toP99 {
 		return deadline
