@@ -150,6 +150,7 @@ func benchCases() []benchCase {
 	// Session 10's EDF feasibility test on the promoted calls.
 	cs = append(cs, benchCase{name: "pitstop-aging-feasible", policy: "pitstop", opts: Options{PitstopTail: "aging+feasible"}, aged: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-feasible-p99", policy: "pitstop", opts: Options{PitstopTail: "aging+feasible-p99"}, aged: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-feasible-floor", policy: "pitstop", opts: Options{PitstopTail: "aging+feasible-floor"}, aged: true})
 	// Session 8's re-admission rule off (the default has it on), to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
 	cs = append(cs, benchCase{name: "pitstop-aged-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}, aged: true})

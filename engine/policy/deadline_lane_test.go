@@ -146,7 +146,7 @@ func TestPitstopDeadlineAging(t *testing.T) {
 // TestPitstopDeadlineOptions: the deadline rules are valid tail values; a
 // negative or non-finite slack is a one-line error.
 func TestPitstopDeadlineOptions(t *testing.T) {
-	for _, tail := range []string{"deadline", "aging+deadline", "aging+feasible", "aging+feasible-p99", "deadline-aging"} {
+	for _, tail := range []string{"deadline", "aging+deadline", "aging+feasible", "aging+feasible-p99", "aging+feasible-floor", "deadline-aging"} {
 		if err := (Options{PitstopTail: tail, PitstopDeadlineSlack: 1.1}).Validate(); err != nil {
 			t.Errorf("%s: %v", tail, err)
 		}
@@ -167,5 +167,11 @@ func TestPitstopDeadlineOptions(t *testing.T) {
 	}
 	if p := NewPitstop(Options{PitstopTail: "aging+feasible-p99"}); p.deadlines.edf == nil || !p.deadlines.edf.toP99 {
 		t.Fatal("aging+feasible-p99: the lane's EDF schedule does not test against the realized p99")
+	}
+	if p := NewPitstop(Options{PitstopTail: "aging+feasible-floor"}); p.deadlines.edf == nil || !p.deadlines.edf.toP99 || !p.deadlines.edf.floor || !p.tail.aging {
+		t.Fatal("aging+feasible-floor: want the aging and the EDF test against the peak realized p99")
+	}
+	if p := NewPitstop(Options{PitstopTail: "aging+feasible-p99"}); p.deadlines.edf.floor {
+		t.Fatal("aging+feasible-p99: the floor is on")
 	}
 }

@@ -32,7 +32,10 @@ type edfSchedule struct {
 	// toP99 (PitstopTail "aging+feasible-p99") tests a call against the
 	// later of its deadline and its arrival plus realized, the p99 of the
 	// end-to-end times of the calls that finished lately under this policy.
-	toP99    bool
+	toP99 bool
+	// floor (PitstopTail "aging+feasible-floor") takes the highest p99
+	// realized so far in place of the current one (bound).
+	floor    bool
 	realized e2eWindow
 }
 
@@ -88,8 +91,22 @@ func (e *edfSchedule) feasible(deadline, laxity float64, servers int) bool {
 // not count whatever its deadline: the lane's deadlines estimate arrival
 // order's p99 from below (the shadow leaves out swaps and recompute), so a
 // call past its deadline may still be kept out of the tail.
+//
+// With floor the realized p99 is the highest the window has had so far, so
+// that a tail the lane shortens cannot lower the bound (the bars reward no
+// p99 below arrival order's; the deadline already holds the two online
+// estimates of it, the shadow's p99 and T: due). Measured (session 10, "a
+// floor at arrival order's p99"): the realized p99 rises through a run near
+// capacity and the floor barely binds, so it changes little.
 func (e *edfSchedule) bound(arrival, deadline float64) float64 {
-	if p, ok := e.realized.p99(); ok && e.toP99 {
+	if !e.toP99 {
+		return deadline
+	}
+	p, ok := e.realized.p99()
+	if e.floor {
+		p, ok = e.realized.peak99()
+	}
+	if ok {
 		return max(deadline, arrival+p)
 	}
 	return deadline

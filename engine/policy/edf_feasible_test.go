@@ -149,3 +149,42 @@ func TestEDFBound(t *testing.T) {
 		t.Fatalf("after %d calls of 10 s: p99 %v, want 10", 2*fcfsWindow, p)
 	}
 }
+
+// TestEDFBoundFloor: with floor the bound holds the highest p99 realized
+// so far, so a tail the lane shortens does not lower it; without, the bound
+// follows the current window down.
+func TestEDFBoundFloor(t *testing.T) {
+	cur := edfSchedule{toP99: true}
+	peak := edfSchedule{toP99: true, floor: true}
+	if peak.bound(0, 50) != 50 {
+		t.Fatal("before any call finished the bound is not the deadline")
+	}
+	for _, e := range []*edfSchedule{&cur, &peak} {
+		for range fcfsWindow {
+			e.realized.record(800) // a long tail first
+		}
+	}
+	if cur.bound(100, 50) != 900 || peak.bound(100, 50) != 900 {
+		t.Fatalf("tail of 800 s: bounds %v and %v, want 900", cur.bound(100, 50), peak.bound(100, 50))
+	}
+	for _, e := range []*edfSchedule{&cur, &peak} {
+		for range fcfsWindow {
+			e.realized.record(300) // the lane shortened it
+		}
+	}
+	if got := cur.bound(100, 50); got != 400 {
+		t.Errorf("current p99 300 s: bound %v, want 400", got)
+	}
+	if got := peak.bound(100, 50); got != 900 {
+		t.Errorf("floor: bound %v after the tail fell, want 900 (the peak)", got)
+	}
+	if got := peak.bound(100, 1500); got != 1500 {
+		t.Errorf("a deadline past the peak: bound %v, want the deadline 1500", got)
+	}
+	for range fcfsWindow {
+		peak.realized.record(1200) // a longer tail raises it
+	}
+	if got := peak.bound(0, 50); got != 1200 {
+		t.Errorf("p99 rose to 1200 s: bound %v, want 1200", got)
+	}
+}

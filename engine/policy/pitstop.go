@@ -196,12 +196,12 @@ func NewPitstop(o Options) *Pitstop {
 
 // edfOf is the deadline lane's EDF schedule when the tail rule tests the
 // promoted set's feasibility (PitstopTail "aging+feasible",
-// "aging+feasible-p99"), else nil.
+// "aging+feasible-p99", "aging+feasible-floor"), else nil.
 func edfOf(r tailRules) *edfSchedule {
 	if !r.feasible {
 		return nil
 	}
-	return &edfSchedule{toP99: r.toP99}
+	return &edfSchedule{toP99: r.toP99, floor: r.floor}
 }
 
 // programOrder is how programs are ordered now (see Pitstop).
