@@ -172,7 +172,7 @@ func BenchmarkOrdering10k(b *testing.B) {
 				b.Fatal(err)
 			}
 			if c.aged {
-				pol.(*Pitstop).fcfs = fcfsReference{num: 10, den: 1, n: fcfsMinCalls, p99: 10}
+				pol.(*Pitstop).fcfs = fcfsReference{num: 10, den: 1, own: p99Window{n: fcfsMinCalls, q99: 10}}
 			}
 			orderingStep(b, pol, func(i int) engine.Controller { return endless{tool: i%2 == 0} })
 		})

@@ -85,7 +85,7 @@ func TestPitstopDeadlineLane(t *testing.T) {
 	// The floor: once arrival order's p99 in the shadow is known, a call is
 	// held to no earlier than its arrival plus that p99; with exact, to its
 	// own deadline.
-	f.deadlines.shadow.p99, f.deadlines.shadow.n = 1000, fcfsMinCalls
+	f.deadlines.shadow.q99, f.deadlines.shadow.n = 1000, fcfsMinCalls
 	if dl, ok := f.deadlines.urgent(v, long, stateOf(long)); ok || dl != long.Arrival().Seconds()+1000 {
 		t.Fatalf("p99 floor 1000 s: deadline %v (promoted %v), want arrival + 1000 s, not promoted", dl, ok)
 	}
@@ -135,7 +135,7 @@ func TestPitstopDeadlineAging(t *testing.T) {
 	age := (v.Now - long.Arrival()).Seconds()
 	st := stateOf(long)
 	st.deadline, st.hasDeadline = long.Arrival().Seconds()+age/100, true
-	p.fcfs = fcfsReference{num: age, den: 1, n: fcfsMinCalls, p99: age} // one T = 2·age: ignored
+	p.fcfs = fcfsReference{num: age, den: 1, own: p99Window{n: fcfsMinCalls, q99: age}} // one T = 2·age: ignored
 	mot := p.score(v, long, st)
 	want := mot / ((1 + 100) * (1 + 100))
 	if got := p.Priority(v, long); got.Class != 2 || math.Abs(got.Key-want) > 1e-9*want {

@@ -36,7 +36,7 @@ type edfSchedule struct {
 	// floor (PitstopTail "aging+feasible-floor") takes the highest p99
 	// realized so far in place of the current one (bound).
 	floor    bool
-	realized e2eWindow
+	realized p99Window
 }
 
 // edfCall is a promoted call: its deadline and its device time (seconds).

@@ -88,7 +88,7 @@ func TestPitstopFeasibleLane(t *testing.T) {
 	if _, ok := p.deadlines.urgent(v, long, st); !ok {
 		t.Fatal("aging+feasible-p99: a late call that can still end within the realized p99 was not promoted")
 	}
-	p.deadlines.edf.toP99, p.deadlines.edf.realized = false, e2eWindow{}
+	p.deadlines.edf.toP99, p.deadlines.edf.realized = false, p99Window{}
 	// A full re-rank promotes a call with 3 s of device time and deadline
 	// D; at the next one a candidate with laxity 0.5 s and a later deadline
 	// misses behind it (one slot: 3 s ahead), one with an earlier deadline

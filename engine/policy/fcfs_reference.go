@@ -31,11 +31,8 @@ import (
 // only when every call waits alike, and under arrival order the waits vary
 // with the queue, so it is too low.
 type fcfsReference struct {
-	num, den float64 // decayed Σ S·W and Σ S, seconds² and seconds
-	n        int     // calls seen
-	own      []float64
-	p99      float64
-	sorted   []float64 // scratch
+	num, den float64   // decayed Σ S·W and Σ S, seconds² and seconds
+	own      p99Window // the finished calls' own times (e2e less wait)
 	expWait  bool      // the bound from an exponential wait (see above)
 	expBound float64   // that bound, refreshed every fcfsExpEvery calls
 }
@@ -64,20 +61,10 @@ func (r *fcfsReference) observe(e *engine.Event) {
 	r.num += fcfsAlpha * (s*w - r.num)
 	r.den += fcfsAlpha * (s - r.den)
 	own := (e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds() - w
-	if len(r.own) < fcfsWindow {
-		r.own = append(r.own, own)
-	} else {
-		r.own[r.n%fcfsWindow] = own
-	}
-	r.n++
-	if r.n%fcfsEvery == 0 || r.n == fcfsMinCalls {
-		r.sorted = append(r.sorted[:0], r.own...)
-		slices.Sort(r.sorted)
-		r.p99 = r.sorted[(len(r.sorted)*99)/100]
-	}
-	if r.expWait && r.n >= fcfsMinCalls && (r.n%fcfsExpEvery == 0 || r.expBound == 0) {
+	r.own.record(own)
+	if r.expWait && r.own.n >= fcfsMinCalls && (r.own.n%fcfsExpEvery == 0 || r.expBound == 0) {
 		if w, ok := r.wait(); ok {
-			r.expBound = expWaitP99(r.own, w, r.p99)
+			r.expBound = expWaitP99(r.own.times, w, r.own.q99)
 		}
 	}
 }
@@ -119,13 +106,13 @@ func (r *fcfsReference) bound(slack float64) (float64, bool) {
 	if r.expWait && ok && r.expBound > 0 {
 		return r.expBound, true
 	}
-	return (1+slack)*w + r.p99, ok
+	return (1+slack)*w + r.own.q99, ok
 }
 
 // wait is the reference wait in seconds, and whether enough calls finished
 // to know it.
 func (r *fcfsReference) wait() (float64, bool) {
-	if r.n < fcfsMinCalls || r.den <= 0 {
+	if r.own.n < fcfsMinCalls || r.den <= 0 {
 		return 0, false
 	}
 	return r.num / r.den, true

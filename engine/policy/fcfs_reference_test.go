@@ -54,7 +54,7 @@ func TestPitstopLateVsFCFS(t *testing.T) {
 	long := h.submit("long", "n1", "main", 8, []seg{{decode: 80, tool: 1, ret: 4}, {decode: 20}}, nil)
 	long2 := h.submit("long2", "n2", "main", 8, []seg{{decode: 90}}, nil)
 	short := h.submit("short", "n3", "main", 8, []seg{{decode: 4}}, nil)
-	p.fcfs = fcfsReference{num: 3, den: 1, n: fcfsMinCalls, p99: 1} // a 3 s reference wait, 1 s p99 own time
+	p.fcfs = fcfsReference{num: 3, den: 1, own: p99Window{n: fcfsMinCalls, q99: 1}} // a 3 s reference wait, 1 s p99 own time
 	v := h.view(h.e.Now(), 3)
 	if got, want := order(p, v, long, long2, short), []string{"short", "long2", "long"}; !slices.Equal(got, want) {
 		t.Fatalf("not late: order %v, want %v", got, want)
@@ -81,19 +81,19 @@ func TestPitstopLateVsFCFS(t *testing.T) {
 // calls' own times (e2e less wait) to the stretched reference wait.
 func TestFCFSReferenceP99(t *testing.T) {
 	var r fcfsReference
-	r.num, r.den, r.n = 2, 1, 0
+	r.num, r.den = 2, 1
 	for i := range 200 {
-		r.own = append(r.own, float64(i))
+		r.own.times = append(r.own.times, float64(i))
 	}
-	r.n = fcfsEvery - 1
+	r.own.n = fcfsEvery - 1
 	h := newHarness(t, NewPitstop(Options{}), testConfig())
 	s := h.submit("c", "p", "main", 8, []seg{{decode: 3}}, nil)
 	h.run(nil)
 	r.observe(&engine.Event{Kind: engine.EvFinished, Seq: s})
 	own := (s.FinishedAt() - s.Arrival() - s.Waited()).Seconds()
 	want := 197.0 // index 201·99/100 = 198 of 0, own (< 1), 1, ..., 199
-	if own >= 1 || r.p99 != want {
-		t.Fatalf("p99 %v (own %v), want %v", r.p99, own, want)
+	if own >= 1 || r.own.q99 != want {
+		t.Fatalf("p99 %v (own %v), want %v", r.own.q99, own, want)
 	}
 	w, _ := r.wait()
 	if b, ok := r.bound(0.5); !ok || math.Abs(b-(1.5*w+want)) > 1e-9 {

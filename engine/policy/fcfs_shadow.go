@@ -3,7 +3,6 @@ package policy
 import (
 	"container/heap"
 	"math"
-	"slices"
 
 	"github.com/pitstop-llm/pitstop/engine"
 )
@@ -50,13 +49,10 @@ type fcfsShadow struct {
 	// their ratio scales the next predictions (scale).
 	obs, pred float64
 	finished  int
-	// e2e keeps the shadow end-to-end times of the last fcfsWindow calls
-	// and p99 their 99th percentile, refreshed every fcfsEvery calls:
-	// arrival order's p99 as the shadow measures it, its wait distribution
-	// included (fcfsReference's T has the mean wait alone).
-	e2e, sorted []float64
-	n           int
-	p99         float64
+	// The shadow end-to-end times of the last fcfsWindow calls and their
+	// 99th percentile: arrival order's p99 as the shadow measures it, its
+	// wait distribution included (fcfsReference's T has the mean wait alone).
+	p99Window
 }
 
 // observe learns c from an iteration: the most calls a batch held while
@@ -207,24 +203,9 @@ func (h *shadowCalls) Pop() any {
 	return x
 }
 
-// record adds a call's shadow end-to-end time (seconds).
-func (f *fcfsShadow) record(e2e float64) {
-	if len(f.e2e) < fcfsWindow {
-		f.e2e = append(f.e2e, e2e)
-	} else {
-		f.e2e[f.n%fcfsWindow] = e2e
-	}
-	f.n++
-	if f.n%fcfsEvery == 0 || f.n == fcfsMinCalls {
-		f.sorted = append(f.sorted[:0], f.e2e...)
-		slices.Sort(f.sorted)
-		f.p99 = f.sorted[(len(f.sorted)*99)/100]
-	}
-}
-
 // tail is arrival order's p99 end-to-end time in the shadow, and whether
 // enough calls entered it to know it.
-func (f *fcfsShadow) tail() (float64, bool) { return f.p99, f.n >= fcfsMinCalls }
+func (f *fcfsShadow) tail() (float64, bool) { return f.p99() }
 
 // restParts splits restOfService into the device part (prefill chunks and
 // decode iterations) and the predicted time of the tool ahead.

@@ -86,7 +86,7 @@ func TestFCFSShadowMatchesFCFS(t *testing.T) {
 				t.Fatalf("%d calls ran, want %d", len(h.seqs), n)
 			}
 			slices.Sort(e2es)
-			real99, shadow99 := e2es[len(e2es)*99/100], p.shadow.p99
+			real99, shadow99 := e2es[len(e2es)*99/100], p.shadow.q99
 			mae, mean := errSum/n, e2eSum/n
 			t.Logf("mean e2e %.3f s, mean abs error %.4f s, worst %.4f s, longest wait %.2f s, p99 %.3f s (shadow %.3f s), slots %d",
 				mean, mae, worst, waited, real99, shadow99, p.shadow.servers())

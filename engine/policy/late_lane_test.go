@@ -90,7 +90,7 @@ func TestPitstopLateLane(t *testing.T) {
 	v := h.view(h.e.Now(), 3)
 	age := (v.Now - long.Arrival()).Seconds()
 	// T = age/2: the long call is 2T old, below the ceiling 4T: not late.
-	p.fcfs = fcfsReference{num: age / 4, den: 1, n: fcfsMinCalls, p99: age / 4}
+	p.fcfs = fcfsReference{num: age / 4, den: 1, own: p99Window{n: fcfsMinCalls, q99: age / 4}}
 	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
 		t.Fatalf("θ at the ceiling: order %v, want %v", got, want)
 	}
@@ -126,7 +126,7 @@ func TestPitstopControlledAging(t *testing.T) {
 	h, long := longWaiter(t, p)
 	v := h.view(h.e.Now(), 3)
 	age := (v.Now - long.Arrival()).Seconds()
-	p.fcfs = fcfsReference{num: age / 4, den: 1, n: fcfsMinCalls, p99: age / 4} // T = age/2
+	p.fcfs = fcfsReference{num: age / 4, den: 1, own: p99Window{n: fcfsMinCalls, q99: age / 4}} // T = age/2
 	mot := p.score(v, long, stateOf(long))
 	for _, th := range []float64{1, 0.25} {
 		p.lane.theta = th

@@ -27,7 +27,7 @@ func TestPitstopAging(t *testing.T) {
 	}
 	// T = 0.5% of the long call's age (wait plus p99 own time): aged by
 	// (1+200)², it goes ahead of the fresh short call, in the same class.
-	p.fcfs = fcfsReference{num: age / 400, den: 1, n: fcfsMinCalls, p99: age / 400}
+	p.fcfs = fcfsReference{num: age / 400, den: 1, own: p99Window{n: fcfsMinCalls, q99: age / 400}}
 	mot := p.score(v, long, stateOf(long))
 	want := mot / math.Pow(1+age/(age/200), 2)
 	if got := p.Priority(v, long); got.Class != 2 || math.Abs(got.Key-want) > 1e-9*want {

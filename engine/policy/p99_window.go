@@ -2,18 +2,18 @@ package policy
 
 import "slices"
 
-// e2eWindow keeps the end-to-end times of the last fcfsWindow finished
-// calls and their 99th percentile, refreshed every fcfsEvery calls (as the
-// shadow's and fcfsReference's windows), and the highest of those
-// percentiles so far (peak99).
-type e2eWindow struct {
+// p99Window keeps a time of each of the last fcfsWindow finished calls (an
+// end-to-end time, or fcfsReference's own time) and their 99th percentile,
+// refreshed every fcfsEvery calls, and the highest of those percentiles so
+// far (peak99). The shadow queue, fcfsReference and edfSchedule each keep one.
+type p99Window struct {
 	times, sorted []float64
 	n             int
 	q99, peak     float64
 }
 
-// record adds a finished call's end-to-end time, seconds.
-func (w *e2eWindow) record(e2e float64) {
+// record adds a finished call's time, seconds.
+func (w *p99Window) record(e2e float64) {
 	if len(w.times) < fcfsWindow {
 		w.times = append(w.times, e2e)
 	} else {
@@ -30,9 +30,9 @@ func (w *e2eWindow) record(e2e float64) {
 
 // p99 is the window's 99th percentile, and whether enough calls finished
 // to know it.
-func (w *e2eWindow) p99() (float64, bool) { return w.q99, w.n >= fcfsMinCalls }
+func (w *p99Window) p99() (float64, bool) { return w.q99, w.n >= fcfsMinCalls }
 
 // peak99 is the highest p99 the window has had, and whether enough calls
 // finished to know one. It does not fall when the policy shortens its own
 // tail (edfSchedule.bound with floor).
-func (w *e2eWindow) peak99() (float64, bool) { return w.peak, w.n >= fcfsMinCalls }
+func (w *p99Window) peak99() (float64, bool) { return w.peak, w.n >= fcfsMinCalls }
