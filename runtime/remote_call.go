@@ -30,7 +30,8 @@ type remoteCall struct {
 	res    Result
 	pin    string // the backend of the call's last turn
 	// anonymous: the call gave no program id (its program is its own)
-	anonymous bool
+	anonymous    bool
+	completeOnce sync.Once
 
 	// the current turn (reset per attempt)
 	turnStart   int // len(res.Content) when the turn began
@@ -83,20 +84,22 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 	prompt := estimateTokens(req.Messages, offered)
 	rt.tenants.charge(req.Tenant, prompt, received)
 
-	id := rt.nextID.Add(1)
-	c := &Call{rt: rt, id: "chatcmpl-" + strconv.FormatUint(uint64(rt.started.UnixNano()&0xffffffff), 36) + strconv.FormatUint(id, 36),
-		stream: req.Stream, created: received, notify: make(chan struct{}, 1), done: make(chan struct{}), model: req.Model}
-	c.program, c.tenant = req.Program, req.Tenant
-	anonymous := c.program == ""
+	// The call and its remote record are one allocation, and an anonymous
+	// call's program id ("call-" and its id) one string with the id.
+	cr := &remoteCallRecord{}
+	c, rc := &cr.call, &cr.remote
+	anonymous := req.Program == ""
+	id, program := rt.remoteCallID(anonymous), req.Program
 	if anonymous {
-		c.program = anonPrefix + c.id
+		id, program = id[len(anonPrefix):], id
 	}
+	*c = Call{rt: rt, id: id, program: program, tenant: req.Tenant,
+		stream: req.Stream, created: received, notify: make(chan struct{}, 1), done: make(chan struct{}), model: req.Model}
 	c.key = programKey(c.tenant, c.program)
 	c.toolCtx, c.toolCancel = context.WithCancel(context.Background())
-	var once sync.Once
-	c.complete = func(r Result) { once.Do(func() { rt.completeCall(c, r) }) }
+	c.complete = rc.complete
 
-	rc := &remoteCall{rt: rt, c: c, server: server, anonymous: anonymous}
+	*rc = remoteCall{rt: rt, c: c, server: server, anonymous: anonymous}
 	rc.req = remote.Request{Model: req.Model, Program: c.key, Thread: req.Thread, Messages: req.Messages, Tools: offered,
 		ToolChoice: choice, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed, Stop: req.Stop,
 		ResponseFormat: responseFormatJSON(req.ResponseFormat), PromptTokens: prompt, Buffered: !req.Stream}
@@ -141,6 +144,34 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 		c.deferred.Store(rc) // the caller's Wait runs it
 	}
 	return c, nil
+}
+
+// remoteCallRecord is a remote call's Call and remoteCall, allocated
+// together: they live and die together.
+type remoteCallRecord struct {
+	call   Call
+	remote remoteCall
+}
+
+// remoteCallID is a new call's id, "chatcmpl-" and two base-36 numbers
+// (the runtime's start, the call's sequence number), made in one
+// allocation; for an anonymous call it is preceded by anonPrefix, the
+// call's program id, of which the id is the tail.
+func (rt *Runtime) remoteCallID(anonymous bool) string {
+	var buf [64]byte
+	b := buf[:0]
+	if anonymous {
+		b = append(b, anonPrefix...)
+	}
+	b = append(b, "chatcmpl-"...)
+	b = strconv.AppendUint(b, uint64(rt.started.UnixNano()&0xffffffff), 36)
+	b = strconv.AppendUint(b, rt.nextID.Add(1), 36)
+	return string(b)
+}
+
+// complete ends the call once (Call.complete).
+func (rc *remoteCall) complete(r Result) {
+	rc.completeOnce.Do(func() { rc.rt.completeCall(rc.c, r) })
 }
 
 // run drives the call's turns to its end.

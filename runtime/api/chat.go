@@ -163,8 +163,12 @@ func (s *Server) chatCompletions(c echo.Context) error {
 		Usage:   toUsage(res.Usage),
 		Pitstop: &pitstopInfo{Program: res.Program, ToolRounds: res.Rounds, ToolResultTokens: res.Usage.ToolResultTokens},
 	}
-	c.Response().Header().Set(HeaderToolRounds, strconv.Itoa(len(res.Rounds)))
-	err = c.JSON(http.StatusOK, out)
+	if len(res.Rounds) == 0 {
+		setFixed(c.Response().Header(), HeaderToolRounds, valueZero)
+	} else {
+		c.Response().Header().Set(HeaderToolRounds, strconv.Itoa(len(res.Rounds)))
+	}
+	err = writeJSON(c, http.StatusOK, out)
 	s.callDone(call, res, received, false)
 	return err
 }
@@ -215,10 +219,10 @@ func (w *sseWriter) commit() {
 	}
 	w.committed = true
 	h := w.c.Response().Header()
-	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
+	setFixed(h, echo.HeaderContentType, valueEventStream)
+	setFixed(h, "Cache-Control", valueNoCache)
+	setFixed(h, "Connection", valueKeepAlive)
+	setFixed(h, "X-Accel-Buffering", valueNo)
 	w.c.Response().WriteHeader(http.StatusOK)
 	role := ""
 	w.event(chunk{Choices: []chunkChoice{{Delta: delta{Role: chat.RoleAssistant, Content: &role}}}})

@@ -146,11 +146,18 @@ func DecodeChatRequest(body []byte) (*ChatParams, *APIError) {
 	p := &ChatParams{}
 	r := &p.Request
 
-	var model string
 	if len(raw.Model) == 0 || bytes.Equal(raw.Model, []byte("null")) {
 		return nil, invalid("model", "missing_required_parameter", "You must provide a model parameter.")
 	}
-	if err := json.Unmarshal(raw.Model, &model); err != nil || strings.TrimSpace(model) == "" {
+	// A model id without escapes is taken as it is (plainContent);
+	// encoding/json reads the rest.
+	model, ok := plainContent(raw.Model)
+	if !ok {
+		if err := json.Unmarshal(raw.Model, &model); err != nil {
+			model = ""
+		}
+	}
+	if strings.TrimSpace(model) == "" {
 		return nil, invalid("model", "invalid_type", "model must be a non-empty string.")
 	}
 	r.Model = model

@@ -1,11 +1,22 @@
 package remote
 
 import (
-	"encoding/json"
 	"slices"
+
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/pitstop-llm/pitstop/models/chat"
 )
+
+// appendJSON appends v's JSON to b with segmentio/encoding's json, which
+// writes what encoding/json.Marshal writes for the wire types (HTML
+// escaped, raw messages compacted; FuzzEncodeBody holds it to
+// encoding/json's bytes) without reflection's per-value work, and into
+// the body's own buffer, not a copy of a pooled one. The wire types hold
+// no time.Duration, which the two encode differently.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	return segjson.Append(b, v, segjson.EscapeHTML|segjson.SortMapKeys)
+}
 
 // sentConversation is the JSON of the messages a Request's last
 // generation sent. A tool round's continuation re-sends the whole
@@ -28,51 +39,59 @@ func (req *Request) encodeBody(w *wireRequest) ([]byte, error) {
 	s := &req.sent
 	k := len(s.msgs)
 	if k == 0 || k > len(req.Messages) || !sameMessages(s.msgs, req.Messages[:k]) {
-		// All at once, as one value; the messages' array is what lies
-		// between the head and w's own fields.
-		data, err := json.Marshal(struct {
-			Messages []wireMessage `json:"messages"`
-			*wireRequest
-		}{toWireMessages(req.Messages), w})
-		if err != nil {
-			return nil, err
-		}
-		s.msgs, s.json = nil, nil
-		if len(req.Tools) == 0 {
-			return data, nil
-		}
-		rest, err := json.Marshal(w)
-		if err != nil {
-			return nil, err
-		}
-		if end := len(data) - len(rest); end > len(head) && data[end] == ',' && data[len(head)] == '[' && data[end-1] == ']' {
-			// The body's bytes never change once made: the next
-			// generation reads the messages' encoding there.
-			s.msgs, s.json = slices.Clone(req.Messages), data[len(head):end:end]
-		}
-		return data, nil
+		k, s.msgs, s.json = 0, nil, nil
 	}
-	rest, err := json.Marshal(w)
-	if err != nil {
+	// The messages' array, then w's object, encoded into one buffer and
+	// joined: [a,b] and {"model":...} make {"messages":[a,b],"model":...};
+	// a continuation's [a,b] (kept) and [c] make [a,b,c]. (One struct
+	// embedding *wireRequest is what encoding/json would take; segmentio's
+	// encoder misplaces an embedded pointer's fields.)
+	data := make([]byte, 0, len(head)+len(s.json)+bodySize(req.Messages[k:], req.Tools))
+	data = append(data, head...)
+	var err error
+	if k > 0 {
+		data = append(data, s.json[:len(s.json)-1]...)
+		if k == len(req.Messages) {
+			data = append(data, ']')
+		}
+	}
+	if k < len(req.Messages) || k == 0 {
+		at := len(data)
+		if data, err = appendJSON(data, toWireMessages(req.Messages[k:])); err != nil {
+			return nil, err
+		}
+		if k > 0 {
+			data[at] = ','
+		}
+	}
+	if len(req.Tools) > 0 {
+		// The body's bytes never change once made: the next generation
+		// reads the messages' encoding there.
+		s.msgs, s.json = slices.Clone(req.Messages), data[len(head):len(data):len(data)]
+	}
+	at := len(data)
+	if data, err = appendJSON(data, w); err != nil {
 		return nil, err
 	}
-	kept, added := s.json[:len(s.json)-1], []byte("]")
-	if k < len(req.Messages) {
-		tail, err := json.Marshal(toWireMessages(req.Messages[k:]))
-		if err != nil {
-			return nil, err
+	data[at] = ',' // w's '{' (w has a field always: stream)
+	return data, nil
+}
+
+// bodySize is about the JSON size of msgs and tools, to size a body's
+// buffer once.
+func bodySize(msgs []chat.Message, tools []chat.Tool) int {
+	n := 256
+	for i := range msgs {
+		m := &msgs[i]
+		n += 48 + len(m.Content) + len(m.ToolCallID) + len(m.Name)
+		for _, tc := range m.ToolCalls {
+			n += 64 + len(tc.ID) + len(tc.Name) + len(tc.Arguments)
 		}
-		// [a,b] and [c,d] make [a,b,c,d].
-		added = tail
-		added[0] = ','
 	}
-	data := make([]byte, 0, len(head)+len(kept)+len(added)+len(rest))
-	data = append(data, head...)
-	data = append(data, kept...)
-	data = append(data, added...)
-	s.msgs, s.json = slices.Clone(req.Messages), data[len(head):len(data):len(data)]
-	data = append(data, ',')
-	return append(data, rest[1:]...), nil
+	for _, t := range tools {
+		n += 64 + len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	return n + n/8 // escapes
 }
 
 func sameMessages(a, b []chat.Message) bool {
