@@ -11,7 +11,8 @@ lowest, throughput within 0.98x of the highest, recompute no more than
 infercept's), judged per seed rather than on the seeds' mean. Per failed bar
 the row gives what the JSON says about it: for the mean and the p99, pitstop's
 against the policy that sets the bar, with both TTFT p99s (a long e2e tail with
-a short TTFT tail is time lost after the call started) and pitstop's
+a short TTFT tail is time lost after the call started), both p99 waits from
+a tool's return to the call's swap-in (its KV on the host tier), and the
 preemptions; for throughput, the programs finished and where the run stopped;
 for recompute, pitstop's and infercept's recompute by cause (tool discards,
 preemptions, host tier), swap-out and refused swaps. Last, the bars met of all.
@@ -49,8 +50,10 @@ def judge(rs):
                    f"preemptions {ps['preemptions']} vs {b['preemptions']})")
     if not ok[1]:
         b = by[low]
+        wait = lambda r: r.get("host_tier", {}).get("swap_in_wait_p99_s", 0)
         why.append(f"p99 {ps['e2e_p99_s']:.0f} vs {low} {b['e2e_p99_s']:.0f} ({ps['e2e_p99_s']/b['e2e_p99_s']:.2f}x; "
-                   f"TTFT p99 {ps['ttft_p99_s']:.0f} vs {b['ttft_p99_s']:.0f}, preemptions {ps['preemptions']} vs {b['preemptions']}, "
+                   f"TTFT p99 {ps['ttft_p99_s']:.0f} vs {b['ttft_p99_s']:.0f}, swap-in wait p99 {wait(ps):.0f} vs {wait(b):.0f}, "
+                   f"preemptions {ps['preemptions']} vs {b['preemptions']}, "
                    f"recompute {ps['recompute_tokens']/1e6:.2f} vs {b['recompute_tokens']/1e6:.2f} M)")
     if not ok[2]:
         b = by[high]
