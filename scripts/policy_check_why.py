@@ -2,7 +2,7 @@
 """Issue 12 Show 1's bars per family, rate and seed, with the measurements
 behind every failed bar (scripts/policy_check.sh's reports).
 
-    scripts/policy_check_why.py DIR FAMILY[,FAMILY...] [SEED...]
+    scripts/policy_check_why.py [--grid] DIR FAMILY[,FAMILY...] [SEED...]
 
 DIR holds FAMILY-sSEED.json (scripts/policy_rates.sh); a (family, seed)
 without its report is skipped. The bars are policy_rates_table.py's (mean
@@ -16,6 +16,9 @@ a tool's return to the call's swap-in (its KV on the host tier), and the
 preemptions; for throughput, the programs finished and where the run stopped;
 for recompute, pitstop's and infercept's recompute by cause (tool discards,
 preemptions, host tier), swap-out and refused swaps. Last, the bars met of all.
+--grid prints instead one row per family and rate, the bars of each seed side
+by side (✓/✗ for mean, p99, throughput, recompute; "-" where a seed's report
+is missing).
 """
 import json
 import os
@@ -73,11 +76,40 @@ def judge(rs):
     return ok, why
 
 
+def grid(d, fams, seeds):
+    """One row per family and rate, the bars of every seed side by side."""
+    print(f"| family | rate | {' | '.join('seed ' + s for s in seeds)} |")
+    print(f"|---|---:|{'---|' * len(seeds)}")
+    met = total = 0
+    for fam in fams:
+        cells = {}
+        for s in seeds:
+            path = os.path.join(d, f"{fam}-s{s}.json")
+            if not os.path.exists(path):
+                continue
+            rates = {}
+            for r in runs(path):
+                rates.setdefault(r["rate"], []).append(r)
+            for rate, rs in rates.items():
+                ok, _ = judge(rs)
+                met += sum(ok)
+                total += len(ok)
+                cells[(rate, s)] = "".join("✓" if o else "✗" for o in ok)
+        for rate in sorted({k[0] for k in cells}):
+            print(f"| {fam} | {rate:g} | {' | '.join(cells.get((rate, s), '-') for s in seeds)} |")
+    print()
+    print(f"bars met: {met} of {total}")
+
+
 def main():
-    if len(sys.argv) < 3:
-        print("usage: scripts/policy_check_why.py DIR FAMILY[,FAMILY...] [SEED...]", file=sys.stderr)
+    args = sys.argv[1:]
+    if len(args) < 2 or (args[0] == "--grid" and len(args) < 3):
+        print("usage: scripts/policy_check_why.py [--grid] DIR FAMILY[,FAMILY...] [SEED...]", file=sys.stderr)
         sys.exit(2)
-    d, fams, seeds = sys.argv[1], sys.argv[2].split(","), sys.argv[3:] or ["1"]
+    if args[0] == "--grid":
+        grid(args[1], args[2].split(","), args[3:] or ["1"])
+        return
+    d, fams, seeds = args[0], args[1].split(","), args[2:] or ["1"]
     print("| family | seed | rate | mean / p99 / throughput / recompute | why (failed bars, from the JSON) |")
     print("|---|---:|---:|---|---|")
     met = total = 0
