@@ -32,6 +32,9 @@ type deadlineLane struct {
 	// edf, when set (PitstopTail "aging+feasible"), promotes a call only if
 	// it is feasible in the EDF schedule of the promoted calls (edfSchedule).
 	edf *edfSchedule
+	// fit, when set (PitstopTail "aging+feasible-fit"), promotes a call only
+	// if its admission evicts nothing (promotionFit).
+	fit *promotionFit
 	// reference is fcfsReference's T (the conservation-law estimate of
 	// arrival order's p99), set at each full re-rank: the floor is the
 	// larger of the two estimates, since both fall short of the real p99
@@ -107,6 +110,9 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	if d.edf != nil && !d.edf.feasible(dl, d.edf.bound(s.Arrival().Seconds(), dl)-v.Now.Seconds()-dev-tool, d.shadow.servers()) {
 		return dl, false // overload: it misses behind the EDF calls ahead anyway
 	}
+	if d.fit != nil && !d.fit.fits(v, s, st) {
+		return dl, false // it would buy its place with evictions: it waits in the rank
+	}
 	if v.Iteration == d.rerankAt {
 		d.next += dev
 		if d.edf != nil {
@@ -128,6 +134,9 @@ func (d *deadlineLane) rerank(v *engine.View) {
 		d.interval = math.Max(now-d.lastRerank, 0)
 	}
 	d.next, d.rerankAt, d.lastRerank = 0, v.Iteration, now
+	if d.fit != nil {
+		d.fit.rerank(v)
+	}
 }
 
 // observe records a finished call's end-to-end time for the EDF test.

@@ -190,18 +190,28 @@ func NewPitstop(o Options) *Pitstop {
 		recache:    recache,
 		room:       room,
 		lead:       lead,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail)},
 	}
 }
 
 // edfOf is the deadline lane's EDF schedule when the tail rule tests the
 // promoted set's feasibility (PitstopTail "aging+feasible",
-// "aging+feasible-p99", "aging+feasible-floor"), else nil.
+// "aging+feasible-p99", "aging+feasible-floor", "aging+feasible-fit"),
+// else nil.
 func edfOf(r tailRules) *edfSchedule {
 	if !r.feasible {
 		return nil
 	}
 	return &edfSchedule{toP99: r.toP99, floor: r.floor}
+}
+
+// fitOf is the deadline lane's no-eviction test when the tail rule asks
+// for it (PitstopTail "aging+feasible-fit"), else nil.
+func fitOf(r tailRules) *promotionFit {
+	if !r.fit {
+		return nil
+	}
+	return &promotionFit{}
 }
 
 // programOrder is how programs are ordered now (see Pitstop).

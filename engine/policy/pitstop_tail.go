@@ -21,6 +21,7 @@ type tailRules struct {
 	toP99    bool    // feasible by the later of the deadline and the realized p99 (edfSchedule.bound)
 	floor    bool    // that p99 the highest realized so far, so the lane cannot lower its own bound
 	perCall  bool    // the aging against each call's own arrival-order time, not one T
+	fit      bool    // a promotion only of a call that fits in the free blocks (promotionFit)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -39,7 +40,8 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // "aging+feasible-p99" (the same, a call's deadline taken no earlier than
 // its arrival plus the realized p99 for the test), "aging+feasible-floor"
 // (the same, with the highest p99 realized so far in place of the current
-// one) or
+// one), "aging+feasible-fit" ("aging+feasible-p99" promoting only a call
+// whose admission evicts nothing: promotionFit) or
 // "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
 func newTailRules(o Options) (tailRules, error) {
@@ -84,11 +86,14 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+feasible-floor":
 		r.aging, r.deadline, r.feasible, r.toP99, r.floor = true, true, true, true, true
 		return r, nil
+	case o.PitstopTail == "aging+feasible-fit":
+		r.aging, r.deadline, r.feasible, r.toP99, r.fit = true, true, true, true, true
+		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
