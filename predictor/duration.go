@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -307,6 +308,24 @@ func saveStateFile(dir, name, what string, data []byte) error {
 		return fmt.Errorf("save %s: %w", what, err)
 	}
 	return nil
+}
+
+// restoreStateFile reads dir/name, what saveStateFile wrote, and hands it to
+// restore. No file is not an error (found is false); an error of restore
+// names the file.
+func restoreStateFile(dir, name, what string, restore func([]byte) error) (found bool, err error) {
+	path := filepath.Join(dir, name)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("restore %s: %w", what, err)
+	}
+	if err := restore(data); err != nil {
+		return false, fmt.Errorf("restore %s %s: %w", what, path, err)
+	}
+	return true, nil
 }
 
 // writeFileAtomic replaces path with data so that a reader sees the old or

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 )
 
 // ExpertMixStateFile is the file under a state directory that holds an
@@ -75,18 +73,7 @@ func (x *ExpertMix) Save(dir string) error {
 // (another model) is an error, and x is left as it was: the caller starts
 // fresh.
 func (x *ExpertMix) Restore(dir string) (found bool, err error) {
-	path := filepath.Join(dir, ExpertMixStateFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("restore length expert mixture: %w", err)
-	}
-	if err := x.restore(data); err != nil {
-		return false, fmt.Errorf("restore length expert mixture %s: %w", path, err)
-	}
-	return true, nil
+	return restoreStateFile(dir, ExpertMixStateFile, "length expert mixture", x.restore)
 }
 
 // restore takes the state in data, what Save wrote, or says why not and

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 )
 
 // ModeLedStateFile is the file under a state directory that holds a
@@ -75,18 +73,7 @@ func (m *ModeLed) Save(dir string) error {
 // fallback (another model) or with counts no run of Observe gives is an
 // error, and m is left as it was: the caller starts fresh.
 func (m *ModeLed) Restore(dir string) (found bool, err error) {
-	path := filepath.Join(dir, ModeLedStateFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("restore length window modes: %w", err)
-	}
-	if err := m.restore(data); err != nil {
-		return false, fmt.Errorf("restore length window modes %s: %w", path, err)
-	}
-	return true, nil
+	return restoreStateFile(dir, ModeLedStateFile, "length window modes", m.restore)
 }
 
 func (m *ModeLed) restore(data []byte) error {
