@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,28 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/predictor"
 	"github.com/pitstop-llm/pitstop/tools"
 )
-
-// lockedBuffer is a trace sink the test reads while the runtime writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // shellTools is a registry with a server-side shell tool that answers "done".
 func shellTools() *tools.Registry {
@@ -52,7 +34,7 @@ func shellCall(program, command, say string) ChatRequest {
 
 // traceRecords waits for n records in the trace sink and reads them as
 // `pitstop predictor eval` does (predictor.ReadTraces, from a file).
-func traceRecords(t *testing.T, sink *lockedBuffer, n int) []predictor.TraceRecord {
+func traceRecords(t *testing.T, sink *testutil.LockedBuffer, n int) []predictor.TraceRecord {
 	t.Helper()
 	for range 500 {
 		if strings.Count(sink.String(), "\n") >= n {
@@ -79,7 +61,7 @@ func traceRecords(t *testing.T, sink *lockedBuffer, n int) []predictor.TraceReco
 // never the arguments.
 func TestSegmentsKnowTheClassOfTheCallTheyRead(t *testing.T) {
 	lp := &fixedLength{n: 20}
-	sink := &lockedBuffer{}
+	sink := &testutil.LockedBuffer{}
 	rt := newTestRuntime(t, Config{Tools: shellTools(), Length: lp, Trace: sink})
 	if _, err := rt.ChatSync(context.Background(), shellCall("p", "cd /repo && make all", "/say ok")); err != nil {
 		t.Fatal(err)
@@ -113,7 +95,7 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := predictor.GoClassifier{MLP: info.MLP, OverflowTokens: info.OverflowTokens}
-	sink := &lockedBuffer{}
+	sink := &testutil.LockedBuffer{}
 	rt := newTestRuntime(t, Config{Tools: shellTools(), Length: model, Trace: sink})
 	const programs = 40
 	for i := range programs {
@@ -239,7 +221,7 @@ func TestModeLedUnderConcurrentCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := &lockedBuffer{}
+	sink := &testutil.LockedBuffer{}
 	rt := newTestRuntime(t, Config{Tools: shellTools(), Trace: sink,
 		Length: predictor.GoClassifier{MLP: info.MLP, OverflowTokens: info.OverflowTokens}})
 	dir := t.TempDir()

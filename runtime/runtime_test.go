@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +14,6 @@ import (
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/models/chat"
-	"github.com/pitstop-llm/pitstop/predictor"
 	"github.com/pitstop-llm/pitstop/tools"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -241,21 +238,7 @@ func TestTraceRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for strings.Count(buf.String(), "\n") < 4 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(path, []byte(buf.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := predictor.ReadTraces(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 4 {
-		t.Fatalf("%d records:\n%s", len(recs), buf.String())
-	}
+	recs := traceRecords(t, &buf, 4)
 	segs := map[int]bool{}
 	for _, r := range recs {
 		segs[r.Segment] = true
