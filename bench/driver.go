@@ -370,6 +370,7 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 	case engine.EvToken:
 		if e.Seq.Generated() == 1 {
 			d.col.FirstToken(e.Seq.Name(), t)
+			d.col.AddPrompt(len(e.Seq.Tokens()) - 1)
 		}
 		d.col.TokenGenerated(e.Seq.Name(), t)
 		if len(d.hostWait) > 0 {
@@ -392,7 +393,11 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 				p.learnTool(seg.Tool, seg.ToolTime)
 			}
 			sc.resumed()
-			if err := eng.Resume(id, d.freshTokens(nil, seg.ToolReturn)); err != nil {
+			ret := d.freshTokens(nil, seg.ToolReturn)
+			// Input the call takes in after its first token: the tool's
+			// return and the token sampled before the pause (not yet in KV).
+			d.col.AddPrompt(len(ret) + 1)
+			if err := eng.Resume(id, ret); err != nil {
 				eng.Stop(err)
 			}
 		})
@@ -423,6 +428,7 @@ func (d *driver) observe(eng *engine.Engine, r int, e *engine.Event) {
 		it := e.Iter
 		d.col.Iteration(t, it.Duration.Seconds(), it.UsedBlocks, it.TotalBlocks)
 		d.col.AddSwap(it.SwapOutBytes, it.SwapInBytes)
+		d.col.AddPrefill(it.PrefillTokens)
 		by := it.RecomputeBy
 		d.col.AddRecompute(it.RecomputeTokens, by[engine.LostAtTool], by[engine.LostPreempted], by[engine.LostFromHost])
 		d.hostTier(eng, it)

@@ -213,3 +213,34 @@ func TestRunByPosition(t *testing.T) {
 		t.Errorf("positions %v, want exactly %v", run.ByPosition, want)
 	}
 }
+
+// TestPrefillCounts checks the prefill and prompt counters against the
+// prefix cache: without it every prompt token is prefilled once (plus
+// recompute); with it the calls that continue a cached context prefill less
+// than their prompts.
+func TestPrefillCounts(t *testing.T) {
+	w := dagWorkload()
+	prof, cfg := smallProfile(t, 4096)
+	for _, name := range []string{"fcfs", "vllm-opt"} {
+		pol, _ := policy.New(name, policy.Options{})
+		run, err := Run(context.Background(), RunConfig{Workload: w, Engine: cfg, Executor: sim.NewExecutor(prof), Policy: pol, Name: name, Rate: 0.2, Duration: 30, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := run.PrefillTokens - run.RecomputeTokens
+		t.Logf("%s: prompt %d, prefill %d, recompute %d", name, run.PromptTokens, run.PrefillTokens, run.RecomputeTokens)
+		if run.Completed != run.Requests || run.PromptTokens == 0 {
+			t.Fatalf("%s: %d of %d calls done, prompt tokens %d", name, run.Completed, run.Requests, run.PromptTokens)
+		}
+		switch name {
+		case "fcfs":
+			if fresh != run.PromptTokens {
+				t.Errorf("fcfs (no prefix cache): prefill %d - recompute %d != prompt tokens %d", run.PrefillTokens, run.RecomputeTokens, run.PromptTokens)
+			}
+		default:
+			if fresh >= run.PromptTokens {
+				t.Errorf("%s: prefix cache saved nothing: prefill %d - recompute %d >= prompt tokens %d", name, run.PrefillTokens, run.RecomputeTokens, run.PromptTokens)
+			}
+		}
+	}
+}

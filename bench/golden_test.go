@@ -36,8 +36,9 @@ var goldenVolatile = []string{"wall_s"}
 // goldenNewer are report fields added after the references were recorded:
 // compared where a reference has them, not required where it predates them
 // (the per-position breakdown, session 9: a split of latencies the
-// references already pin down in total).
-var goldenNewer = []string{"by_position"}
+// references already pin down in total; the prefill and prompt counts,
+// session 10: counts beside the recompute the references pin down).
+var goldenNewer = []string{"by_position", "prefill_tokens", "prompt_tokens"}
 
 // TestGoldenReports replays each configuration of testdata/golden/quick.txt
 // in-process, as `pitstop bench --executor sim --seed 1` does, and compares

@@ -118,17 +118,18 @@ type Collector struct {
 	sloTPOTOK        int     // … the TPOT SLO
 	sloBothOK        int     // … both
 
-	swapOut     int64
-	swapIn      int64
-	recompute   int64
-	recomputeBy [3]int64 // tool, preempted, host (see Run.RecomputeBy)
-	preemptions int
-	handling    map[string]int
-	decisions   map[string]DecisionCost
-	host        hostTier // host_tier.go
-	leaked      int
-	orphans     int
-	stoppedAt   float64 // Stop; 0: ran to the end
+	swapOut      int64
+	swapIn       int64
+	recompute    int64
+	recomputeBy  [3]int64 // tool, preempted, host (see Run.RecomputeBy)
+	prefillCount          // prefill.go
+	preemptions  int
+	handling     map[string]int
+	decisions    map[string]DecisionCost
+	host         hostTier // host_tier.go
+	leaked       int
+	orphans      int
+	stoppedAt    float64 // Stop; 0: ran to the end
 
 	pendingPos map[string]string           // SetPosition before arrival
 	byPos      map[string]*positionSamples // position → finished calls' latencies
@@ -478,6 +479,8 @@ func (c *Collector) Summarize(policy string, rate float64) Run {
 			"preempted": c.recomputeBy[1],
 			"host":      c.recomputeBy[2],
 		},
+		PrefillTokens:   c.prefillCount.prefill,
+		PromptTokens:    c.prefillCount.prompt,
 		LeakedBlocks:    c.leaked,
 		HostTier:        c.host.summary(),
 		Preemptions:     c.preemptions,

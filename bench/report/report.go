@@ -42,7 +42,15 @@ type Run struct {
 	// (discarded at or while paused on a tool call), "preempted" (evicted
 	// while running), "host" (its host copy gave way to another call's).
 	RecomputeBy map[string]int64 `json:"recompute_by,omitempty"`
-	Handling    map[string]int   `json:"handling,omitempty"` // tool-call handling kind → count
+	// PrefillTokens is every token computed as prefill (recompute included),
+	// PromptTokens the input the calls took in: the prompts of those that
+	// produced a first token, and per resume the tool's return plus the
+	// token sampled before the pause;
+	// 1 - (PrefillTokens - RecomputeTokens) / PromptTokens is the share the
+	// prefix cache saved (prefill.go).
+	PrefillTokens int64          `json:"prefill_tokens,omitempty"`
+	PromptTokens  int64          `json:"prompt_tokens,omitempty"`
+	Handling      map[string]int `json:"handling,omitempty"` // tool-call handling kind → count
 	// DecisionCost is, per handling kind chosen at a tool call, the waste
 	// that InferCept's model expected with the predicted tool time, the
 	// waste it realised with the true tool time, and the least waste any

@@ -84,9 +84,10 @@ func TestJSONContractKeys(t *testing.T) {
 	// recomputed nothing the split of its recomputation, and one whose
 	// collector saw no engine iteration the host tier's figures, and where the
 	// calls have no position the per-position breakdown, and an oracle run
-	// the predictor section.
+	// the predictor section, and one that prefilled nothing its prefill and
+	// prompt counts.
 	names = slices.DeleteFunc(names, func(n string) bool {
-		return slices.Contains([]string{"replicas", "balancer", "prefix_hit_rate", "replica_util", "decision_cost", "recompute_by", "host_tier", "by_position", "predictor"}, n)
+		return slices.Contains([]string{"replicas", "balancer", "prefix_hit_rate", "replica_util", "decision_cost", "recompute_by", "host_tier", "by_position", "predictor", "prefill_tokens", "prompt_tokens"}, n)
 	})
 	var keys []string
 	for k := range runs[0] {

@@ -22,6 +22,7 @@ type tailRules struct {
 	floor    bool    // that p99 the highest realized so far, so the lane cannot lower its own bound
 	perCall  bool    // the aging against each call's own arrival-order time, not one T
 	fit      bool    // a promotion only of a call that fits in the free blocks (promotionFit)
+	warm     bool    // a call with a prefix-cached context aged from its program's arrival (ageOf)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -41,8 +42,9 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // its arrival plus the realized p99 for the test), "aging+feasible-floor"
 // (the same, with the highest p99 realized so far in place of the current
 // one), "aging+feasible-fit" ("aging+feasible-p99" promoting only a call
-// whose admission evicts nothing: promotionFit) or
-// "deadline-aging" (the aging against each call's own arrival-order time,
+// whose admission evicts nothing: promotionFit), "aging+warm" (the aging,
+// a call whose context is prefix-cached aged from its program's arrival:
+// ageOf) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
@@ -89,11 +91,14 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+feasible-fit":
 		r.aging, r.deadline, r.feasible, r.toP99, r.fit = true, true, true, true, true
 		return r, nil
+	case o.PitstopTail == "aging+warm":
+		r.aging, r.warm = true, true
+		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
@@ -117,7 +122,7 @@ func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float
 	if !ok || t <= 0 {
 		return key
 	}
-	a := v.Now - s.Arrival()
+	a := p.ageOf(v, s) // warm_age.go
 	if p.tail.byWait {
 		a = v.Wait(s)
 	}
