@@ -74,10 +74,12 @@ type Options struct {
 	// docs/results-policies.md. PitstopFCFSSlack (ε) defaults to 0.
 	PitstopFCFSTail  bool
 	PitstopFCFSSlack float64
-	// PitstopTail picks pitstop's tail rules (newTailRules): "aging" (the
-	// default: generalized cμ aging of the memory-over-time key against
-	// arrival order's p99, learned online), "guard" (the tail guard alone,
-	// the order before session 7).
+	// PitstopTail picks pitstop's tail rules (newTailRules): "aging+warm"
+	// (the default: "aging", with a waiting call whose context is still
+	// prefix-cached aged from its program's first arrival), "aging"
+	// (generalized cμ aging of the memory-over-time key against arrival
+	// order's p99, learned online), "guard" (the tail guard alone, the order
+	// before session 7), and the others newTailRules lists.
 	// PitstopAgingPower is the aging's exponent (default 2) and
 	// PitstopAgingClock what it ages by: "age" (time since arrival, the
 	// default) or "wait" (time runnable and not running). Measured in
@@ -219,8 +221,11 @@ func (o Options) Defaults() Options {
 	deff(&o.ProgramIdle, 120)
 	deff(&o.ProgramWeight, 1)
 	deff(&o.PitstopSlowdown, 50)
+	// Session 10's default tail (docs/results-policies.md, "react past
+	// capacity" and "session 10, lead"): the aging, with a call whose
+	// context is still prefix-cached aged from its program's first arrival.
 	if o.PitstopTail == "" {
-		o.PitstopTail = "aging"
+		o.PitstopTail = "aging+warm"
 	}
 	// Session 9's defaults (docs/results-policies.md, "session 9, lead: the
 	// defaults"): the host-room admission, and in arrival order of programs
