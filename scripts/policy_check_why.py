@@ -76,6 +76,17 @@ def judge(rs):
     return ok, why
 
 
+def runs_by_rate(d, fam, seed):
+    """The runs of DIR/FAM-sSEED.json grouped by rate, or None without the file."""
+    path = os.path.join(d, f"{fam}-s{seed}.json")
+    if not os.path.exists(path):
+        return None
+    rates = {}
+    for r in runs(path):
+        rates.setdefault(r["rate"], []).append(r)
+    return rates
+
+
 def grid(d, fams, seeds):
     """One row per family and rate, the bars of every seed side by side."""
     print(f"| family | rate | {' | '.join('seed ' + s for s in seeds)} |")
@@ -84,12 +95,9 @@ def grid(d, fams, seeds):
     for fam in fams:
         cells = {}
         for s in seeds:
-            path = os.path.join(d, f"{fam}-s{s}.json")
-            if not os.path.exists(path):
+            rates = runs_by_rate(d, fam, s)
+            if rates is None:
                 continue
-            rates = {}
-            for r in runs(path):
-                rates.setdefault(r["rate"], []).append(r)
             for rate, rs in rates.items():
                 ok, _ = judge(rs)
                 met += sum(ok)
@@ -116,12 +124,9 @@ def main():
     per_bar = dict.fromkeys(BARS, 0)
     for fam in fams:
         for s in seeds:
-            path = os.path.join(d, f"{fam}-s{s}.json")
-            if not os.path.exists(path):
+            rates = runs_by_rate(d, fam, s)
+            if rates is None:
                 continue
-            rates = {}
-            for r in runs(path):
-                rates.setdefault(r["rate"], []).append(r)
             for rate in sorted(rates):
                 ok, why = judge(rates[rate])
                 met += sum(ok)
