@@ -89,8 +89,8 @@ import (
 //     fcfsReference) goes ahead of the ranked calls, in arrival order.
 //   - In arrival order of programs, where a program's first call waits and
 //     how far an older program's calls go ahead of a younger one's
-//     (PitstopAdmission, PitstopProgramLead; off by default, measured in
-//     docs/results-policies.md, session 9): with admission "started" and a
+//     (PitstopAdmission, PitstopProgramLead; the defaults since session 9,
+//     measured in docs/results-policies.md, session 9): with admission "started" and a
 //     lead of 0, programs start in arrival order, each once no started
 //     program's call waits, and the started programs' calls go in arrival
 //     order (program_lead.go).

@@ -12,8 +12,9 @@ import (
 // searches and other DAG programs of one size) treats the bursts of
 // parallel calls such programs release: how far ahead of a younger
 // program's calls an older program's may go (Options.PitstopProgramLead),
-// and where a program's first call waits (Options.PitstopAdmission). Both
-// off by default: arrival order of programs as before.
+// and where a program's first call waits (Options.PitstopAdmission). The
+// defaults since session 9 are admission "started" with a lead of 0; "off"
+// for both is arrival order of programs as before.
 //
 // In arrival order of programs every call of an older program goes ahead of
 // every call of a younger one. Tree searches (mcts) release their calls in
