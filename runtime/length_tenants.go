@@ -1,0 +1,260 @@
+package runtime
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/pitstop-llm/pitstop/predictor"
+)
+
+// Per-tenant learnt length state (DESIGN.md §12: one tenant's data never
+// moves what another tenant's calls are ranked by). Each tenant predicts
+// through its own predictor.ServedStep, the experts' mixture and the window
+// modes, started cold: from the length model's training median and the
+// mixture's cross-source prior, as a new deployment starts. The length
+// model itself (shipped, or learnt online) is shared. Calls without a
+// tenant (a server without API keys, Go callers that give none) use the
+// deployment's own step, kept at the state directory's root as before: a
+// single-tenant server predicts and saves as it always did.
+//
+// At most maxHeld tenants' steps are held in memory, least recently used
+// first out (hashicorp/golang-lru's simplelru: strict LRU with a synchronous
+// eviction callback. ristretto, already a dependency, admits by frequency
+// and applies its sets asynchronously: a tenant's state could be refused or
+// dropped unseen, and a reload could read a file older than the state still
+// in memory). An evicted step is saved under the state directory (dropped
+// without one) and restored when its tenant calls again; one that calls in
+// flight still hold stays in memory, beside the cap, until the last of them
+// ends, then is saved. Every held step is also saved at Close and with the
+// online learner's saves.
+
+// DefaultTenantStates is how many tenants' length states a deployment
+// holds in memory by default (--predictor-tenant-states).
+const DefaultTenantStates = 128
+
+// tenantStep is one tenant's step and who holds it.
+type tenantStep struct {
+	tenant string
+	step   predictor.ServedStep
+	// guarded by tenantSteps.mu
+	users   int  // calls holding it
+	held    bool // in tenantSteps.held (else in out, or gone)
+	pending int  // saves under way
+	saveMu  sync.Mutex
+}
+
+// served is the step t predicts with (none when t is nil: no mixture).
+func (t *tenantStep) served() predictor.ServedStep {
+	if t == nil {
+		return predictor.ServedStep{}
+	}
+	return t.step
+}
+
+// tenantSteps holds the tenants' steps. Safe for concurrent use.
+type tenantSteps struct {
+	median  int
+	own     *tenantStep // calls without a tenant
+	ownUsed atomic.Bool
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	held    *simplelru.LRU[string, *tenantStep]
+	out     map[string]*tenantStep // evicted, still in use or being saved
+	store   *tenantStore           // nil: in memory only
+	saves   sync.WaitGroup
+	evicted int
+	started [2]int // cold, from disk
+}
+
+// newTenantSteps holds up to maxHeld tenants' steps beside own, the
+// deployment's, each new one started from median.
+func newTenantSteps(median int, own predictor.ServedStep, maxHeld int, log *slog.Logger) *tenantSteps {
+	if log == nil {
+		log = slog.Default()
+	}
+	ts := &tenantSteps{median: median, own: &tenantStep{step: own}, log: log, out: map[string]*tenantStep{}}
+	held, err := simplelru.NewLRU(max(maxHeld, 1), ts.evict)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	ts.held = held
+	return ts
+}
+
+// persist keeps the tenants' steps under stateDir from now on.
+func (ts *tenantSteps) persist(stateDir string) error {
+	store, err := openTenantStore(stateDir)
+	if err != nil {
+		return err
+	}
+	ts.mu.Lock()
+	ts.store = store
+	ts.mu.Unlock()
+	return nil
+}
+
+// acquire returns tenant's step for a call, restored or started cold when
+// it is not held; release gives it back when the call ends.
+func (ts *tenantSteps) acquire(tenant string) *tenantStep {
+	if ts == nil {
+		return nil
+	}
+	if tenant == "" {
+		ts.ownUsed.Store(true)
+		return ts.own
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, ok := ts.held.Get(tenant)
+	if !ok {
+		if t, ok = ts.out[tenant]; ok {
+			delete(ts.out, tenant)
+		} else {
+			t = ts.start(tenant)
+		}
+		t.held = true
+		ts.held.Add(tenant, t)
+	}
+	t.users++
+	return t
+}
+
+// start is a step for tenant not in memory: restored from its saved state,
+// else cold. A state that cannot be read is a warning and a cold start (the
+// file is replaced at the next save).
+func (ts *tenantSteps) start(tenant string) *tenantStep {
+	t := &tenantStep{tenant: tenant, step: predictor.NewServedStep(ts.median)}
+	if ts.store == nil {
+		ts.started[0]++
+		return t
+	}
+	dir := ts.store.dirOf(tenant)
+	foundMix, errMix := t.step.Mix.Restore(dir)
+	foundLed, errLed := t.step.Led.Restore(dir)
+	for _, err := range []error{errMix, errLed} {
+		if err != nil {
+			ts.log.Warn("length predictor: starting a tenant's state afresh; its file will be replaced at the next save", "err", err)
+		}
+	}
+	if (foundMix && errMix == nil) || (foundLed && errLed == nil) {
+		ts.started[1]++
+	} else {
+		ts.started[0]++
+	}
+	return t
+}
+
+// evict is the LRU's callback (under mu): t leaves memory, saved now or,
+// while calls hold it, when the last lets go.
+func (ts *tenantSteps) evict(tenant string, t *tenantStep) {
+	ts.evicted++
+	t.held = false
+	ts.out[tenant] = t
+	if t.users == 0 {
+		ts.saveLater(t)
+	}
+}
+
+// release gives back a step acquire returned.
+func (ts *tenantSteps) release(t *tenantStep) {
+	if ts == nil || t == nil || t == ts.own {
+		return
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t.users--
+	if t.users == 0 && !t.held {
+		ts.saveLater(t)
+	}
+}
+
+// saveLater saves t, out of memory and unused, off the caller's goroutine
+// (the engine's, when a call ends), then forgets it. Until then it stays in
+// out, so that its tenant's next call takes it back rather than an older
+// file. Under mu.
+func (ts *tenantSteps) saveLater(t *tenantStep) {
+	if ts.store == nil {
+		delete(ts.out, t.tenant)
+		return
+	}
+	dir := ts.store.dirOf(t.tenant)
+	t.pending++
+	ts.saves.Go(func() {
+		ts.save(t, dir)
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		if t.pending--; t.pending == 0 && t.users == 0 && !t.held && ts.out[t.tenant] == t {
+			delete(ts.out, t.tenant)
+		}
+	})
+}
+
+// save writes t's state to dir, one save of t at a time so that the last
+// written is the newest.
+func (ts *tenantSteps) save(t *tenantStep, dir string) {
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
+	saveMixture(t.step.Mix, t.step.Led, dir, ts.log)
+}
+
+// saveAll saves every tenant's step in memory (the online learner's saves).
+func (ts *tenantSteps) saveAll() {
+	if ts == nil {
+		return
+	}
+	ts.mu.Lock()
+	store := ts.store
+	steps := ts.held.Values()
+	for _, t := range ts.out {
+		steps = append(steps, t)
+	}
+	ts.mu.Unlock()
+	if store != nil {
+		for _, t := range steps {
+			ts.save(t, store.dirOf(t.tenant))
+		}
+	}
+}
+
+// close saves every tenant's step in memory and waits for the saves of
+// evicted ones (Length.Close, after the calls ended).
+func (ts *tenantSteps) close() {
+	if ts == nil {
+		return
+	}
+	ts.saveAll()
+	ts.saves.Wait()
+}
+
+// tenantStepStats are the counts /metrics shows (no tenant named).
+type tenantStepStats struct {
+	held, evicted, cold, restored int
+}
+
+func (ts *tenantSteps) stats() tenantStepStats {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return tenantStepStats{held: ts.held.Len() + len(ts.out), evicted: ts.evicted, cold: ts.started[0], restored: ts.started[1]}
+}
+
+// each calls f with every step that predicts for calls: the tenants' in
+// memory, and the deployment's own when calls without a tenant came or
+// there is no other.
+func (ts *tenantSteps) each(f func(predictor.ServedStep)) {
+	ts.mu.Lock()
+	steps := ts.held.Values()
+	for _, t := range ts.out {
+		steps = append(steps, t)
+	}
+	ts.mu.Unlock()
+	if ts.ownUsed.Load() || len(steps) == 0 {
+		f(ts.own.step)
+	}
+	for _, t := range steps {
+		f(t.step)
+	}
+}
