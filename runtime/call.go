@@ -23,7 +23,8 @@ type Call struct {
 	id      string
 	program string // the program id the caller knows
 	tenant  string
-	key     string // the program's key in the program table and the engine (programKey)
+	key     string      // the program's key in the program table and the engine (programKey)
+	length  *tenantStep // the tenant's length state, held until the call ends
 	stream  bool
 	created time.Time
 	model   string // the model asked for ("": the runtime's)
@@ -204,9 +205,11 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 		return nil, aerr
 	}
 	started := false
+	var length *tenantStep
 	defer func() {
 		if !started {
 			rt.tenants.release(req.Tenant)
+			rt.length.tenants.release(length)
 		}
 	}()
 	if err := validateSampling(req); err != nil {
@@ -302,6 +305,8 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	st.lastMessage, st.systemPrompt = lastMessage(req.Messages), systemPrompt(req.Messages)
 	st.requestTool, st.lastToolClass = answeredCall(req.Messages)
 	st.history, st.blend = rt.programs.history(c.key)
+	length = rt.length.tenants.acquire(c.tenant)
+	c.length = length
 	st.predictLength()
 	st.startTurn() // the first turn's script, on this goroutine
 
@@ -569,6 +574,7 @@ func (rt *Runtime) completeCall(c *Call, r Result) {
 	delete(rt.calls, c)
 	rt.mu.Unlock()
 	rt.tenants.release(c.tenant)
+	rt.length.tenants.release(c.length)
 	rt.tenants.charge(c.tenant, r.Usage.CompletionTokens, now)
 	rt.metrics.countTokens(c.tenant, r.Usage.PromptTokens, r.Usage.CompletionTokens)
 	rt.programs.finish(c.key, &r, now)

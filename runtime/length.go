@@ -53,6 +53,12 @@ type Length struct {
 	// led is the window modes and the choice by order that follow the
 	// mixture (lengthState.led), kept and saved with it.
 	led *predictor.ModeLed
+	// tenants are the tenants' own mixtures and window modes (mix and led
+	// are the deployment's, for calls without a tenant), kept with them.
+	tenants *tenantSteps
+	// MaxTenantStates caps the tenants' states held in memory
+	// (DefaultTenantStates when 0); set it before the runtime starts.
+	MaxTenantStates int
 	// mixDir is where KeepMixture keeps mix without online learning ("":
 	// nowhere, or the learner keeps it), mixLog where it says so.
 	mixDir string
@@ -77,6 +83,20 @@ func (l *Length) modeLed() *predictor.ModeLed {
 		l.led = predictor.NewModeLed(predictor.TrainMedian(l.model.Info()))
 	}
 	return l.led
+}
+
+// tenantSteps is l's per-tenant steps, started with the mixture (nil
+// without an ONNX model), beside the deployment's own.
+func (l *Length) tenantSteps() *tenantSteps {
+	if l.tenants == nil && l.model != nil {
+		max := l.MaxTenantStates
+		if max <= 0 {
+			max = DefaultTenantStates
+		}
+		l.tenants = newTenantSteps(predictor.TrainMedian(l.model.Info()),
+			predictor.ServedStep{Mix: l.expertMix(), Led: l.modeLed()}, max, l.mixLog)
+	}
+	return l.tenants
 }
 
 // LengthModelFile is the file name of a served model's own length
@@ -159,6 +179,7 @@ func (l *Length) Close() error {
 	} else {
 		l.saveMixture()
 	}
+	l.tenants.close()
 	if l.model == nil {
 		return nil
 	}
@@ -182,6 +203,10 @@ type lengthState struct {
 	// mode by how each ordered the finished segments (predictor.ModeLed);
 	// nil, the mixture's point, without a mixture.
 	led *predictor.ModeLed
+	// tenants holds each tenant's own mixture and window modes, mix and
+	// led being the deployment's for calls without a tenant; nil without
+	// a mixture.
+	tenants *tenantSteps
 }
 
 // newLengthState sets up the predictor of Config.Length (nil: history),
@@ -199,7 +224,7 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 			break
 		}
 		st.p, st.source, requested, fallback, model = v.LengthPredictor, v.Source, v.Requested, v.Fallback, v.Model
-		st.mix, st.led = v.expertMix(), v.modeLed()
+		st.mix, st.led, st.tenants = v.expertMix(), v.modeLed(), v.tenantSteps()
 		if v.learner != nil {
 			st.learner = v.learner
 			v.learner.registerMetrics(m.Registry)
@@ -208,12 +233,14 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 		st.source = LengthONNX
 		st.mix = predictor.OrderScored(predictor.TrainMedian(v.Info()))
 		st.led = predictor.NewModeLed(predictor.TrainMedian(v.Info()))
+		st.tenants = newTenantSteps(predictor.TrainMedian(v.Info()), predictor.ServedStep{Mix: st.mix, Led: st.led}, DefaultTenantStates, log)
 	case predictor.HistoryPredictor, *predictor.HistoryPredictor:
 		st.source = LengthHistory
 	case predictor.GoClassifier, *predictor.GoClassifier:
 		st.source = "go"
 		st.mix = predictor.OrderScored(-1) // no training median known: later segments only
 		st.led = predictor.NewModeLed(-1)
+		st.tenants = newTenantSteps(-1, predictor.ServedStep{Mix: st.mix, Led: st.led}, DefaultTenantStates, log)
 	default:
 		st.source = fmt.Sprintf("%T", l)
 	}
@@ -236,29 +263,7 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10},
 	}, []string{"source"})
 	m.Registry.MustRegister(info, abs, rel)
-	if st.mix != nil {
-		for _, seg := range []string{"first", "later"} {
-			for e, name := range predictor.ExpertNames {
-				m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-					Name:        "pitstop_predictor_mix_weight",
-					Help:        "Weight of each length expert (the model, the model blended with its program, the history baseline) in the predictions policies see, learnt from how each ordered finished segments across programs (predictor.OrderScored), for programs' first segments and later ones.",
-					ConstLabels: prometheus.Labels{"segments": seg, "expert": name},
-				}, func() float64 {
-					first, later := st.mix.Weights()
-					if seg == "first" {
-						return first[e]
-					}
-					return later[e]
-				}))
-			}
-		}
-	}
-	if st.led != nil {
-		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "pitstop_predictor_mode_chosen",
-			Help: "1 while the predicted length is the window mode of the segment's class (the tool it resumes after, its call's argument class), which has ordered the finished segments better than the experts' mixture; 0 while it is the mixture's median (predictor.ModeLed).",
-		}, func() float64 { return b2f(st.led.ModeChosen()) }))
-	}
+	st.tenants.registerMetrics(m.Registry)
 	st.abs, st.rel = abs.WithLabelValues(st.source), rel.WithLabelValues(st.source)
 	if fallback != "" {
 		log.Warn("length predictor: "+requested+" unavailable, using history-based estimates", "source", st.source, "requested", requested, "model", model, "reason", fallback)
@@ -266,12 +271,6 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 		log.Info("length predictor", "source", st.source, "model", model)
 	}
 	return st
-}
-
-// step is the deployment's point step after the length model (the
-// mixture and the window modes), as bench and eval replay it.
-func (l *lengthState) step() predictor.ServedStep {
-	return predictor.ServedStep{Mix: l.mix, Led: l.led}
 }
 
 // predict is a segment's predicted output length in tokens (≥ 1) and, when
@@ -362,11 +361,12 @@ func answeredCall(msgs []chat.Message) (tool, class string) {
 // (the call's first, or the next after a tool round): the predictor's
 // output, the same blended with the program's mean by how well each
 // predicted the program's earlier segments (predictor.ProgramBlend), and
-// the history baseline, mixed by how well each ordered the deployment's
+// the history baseline, mixed by how well each ordered the tenant's
 // finished segments (predictor.OrderScored); the point is the median of the
-// mixed distribution, which is the one policies see.
+// mixed distribution, which is the one policies see. The mixture and the
+// window modes are the call's tenant's (tenantSteps).
 //
-// Then the point is the mixture's or the deployment's window mode for the
+// Then the point is the mixture's or the tenant's window mode for the
 // segment's class, whichever has ordered the finished segments better
 // (predictor.ModeLed, what `pitstop predictor eval --online` replays); the
 // distribution stays the mixture's.
@@ -378,7 +378,7 @@ func (s *seqCtl) predictLength() {
 	if s.predDist != nil {
 		probs, over = s.predDist.LengthProbs, s.predDist.OverflowTokens
 	}
-	p := s.rt.length.step().Predict(s.blend, in, s.predModel, probs, over)
+	p := s.call.length.served().Predict(s.blend, in, s.predModel, probs, over)
 	if s.predDist == nil {
 		// No length part; the tool part is filled at the pause
 		// (forecastToolTime), in the forecast the engine holds.
@@ -392,11 +392,11 @@ func (s *seqCtl) predictLength() {
 
 // observeLength books the segment that just ended, of out tokens before
 // its call of tool ("" for none), with the input it was predicted from:
-// the deployment's mixture and window modes and the program's blend learn
+// the tenant's mixture and window modes and the program's blend learn
 // it (predictor.ServedStep, as predictLength predicted it).
 func (s *seqCtl) observeLength(in predictor.Input, out int, tool string) {
 	p := predictor.ServedPoint{Model: s.predModel, Blended: s.predBlend, Mixed: s.predMix, Mode: s.predMode}
-	s.blend = s.rt.length.step().Observe(s.blend, in, p, out, tool)
+	s.blend = s.call.length.served().Observe(s.blend, in, p, out, tool)
 }
 
 // toolTimeLevels are the tool-duration quantiles a forecast's distribution

@@ -9,9 +9,11 @@ import (
 
 // The expert mixture's state across restarts (predictor.ExpertMixStateFile
 // under the predictor's state directory), and beside it the window modes
-// and choice by order that follow it (predictor.ModeLedStateFile). With online learning the learner
-// saves it beside the learnt model (LearnOnline); without, KeepMixture
-// restores it at start and Close saves it.
+// and choice by order that follow it (predictor.ModeLedStateFile); each
+// tenant's own under TenantStatesDir (tenantSteps). With online learning
+// the learner saves them beside the learnt model (LearnOnline); without,
+// KeepMixture restores the deployment's at start (tenants' as they call)
+// and Close saves them.
 
 // KeepMixture keeps l's expert mixture across restarts under stateDir when
 // l does not learn online (LearnOnline keeps it when it does): the state
@@ -30,7 +32,19 @@ func (l *Length) KeepMixture(stateDir string, log *slog.Logger) error {
 	}
 	restoreMixture(l.expertMix(), l.modeLed(), stateDir, log)
 	l.mixDir, l.mixLog = stateDir, log
+	l.keepTenants(stateDir, log)
 	return nil
+}
+
+// keepTenants keeps the tenants' own states under stateDir (tenantSteps);
+// a naming key that cannot be read keeps them in memory only, with the
+// reason in the log.
+func (l *Length) keepTenants(stateDir string, log *slog.Logger) {
+	ts := l.tenantSteps()
+	ts.log = log
+	if err := ts.persist(stateDir); err != nil {
+		log.Warn("length predictor: tenants' states kept in memory only", "reason", err)
+	}
 }
 
 // restoreMixture loads the states of mix and of led from stateDir, saying

@@ -37,6 +37,7 @@ type lengthLearner struct {
 	online   *predictor.OnlineLength
 	mix      *predictor.ExpertMix // saved beside the learnt model
 	led      *predictor.ModeLed   // likewise
+	tenants  *tenantSteps         // likewise, each tenant's
 	stateDir string
 	log      *slog.Logger
 	queue    chan predictor.TraceRecord
@@ -87,8 +88,9 @@ func (l *Length) LearnOnline(stateDir string, opt predictor.OnlineOptions, log *
 	mix, led := l.expertMix(), l.modeLed()
 	if stateDir != "" && stateDir != l.mixDir { // KeepMixture restored it already
 		restoreMixture(mix, led, stateDir, log)
+		l.keepTenants(stateDir, log)
 	}
-	ln := &lengthLearner{online: o, mix: mix, led: led, stateDir: stateDir, log: log,
+	ln := &lengthLearner{online: o, mix: mix, led: led, tenants: l.tenantSteps(), stateDir: stateDir, log: log,
 		queue: make(chan predictor.TraceRecord, onlineQueue), stop: make(chan struct{}), done: make(chan struct{})}
 	go ln.run()
 	l.learner = ln
@@ -131,6 +133,7 @@ func (ln *lengthLearner) save() {
 		ln.log.Warn("length predictor: saving the online model", "err", err)
 	}
 	saveMixture(ln.mix, ln.led, ln.stateDir, ln.log)
+	ln.tenants.saveAll()
 }
 
 // learn queues a finished segment; it never blocks.

@@ -193,6 +193,9 @@ func runServe(f serveFlags, changed func(string) bool) error {
 	}
 	// Flags whose values are parsed later are checked now, before anything
 	// starts: bad input is one line and exit status 2.
+	if err := f.learn.check(); err != nil {
+		return err
+	}
 	if _, err := f.mcp.specs(nil); err != nil {
 		return usageError{err.Error()}
 	}
