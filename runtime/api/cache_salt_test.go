@@ -1,11 +1,15 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pitstop-llm/pitstop/runtime"
+	"github.com/pitstop-llm/pitstop/tools"
 )
 
 // cachedTokens posts a chat call with key's tenant and cache_salt (raw
@@ -96,5 +100,37 @@ func TestCacheSaltValidation(t *testing.T) {
 		if p.Request.CacheSalt != tc.want {
 			t.Errorf("cache_salt %.40s: took %q, want %q", tc.raw, p.Request.CacheSalt, tc.want)
 		}
+	}
+}
+
+// The tool-result cache is per tenant, for global tools too: tenant beta's
+// invoke of an idempotent tool the operator registered runs it, though
+// alpha's call of the same arguments is cached (beta's answer says
+// cached: false), and each tenant's second call hits its own entry.
+func TestTenantToolResultCacheIsolation(t *testing.T) {
+	ts := twoTenants(t, twoTenantKeys)
+	var runs atomic.Int32
+	lookup, err := tools.New("lookup", "an operator's idempotent tool", json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`),
+		func(context.Context, json.RawMessage) (string, error) { runs.Add(1); return "from operator", nil }, tools.WithCache(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.rt.Tools().Register(lookup); err != nil { // global: every tenant's
+		t.Fatal(err)
+	}
+	for i, st := range []struct {
+		key    string
+		cached bool
+	}{{"ka", false}, {"kb", false}, {"ka", true}, {"kb", true}, {"root", false}} {
+		status, out := ts.do("POST", "/v1/tools/lookup/invoke", `{"arguments":{"q":"who called"}}`, bearer(st.key))
+		if status != 200 || out["content"] != "from operator" {
+			t.Fatalf("call %d (%s): %d %v", i, st.key, status, out)
+		}
+		if got, _ := out["cached"].(bool); got != st.cached {
+			t.Errorf("call %d (%s): cached %v, want %v", i, st.key, got, st.cached)
+		}
+	}
+	if got := runs.Load(); got != 3 {
+		t.Errorf("the tool ran %d times, want 3 (once per tenant, and once for the admin's)", got)
 	}
 }
