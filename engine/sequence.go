@@ -263,7 +263,9 @@ func hashBlock(parent uint64, toks []int32) uint64 {
 // salt), started from FNV's offset xor the cache salt. Each FNV step (xor
 // a byte, multiply by an odd prime) is a bijection of the state, so for the
 // same tokens two salts always give two hashes: calls of different salts
-// share no first block, and so no chain. Salt 0 is hashBlock.
+// share no first block, and their later blocks hash different parents
+// (meeting only by a 64-bit collision, as two prefixes can). Salt 0 is
+// hashBlock.
 func hashRoot(salt, parent uint64, toks []int32) uint64 {
 	return fnvBlock(fnvOffset^salt, parent, toks)
 }
