@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 )
 
 // MaxCacheSaltBytes bounds a client's cache_salt (ChatRequest.CacheSalt).
@@ -38,15 +39,34 @@ func (c *cacheSalter) salt(tenant, client string) uint64 {
 	if tenant == "" && client == "" {
 		return 0
 	}
-	m := hmac.New(sha256.New, c.key[:])
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(tenant)))
-	m.Write(n[:]) // the tenant's length first: ("ab", "c") is not ("a", "bc")
-	m.Write([]byte(tenant))
-	m.Write([]byte(client))
-	s := binary.LittleEndian.Uint64(m.Sum(nil))
+	s := binary.LittleEndian.Uint64(c.mac(tenant, client))
 	if s == 0 {
 		s = 1 // 0 is the namespace of calls without a tenant
 	}
 	return s
+}
+
+// wire is the cache_salt a remote backend gets for the call (empty for
+// calls with neither a tenant nor a salt): 128 bits of the same MAC in hex,
+// so the backend, which sees every tenant of the router as one client,
+// keeps their prefixes apart and learns neither the tenant nor the
+// client's salt. A router's restart draws a new key: its calls then miss
+// what the backends cached before.
+func (c *cacheSalter) wire(tenant, client string) string {
+	if tenant == "" && client == "" {
+		return ""
+	}
+	return "pitstop-" + hex.EncodeToString(c.mac(tenant, client)[:16])
+}
+
+// mac is HMAC-SHA256 of the tenant (its length first: ("ab", "c") is not
+// ("a", "bc")) and the client's salt.
+func (c *cacheSalter) mac(tenant, client string) []byte {
+	m := hmac.New(sha256.New, c.key[:])
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(tenant)))
+	m.Write(n[:])
+	m.Write([]byte(tenant))
+	m.Write([]byte(client))
+	return m.Sum(nil)
 }

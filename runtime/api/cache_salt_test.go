@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pitstop-llm/pitstop/runtime"
+	"github.com/pitstop-llm/pitstop/runtime/remote"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
@@ -132,5 +133,39 @@ func TestTenantToolResultCacheIsolation(t *testing.T) {
 	}
 	if got := runs.Load(); got != 3 {
 		t.Errorf("the tool ran %d times, want 3 (once per tenant, and once for the admin's)", got)
+	}
+}
+
+// Through a router, whose backend sees every tenant as one client (the
+// router), the backend's prefix cache is still per tenant: the router sends
+// each tenant's calls with a cache_salt of its own.
+func TestRouterTenantPrefixCacheIsolation(t *testing.T) {
+	backend := newTestServer(t, serverOpts{})
+	keys, overrides, err := ParseKeysFile([]byte(twoTenantKeys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := NewKeyring(keys, overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRemote(t, remote.Config{HealthInterval: 100 * time.Millisecond}, backend.http.URL+",kind=pitstop")
+	router := newTestServer(t, serverOpts{rt: runtime.Config{Remote: r}, api: Config{Keys: ring}})
+	text := "Translate the attached contract into French, clause by clause. " + strings.Repeat("The supplier shall deliver the goods within thirty days. ", 12)
+	for _, st := range []struct {
+		name, key, salt string
+		hit             bool
+	}{
+		{"alpha first", "ka", "", false},
+		{"beta, alpha's prompt", "kb", "", false},
+		{"alpha again", "ka", "", true},
+		{"beta, alpha's cache_salt", "kb", `"s"`, false},
+		{"alpha, its new cache_salt", "ka", `"s"`, false},
+		{"alpha, that cache_salt again", "ka", `"s"`, true},
+	} {
+		got := cachedTokens(t, router, st.key, st.salt, text)
+		if st.hit != (got > 0) {
+			t.Errorf("%s: %d cached prompt tokens at the backend, want a hit %v", st.name, got, st.hit)
+		}
 	}
 }
