@@ -29,11 +29,10 @@ const tailSalt = 0x9e3779b97f4a7c15
 // tailHash is the hash of s's partial block holding tokens [n/bs·bs, n).
 func (s *Sequence) tailHash(bs, n int) uint64 {
 	j := n / bs
-	var parent uint64
-	if j > 0 {
-		parent = s.blockHashes(bs)[j-1]
+	if j == 0 {
+		return hashRoot(s.req.CacheSalt, tailSalt, s.tokens[:n])
 	}
-	return hashBlock(parent^tailSalt, s.tokens[j*bs:n])
+	return hashBlock(s.blockHashes(bs)[j-1]^tailSalt, s.tokens[j*bs:n])
 }
 
 // keepTail commits s's partial last block to the prefix cache before a

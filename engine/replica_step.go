@@ -90,12 +90,13 @@ func (e *Engine) Load() Load {
 }
 
 // CachedPrefix is how many leading tokens of a prompt this engine holds in
-// its device prefix cache (engine goroutine only).
-func (e *Engine) CachedPrefix(prompt []int32) int {
+// its device prefix cache for calls of cache salt salt (engine goroutine
+// only).
+func (e *Engine) CachedPrefix(salt uint64, prompt []int32) int {
 	if !e.blocks.PrefixCache() {
 		return 0
 	}
-	return e.CachedBlocks(PrefixHashes(prompt, e.cfg.BlockSize)) * e.cfg.BlockSize
+	return e.CachedBlocks(SaltedPrefixHashes(salt, prompt, e.cfg.BlockSize)) * e.cfg.BlockSize
 }
 
 // BlockSize is the engine's tokens per KV block.
@@ -105,13 +106,23 @@ func (e *Engine) BlockSize() int { return e.cfg.BlockSize }
 // keys a prompt's full blocks: hashes[i] covers tokens [0, (i+1)·bs). A
 // caller asking many engines about one prompt hashes it once.
 func PrefixHashes(prompt []int32, bs int) []uint64 {
+	return SaltedPrefixHashes(0, prompt, bs)
+}
+
+// SaltedPrefixHashes is PrefixHashes for calls of cache salt salt
+// (Request.CacheSalt); salt 0 is PrefixHashes.
+func SaltedPrefixHashes(salt uint64, prompt []int32, bs int) []uint64 {
 	if bs <= 0 {
 		return nil
 	}
 	out := make([]uint64, 0, len(prompt)/bs)
 	var h uint64
 	for i := 0; (i+1)*bs <= len(prompt); i++ {
-		h = hashBlock(h, prompt[i*bs:(i+1)*bs])
+		if i == 0 {
+			h = hashRoot(salt, 0, prompt[:bs])
+		} else {
+			h = hashBlock(h, prompt[i*bs:(i+1)*bs])
+		}
 		out = append(out, h)
 	}
 	return out

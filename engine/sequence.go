@@ -113,6 +113,12 @@ type Request struct {
 	// ProgramTTL is how long the program's row stays in the program table
 	// after its last call ends; 0 keeps it for good (a simulation's run).
 	ProgramTTL time.Duration
+	// CacheSalt is the prefix cache's namespace: the root of the call's
+	// chain of block hashes, so blocks of calls with different salts never
+	// match, whatever their tokens. 0 is the namespace of calls without one
+	// (the hashes of before salts existed). The caller chooses it (the
+	// runtime: a keyed hash of the tenant); the engine only compares.
+	CacheSalt uint64
 }
 
 // Sequence is the engine's state of one call. Policies read it through its
@@ -180,6 +186,7 @@ func (s *Sequence) ID() SeqID                 { return s.id }
 func (s *Sequence) Name() string              { return s.req.Name }
 func (s *Sequence) Program() string           { return s.req.Program }
 func (s *Sequence) Tenant() string            { return s.req.Tenant }
+func (s *Sequence) CacheSalt() uint64         { return s.req.CacheSalt }
 func (s *Sequence) Thread() string            { return s.req.Thread }
 func (s *Sequence) Parents() []string         { return s.req.Parents }
 func (s *Sequence) State() State              { return s.state }
@@ -231,29 +238,48 @@ func (s *Sequence) ToolElapsed(now time.Duration) float64 {
 func (s *Sequence) blockHashes(blockSize int) []uint64 {
 	full := len(s.tokens) / blockSize
 	for i := len(s.hashes); i < full; i++ {
-		var parent uint64
-		if i > 0 {
-			parent = s.hashes[i-1]
+		toks := s.tokens[i*blockSize : (i+1)*blockSize]
+		if i == 0 {
+			s.hashes = append(s.hashes, hashRoot(s.req.CacheSalt, 0, toks))
+		} else {
+			s.hashes = append(s.hashes, hashBlock(s.hashes[i-1], toks))
 		}
-		s.hashes = append(s.hashes, hashBlock(parent, s.tokens[i*blockSize:(i+1)*blockSize]))
 	}
 	return s.hashes
 }
 
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
 // hashBlock is FNV-1a over the parent hash and the block's tokens: equal
 // hashes mean equal prefixes up to and including this block.
 func hashBlock(parent uint64, toks []int32) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
+	return fnvBlock(fnvOffset, parent, toks)
+}
+
+// hashRoot is hashBlock for a chain's first block (parent 0, or a tail's
+// salt), started from FNV's offset xor the cache salt. Each FNV step (xor
+// a byte, multiply by an odd prime) is a bijection of the state, so for the
+// same tokens two salts always give two hashes: calls of different salts
+// share no first block, and their later blocks hash different parents
+// (meeting only by a 64-bit collision, as two prefixes can). Salt 0 is
+// hashBlock.
+func hashRoot(salt, parent uint64, toks []int32) uint64 {
+	return fnvBlock(fnvOffset^salt, parent, toks)
+}
+
+func fnvBlock(h, parent uint64, toks []int32) uint64 {
 	for i := 0; i < 8; i++ {
 		h ^= (parent >> (8 * i)) & 0xff
-		h *= prime
+		h *= fnvPrime
 	}
 	for _, t := range toks {
 		u := uint32(t)
 		for i := 0; i < 4; i++ {
 			h ^= uint64((u >> (8 * i)) & 0xff)
-			h *= prime
+			h *= fnvPrime
 		}
 	}
 	return h

@@ -327,15 +327,16 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	rt.metrics.countCall(c.tenant)
 	rt.metrics.tokens.WithLabelValues("prompt").Add(float64(len(toks)))
 
+	salt := rt.salter.salt(c.tenant, req.CacheSalt)
 	var park, stale *parkEntry
 	var rest []int32
 	if !anonymous && rt.cfg.ClientToolTTL > 0 {
-		park, rest, stale = rt.parkedFor(c.key, req.Thread, rendered)
+		park, rest, stale = rt.parkedFor(c.key, req.Thread, salt, rendered)
 	}
 	ref := &seqRef{cur: st}
 	st.ref = ref
 	ereq := engine.Request{Name: c.id, Program: c.key, Tenant: c.tenant, Thread: req.Thread, Parents: req.Parents, Prompt: toks, Sampling: st.sampling, Controller: ref,
-		ProgramTTL: rt.programTTL(anonymous)}
+		ProgramTTL: rt.programTTL(anonymous), CacheSalt: salt}
 	c.mu.Lock()
 	c.stopWatch = context.AfterFunc(ctx, c.Cancel)
 	c.mu.Unlock()

@@ -28,6 +28,7 @@ type parkEntry struct {
 	since    time.Time
 	expected float64 // the gap's predicted duration, seconds
 	tool     string
+	salt     uint64 // the sequence's prefix-cache namespace: a call of another resumes nothing
 }
 
 func parkKey(program, thread string) string { return program + "\x00" + thread }
@@ -49,7 +50,7 @@ func (rt *Runtime) park(s *seqCtl, expected float64) {
 		go rt.trace.write(recs)
 	}
 	e := &parkEntry{key: parkKey(s.call.key, s.thread), st: s, text: rt.tok.Decode(s.seq.Tokens()),
-		since: now, expected: expected, tool: tool}
+		since: now, expected: expected, tool: tool, salt: s.seq.CacheSalt()}
 	s.park = e
 	s.handedOff = true
 	rt.parkMu.Lock()
@@ -90,14 +91,14 @@ func (rt *Runtime) dropParked(e *parkEntry, why string) {
 // parkedFor finds the parked sequence of a program's thread and, when the
 // new prompt extends its text, tokenizes the extension (the caller's
 // goroutine). It returns the entry that no longer matches, to be dropped.
-func (rt *Runtime) parkedFor(program, thread string, prompt chat.Rendered) (match *parkEntry, rest []int32, stale *parkEntry) {
+func (rt *Runtime) parkedFor(program, thread string, salt uint64, prompt chat.Rendered) (match *parkEntry, rest []int32, stale *parkEntry) {
 	rt.parkMu.Lock()
 	e := rt.parked[parkKey(program, thread)]
 	rt.parkMu.Unlock()
 	if e == nil {
 		return nil, nil, nil
 	}
-	if len(prompt.Text) <= len(e.text) || !strings.HasPrefix(prompt.Text, e.text) {
+	if e.salt != salt || len(prompt.Text) <= len(e.text) || !strings.HasPrefix(prompt.Text, e.text) {
 		return nil, nil, e
 	}
 	// The extension (the tool results and anything the client added),

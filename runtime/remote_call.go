@@ -102,7 +102,8 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 	*rc = remoteCall{rt: rt, c: c, server: server, anonymous: anonymous}
 	rc.req = remote.Request{Model: req.Model, Program: c.key, Thread: req.Thread, Messages: req.Messages, Tools: offered,
 		ToolChoice: choice, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed, Stop: req.Stop,
-		ResponseFormat: responseFormatJSON(req.ResponseFormat), PromptTokens: prompt, Buffered: !req.Stream}
+		ResponseFormat: responseFormatJSON(req.ResponseFormat), PromptTokens: prompt, Buffered: !req.Stream,
+		CacheSalt: rt.salter.wire(c.tenant, req.CacheSalt)}
 	if !anonymous {
 		// The backend sees one client, the router: another tenant's program
 		// of the same id must not share its program there.

@@ -201,6 +201,7 @@ type Runtime struct {
 	gram          grammars
 	nextID        atomic.Uint64
 	started       time.Time
+	salter        *cacheSalter // a call's prefix-cache namespace (cache_salt.go)
 
 	mu     sync.Mutex
 	closed bool
@@ -250,7 +251,7 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.Logger = slog.Default()
 	}
 	rt := &Runtime{cfg: cfg, log: cfg.Logger, calls: map[*Call]struct{}{}, live: map[engine.SeqID]*seqCtl{}, parked: map[string]*parkEntry{},
-		programs: newProgramTable(cfg.ProgramTTL, cfg.AnonymousProgramTTL), tenants: newTenantTable(), metrics: newMetrics(), started: time.Now(), queuesSeen: map[string]bool{}}
+		programs: newProgramTable(cfg.ProgramTTL, cfg.AnonymousProgramTTL), tenants: newTenantTable(), salter: newCacheSalter(), metrics: newMetrics(), started: time.Now(), queuesSeen: map[string]bool{}}
 
 	rt.model = cfg.Model
 	if rt.model == nil {

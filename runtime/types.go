@@ -33,6 +33,11 @@ type ChatRequest struct {
 	// scopes the program id, the webhook tools the call may run and the
 	// limits it is held to, and the engine shares its time between tenants.
 	Tenant string
+	// CacheSalt is the client's cache_salt (vLLM's extension): calls of the
+	// tenant share cached prompt prefixes only when their salts are equal.
+	// It narrows the tenant's prefix-cache namespace, never widens it (see
+	// cacheSalter); at most MaxCacheSaltBytes. Empty: the tenant's.
+	CacheSalt string
 	// Program identifies the agent the call belongs to; empty: the call is
 	// a program of its own. Thread and Parents place it in the program.
 	Program string

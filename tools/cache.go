@@ -15,9 +15,9 @@ const (
 	DefaultCacheTTL      = 5 * time.Minute
 )
 
-// resultCache holds successful results of idempotent tools, keyed by tool
-// name, registration and canonical arguments; an entry costs the bytes of its
-// result.
+// resultCache holds successful results of idempotent tools, keyed by the
+// caller's scope (tenant), tool name, registration and canonical arguments;
+// an entry costs the bytes of its result.
 type resultCache struct {
 	c *ristretto.Cache[string, string]
 }
@@ -36,17 +36,21 @@ func newResultCache(maxBytes int64) (*resultCache, error) {
 	return &resultCache{c: c}, nil
 }
 
-// cacheKey is the tool name, its registration generation and the canonical
-// form of the arguments (object keys sorted, no insignificant whitespace), so
-// that {"a":1, "b":2} and {"b":2,"a":1} hit the same entry and a tool
-// registered again under the same name does not see its predecessor's
-// results.
-func cacheKey(e *entry, args any) (string, bool) {
+// cacheKey is the caller's scope, the tool name, its registration
+// generation and the canonical form of the arguments (object keys sorted, no
+// insignificant whitespace), so that {"a":1, "b":2} and {"b":2,"a":1} hit
+// the same entry and a tool registered again under the same name does not
+// see its predecessor's results. The scope keeps a tenant's results its own,
+// of global tools too: a cached answer tells a caller that someone called
+// the tool with these arguments within the TTL, which another tenant must
+// not learn. The scope goes first with its length, so no scope's key is a
+// prefix of another's.
+func cacheKey(scope string, e *entry, args any) (string, bool) {
 	canon, err := json.Marshal(args) // maps marshal with sorted keys
 	if err != nil {
 		return "", false
 	}
-	return e.tool.Name + "\x00" + strconv.FormatUint(e.gen, 10) + "\x00" + string(canon), true
+	return strconv.Itoa(len(scope)) + ":" + scope + "\x00" + e.tool.Name + "\x00" + strconv.FormatUint(e.gen, 10) + "\x00" + string(canon), true
 }
 
 func (rc *resultCache) get(key string) (string, bool) {

@@ -212,7 +212,7 @@ func (e *Executor) Run(ctx context.Context, call Call) Result {
 	var key string
 	cacheable := ent.tool.Idempotent && e.cache != nil
 	if cacheable {
-		key, cacheable = cacheKey(ent, val)
+		key, cacheable = cacheKey(call.Scope, ent, val)
 	}
 	if cacheable {
 		if content, ok := e.cache.get(key); ok {

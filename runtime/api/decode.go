@@ -19,7 +19,8 @@ import (
 
 // chatRequest is the JSON body of POST /v1/chat/completions. temperature,
 // top_p and seed choose the sampling of a model with real weights (greedy
-// without a temperature); fields pitstop does not use (presence_penalty,
+// without a temperature); cache_salt (vLLM's extension) narrows the
+// tenant's prefix cache; fields pitstop does not use (presence_penalty,
 // ...) are accepted and ignored.
 type chatRequest struct {
 	Model               json.RawMessage `json:"model"`
@@ -39,6 +40,7 @@ type chatRequest struct {
 	ResponseFormat      json.RawMessage `json:"response_format"`
 	Logprobs            *bool           `json:"logprobs"`
 	TopLogprobs         *int            `json:"top_logprobs"`
+	CacheSalt           json.RawMessage `json:"cache_salt"`
 }
 
 type streamOptions struct {
@@ -189,6 +191,9 @@ func DecodeChatRequest(body []byte) (*ChatParams, *APIError) {
 		return nil, aerr
 	}
 	r.Stop = stop
+	if r.CacheSalt, aerr = decodeCacheSalt(raw.CacheSalt); aerr != nil {
+		return nil, aerr
+	}
 	if r.ResponseFormat, aerr = decodeResponseFormat(raw.ResponseFormat); aerr != nil {
 		return nil, aerr
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/runtime"
 )
 
 // FuzzDecodeChatRequest: the request decoder never panics, answers either
@@ -24,6 +25,9 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		`{"model":"m","messages":[{"role":"user","content":"x"}]} {}`,
 		`{"model":"m","messages":[{"role":"user","content":"\u0000\ud800"}]}`,
 		`[]`, `null`, ``, `{`, `{"messages":{}}`,
+		`{"model":"m","messages":[{"role":"user","content":"x"}],"cache_salt":"s\u00e9"}`,
+		`{"model":"m","messages":[{"role":"user","content":"x"}],"cache_salt":""}`,
+		`{"model":"m","messages":[{"role":"user","content":"x"}],"cache_salt":[1]}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -58,6 +62,9 @@ func FuzzDecodeChatRequest(f *testing.F) {
 					t.Fatalf("accepted tool call arguments that are not an object: %q", tc.Arguments)
 				}
 			}
+		}
+		if len(r.CacheSalt) > runtime.MaxCacheSaltBytes {
+			t.Fatalf("accepted a cache_salt of %d bytes", len(r.CacheSalt))
 		}
 		for _, tl := range r.Tools {
 			if tl.Name == "" {

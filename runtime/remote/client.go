@@ -41,6 +41,11 @@ func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
 		// Lower is earlier in both, as the router's queue key
 		// (docs/router.md).
 		w.Priority = &priority
+		if b.spec.Kind == KindVLLM {
+			w.CacheSalt = req.CacheSalt
+		}
+	case KindPitstop:
+		w.CacheSalt = req.CacheSalt
 	case KindLlamaCpp:
 		w.CachePrompt = true
 		if slot >= 0 {

@@ -25,6 +25,10 @@ type Request struct {
 	Stop              []string
 	// ResponseFormat is OpenAI's response_format as JSON (nil: not sent).
 	ResponseFormat json.RawMessage
+	// CacheSalt is sent as cache_salt to the backends that take it (vLLM,
+	// pitstop): a backend sees one client, the router, so without it the
+	// router's tenants would share its prefix cache. Empty: none sent.
+	CacheSalt string
 	// PromptTokens estimates the conversation's length in tokens, for the
 	// balancer; PredictedDecode the tokens the call will write.
 	PromptTokens, PredictedDecode int

@@ -135,8 +135,37 @@ func TestGenerateKindFields(t *testing.T) {
 	if _, err := r.Generate(context.Background(), userReq("p"), "", func(Event) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
-	if b := f.bodies[0]; b["cache_prompt"] != true || b["priority"] != nil {
+	if b := f.bodies[0]; b["cache_prompt"] != true || b["priority"] != nil || b["cache_salt"] != nil {
 		t.Errorf("llama.cpp body %v", b)
+	}
+}
+
+// A request's CacheSalt goes as cache_salt to the kinds that take it (vLLM,
+// pitstop) and to no other; none is sent when it is empty.
+func TestGenerateSendsCacheSalt(t *testing.T) {
+	for _, tc := range []struct {
+		kind Kind
+		send bool
+	}{{KindVLLM, true}, {KindPitstop, true}, {KindSGLang, false}, {KindLlamaCpp, false}, {KindOpenAI, false}} {
+		f := newFake(t, fragmentedToolCalls)
+		r := newTestRouter(t, "", f.URL+",kind="+string(tc.kind))
+		for _, salt := range []string{"pitstop-0123", ""} {
+			req := userReq("p")
+			req.CacheSalt = salt
+			if _, err := r.Generate(context.Background(), req, "", func(Event) bool { return false }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(f.bodies) != 2 {
+			t.Fatalf("%s: %d bodies", tc.kind, len(f.bodies))
+		}
+		got, sent := f.bodies[0]["cache_salt"]
+		if sent != tc.send || (sent && got != "pitstop-0123") {
+			t.Errorf("%s: cache_salt %v (sent %v), want sent %v", tc.kind, got, sent, tc.send)
+		}
+		if _, sent := f.bodies[1]["cache_salt"]; sent {
+			t.Errorf("%s: cache_salt sent for a request without one", tc.kind)
+		}
 	}
 }
 

@@ -49,6 +49,7 @@ type wireRequest struct {
 	Priority          *int              `json:"priority,omitempty"`     // vLLM, SGLang
 	CachePrompt       bool              `json:"cache_prompt,omitempty"` // llama.cpp
 	IDSlot            *int              `json:"id_slot,omitempty"`      // llama.cpp
+	CacheSalt         string            `json:"cache_salt,omitempty"`   // vLLM, pitstop
 }
 
 type wireStreamOptions struct {
