@@ -45,35 +45,48 @@ func hitCandidate(dist []float32, median, overflowTokens int) int {
 	if len(dist) != NumClasses || median < 0 || median >= span {
 		return median
 	}
-	// prefix[y] is the mass of the tokens below y.
+	// prefix[y] is the mass of the tokens below y (each bin's spread evenly
+	// over its BinWidth tokens); a window's mass is a difference of two.
 	var prefix [span + 1]float64
 	for y := range span {
 		prefix[y+1] = prefix[y] + float64(dist[y/BinWidth])/BinWidth
 	}
-	window := func(x int) float64 {
-		return prefix[min(x+acc5HalfWidth+1, span)] - prefix[max(x-acc5HalfWidth, 0)]
-	}
 	best, top := median, -1.0
 	for x := range span {
-		if m := window(x); m > top {
+		if m := prefix[min(x+acc5HalfWidth+1, span)] - prefix[max(x-acc5HalfWidth, 0)]; m > top {
 			best, top = x, m
 		}
 	}
 	if best == median {
 		return median
 	}
-	over := float64(dist[OverflowBin])
-	expAbs := func(x int) float64 {
-		e := over * math.Abs(float64(overflowTokens-x))
-		for y := range span {
-			e += (prefix[y+1] - prefix[y]) * math.Abs(float64(y-x))
-		}
-		return e
-	}
-	if top-window(median) >= hitTradeRate*(expAbs(best)-expAbs(median)) {
+	atMedian := prefix[min(median+acc5HalfWidth+1, span)] - prefix[max(median-acc5HalfWidth, 0)]
+	if top-atMedian >= hitTradeRate*(expectedAbsError(dist, best, overflowTokens)-expectedAbsError(dist, median, overflowTokens)) {
 		return best
 	}
 	return median
+}
+
+// expectedAbsError is E|X − x| for X distributed as dist, each bin's mass
+// spread evenly over its BinWidth tokens, the overflow bin's at
+// overflowTokens.
+func expectedAbsError(dist []float32, x, overflowTokens int) float64 {
+	e := float64(dist[OverflowBin]) * math.Abs(float64(overflowTokens-x))
+	for b, p := range dist[:NumBins] {
+		lo := b * BinWidth
+		var mean float64 // the mean |y − x| over the bin's tokens y
+		switch {
+		case x >= lo+BinWidth-1:
+			mean = float64(x-lo) - float64(BinWidth-1)/2
+		case x <= lo:
+			mean = float64(lo-x) + float64(BinWidth-1)/2
+		default:
+			k := float64(x - lo)
+			mean = (k*(k+1)/2 + (BinWidth-1-k)*(BinWidth-k)/2) / BinWidth
+		}
+		e += float64(p) * mean
+	}
+	return e
 }
 
 // HitTrade is a deployment's record of what moving the point to

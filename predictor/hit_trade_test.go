@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,5 +153,20 @@ func TestHitTradeStatePersists(t *testing.T) {
 	}
 	if _, err := NewModeLed(40).Restore(dir); err == nil {
 		t.Fatal("restored negative moves")
+	}
+}
+
+// expectedAbsError's closed form per bin equals the sum over the tokens.
+func TestExpectedAbsErrorIsTheSumOverTokens(t *testing.T) {
+	d := bimodalDist(0.3)
+	d[OverflowBin], d[2] = 0.05, d[2]+0.02
+	for _, x := range []int{0, 7, 14, 19, 20, 95, 499, 800} {
+		want := float64(d[OverflowBin]) * float64(abs(DefaultOverflowTokens-x))
+		for y := range NumBins * BinWidth {
+			want += float64(d[y/BinWidth]) / BinWidth * float64(abs(y-x))
+		}
+		if got := expectedAbsError(d, x, DefaultOverflowTokens); math.Abs(got-want) > 1e-9 {
+			t.Errorf("E|X-%d| = %v, the sum over tokens %v", x, got, want)
+		}
 	}
 }
