@@ -41,30 +41,35 @@ const hitTradeMinSegments = 20
 // when the chance of a hit it adds is at least hitTradeRate × the expected
 // absolute error it adds, else median.
 func hitCandidate(dist []float32, median, overflowTokens int) int {
-	const span = NumBins * BinWidth
-	if len(dist) != NumClasses || median < 0 || median >= span {
+	if len(dist) != NumClasses || median < 0 || median >= NumBins*BinWidth {
 		return median
 	}
-	// prefix[y] is the mass of the tokens below y (each bin's spread evenly
-	// over its BinWidth tokens); a window's mass is a difference of two.
-	var prefix [span + 1]float64
-	for y := range span {
-		prefix[y+1] = prefix[y] + float64(dist[y/BinWidth])/BinWidth
-	}
 	best, top := median, -1.0
-	for x := range span {
-		if m := prefix[min(x+acc5HalfWidth+1, span)] - prefix[max(x-acc5HalfWidth, 0)]; m > top {
+	for x := range NumBins * BinWidth {
+		if m := windowMass(dist, x); m > top {
 			best, top = x, m
 		}
 	}
 	if best == median {
 		return median
 	}
-	atMedian := prefix[min(median+acc5HalfWidth+1, span)] - prefix[max(median-acc5HalfWidth, 0)]
-	if top-atMedian >= hitTradeRate*(expectedAbsError(dist, best, overflowTokens)-expectedAbsError(dist, median, overflowTokens)) {
+	if top-windowMass(dist, median) >= hitTradeRate*(expectedAbsError(dist, best, overflowTokens)-expectedAbsError(dist, median, overflowTokens)) {
 		return best
 	}
 	return median
+}
+
+// windowMass is the mass dist puts within ±5 tokens of x, below the
+// overflow bin (each bin's mass spread evenly over its BinWidth tokens).
+// The 11 tokens meet two bins at most.
+func windowMass(dist []float32, x int) float64 {
+	lo, hi := max(x-acc5HalfWidth, 0), min(x+acc5HalfWidth, NumBins*BinWidth-1)
+	var m float64
+	for b := lo / BinWidth; b <= hi/BinWidth; b++ {
+		from, to := max(lo, b*BinWidth), min(hi, (b+1)*BinWidth-1)
+		m += float64(dist[b]) * float64(to-from+1)
+	}
+	return m / BinWidth
 }
 
 // expectedAbsError is E|X − x| for X distributed as dist, each bin's mass
