@@ -55,26 +55,69 @@ func BenchmarkGoForward(b *testing.B) {
 	}
 }
 
-// A shipped-model prediction blended with the program's evidence and mixed
-// with it and the history baseline, as serve predicts a program's later
-// segments (OrderScored over the model and its ProgramBlend).
+// A shipped-model prediction as serve predicts a program's later segments:
+// the model, then its served step (ServedStep: blended with the program's
+// evidence, mixed with it and the history baseline by order, the HitTrade
+// and the window mode).
 func BenchmarkPredictLengthBlended(b *testing.B) {
 	m := benchModel(b)
 	in := sampleInput()
-	var pb ProgramBlend
-	mix := OrderScored(41)
-	for i := range 5 {
-		_, _, blended := mix.Predict(pb, 40, nil, 0)
-		mix.Observe(pb, 40, blended, 30+10*i)
-		pb = pb.Observe(40, 30+10*i, []string{"search", "book"}[i%2])
-	}
-	led := warmModeLed(in)
+	pb, step := warmServedStep(in)
 	b.ReportAllocs()
 	for b.Loop() {
 		n, probs := m.PredictLength(in)
-		point, _, _ := mix.Predict(pb, n, probs, m.OverflowTokens())
-		led.Predict(in, point)
+		step.Predict(pb, in, n, probs, m.OverflowTokens())
 	}
+}
+
+// warmServedStep is a deployment's served step that has finished 500
+// segments of a few classes around in's (the model's distribution a call
+// of about 15 tokens or a reply of 40-149, so that the HitTrade has moves
+// to score), and a program that has finished 5.
+func warmServedStep(in Input) (ProgramBlend, ServedStep) {
+	step := NewServedStep(41)
+	var pb ProgramBlend
+	dist := bimodalDist(0.45)
+	for i := range 500 {
+		x := in
+		x.LastTool, x.LastToolClass = "bash", []string{"prog:cat", "prog:sed", "prog:python", "prog:ls"}[i%4]
+		x.History.LastOutputTokens = float64(20 + i%200)
+		p := step.Predict(pb, x, 40+i%13, dist, DefaultOverflowTokens)
+		actual := 13 + i%4
+		if i%3 == 0 {
+			actual = 40 + (i*37)%110
+		}
+		pb = step.Observe(pb, x, p, actual, []string{"search", "book"}[i%2])
+		if i%5 == 4 {
+			pb = ProgramBlend{}
+		}
+	}
+	return pb, step
+}
+
+// What the served step costs serve per segment after the length model: a
+// prediction and a finished segment's booking, both on the serving path.
+func BenchmarkServedStep(b *testing.B) {
+	in := sampleInput()
+	in.LastTool, in.LastToolClass = "bash", "prog:sed"
+	dist := bimodalDist(0.45)
+	b.Run("predict", func(b *testing.B) {
+		pb, step := warmServedStep(in)
+		b.ReportAllocs()
+		for b.Loop() {
+			step.Predict(pb, in, 40, dist, DefaultOverflowTokens)
+		}
+	})
+	b.Run("observe", func(b *testing.B) {
+		pb, step := warmServedStep(in)
+		p := step.Predict(pb, in, 40, dist, DefaultOverflowTokens)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			step.Observe(pb, in, p, 30+i%11, "search")
+			i++
+		}
+	})
 }
 
 // warmModeLed is a ModeLed that has finished 500 segments of a few classes

@@ -15,6 +15,7 @@ type ModeLed struct {
 	mu    sync.Mutex
 	modes *WindowModes
 	led   OrderLed
+	trade HitTrade // served steps only: the mixture's median or its HitTrade candidate
 }
 
 // NewModeLed starts with no segment finished; until one has, the mode is
@@ -27,23 +28,53 @@ func NewModeLed(fallback int) *ModeLed {
 // mix, and the window mode, which Observe takes back. A nil ModeLed
 // predicts the mixture's point.
 func (m *ModeLed) Predict(in Input, mix int) (point, mode int) {
+	if m == nil {
+		return mix, mix
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	point, mode, _ = m.predict(in, mix)
 	return point, mode
 }
 
-// predict is Predict, and whether the order chose the mode.
+// predict is Predict, and whether the order chose the mode. m.mu is held.
 func (m *ModeLed) predict(in Input, mix int) (point, mode int, chosen bool) {
-	if m == nil {
-		return mix, mix, false
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	mode, ok := m.modes.Predict(in)
 	if !ok {
 		mode = m.fallback
 	}
 	chosen = m.led.Choose(0, 1) == 1
 	return m.led.Choose(mix, mode), mode, chosen
+}
+
+// predictServed fills p's points after the mixture's (p.Mixed, p.Dist):
+// the HitTrade candidate, the point the mixture serves (Traded: the
+// candidate while the trade pays, else the median) and, led by order
+// between that and the window mode, the point. A nil ModeLed serves the
+// mixture's median.
+func (m *ModeLed) predictServed(in Input, p *ServedPoint, overflowTokens int) {
+	if m == nil {
+		p.Candidate, p.Traded, p.Mode, p.Point = p.Mixed, p.Mixed, p.Mixed, p.Mixed
+		return
+	}
+	p.Candidate = hitCandidate(p.Dist, p.Mixed, overflowTokens)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p.Traded = m.trade.Point(p.Mixed, p.Candidate)
+	p.Point, p.Mode, p.ModeChosen = m.predict(in, p.Traded)
+}
+
+// observeServed books a finished segment of actual tokens whose input was
+// in and which predictServed predicted as p.
+func (m *ModeLed) observeServed(in Input, p ServedPoint, actual int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.trade.Observe(p.Mixed, p.Candidate, actual)
+	m.modes.Observe(in, actual)
+	m.led.Observe(p.Traded, p.Mode, actual)
 }
 
 // Observe books a finished segment of actual tokens whose input was in,

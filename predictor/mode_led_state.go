@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ModeLedStateFile is the file under a state directory that holds a
@@ -29,6 +30,15 @@ type modeLedFile struct {
 	Seen     int                 `json:"seen"`
 	Wrong    [2]float64          `json:"wrong"`
 	Pairs    float64             `json:"pairs"`
+	// Trade is the HitTrade's sums (absent in files written before it:
+	// restored as a trade that has not paid yet).
+	Trade *hitTradeState `json:"hit_trade,omitempty"`
+}
+
+type hitTradeState struct {
+	Hits   float64 `json:"hits"`
+	AbsErr float64 `json:"abs_err"`
+	Moves  int     `json:"moves"`
 }
 
 type modeClassState struct {
@@ -48,7 +58,8 @@ type modeClassState struct {
 func (m *ModeLed) Save(dir string) error {
 	m.mu.Lock()
 	f := modeLedFile{Kind: modeLedKind, Version: modeLedVersion, Fallback: m.fallback, Window: orderWindow,
-		Seen: m.led.seen, Wrong: m.led.wrong, Pairs: m.led.pairs}
+		Seen: m.led.seen, Wrong: m.led.wrong, Pairs: m.led.pairs,
+		Trade: &hitTradeState{Hits: m.trade.hits, AbsErr: m.trade.absErr, Moves: m.trade.moves}}
 	for i, s := range m.led.recent {
 		f.Recent[i] = [3]int{s.pts[0], s.pts[1], s.actual}
 	}
@@ -96,6 +107,13 @@ func (m *ModeLed) restore(data []byte) error {
 			return errors.New("more pairs ordered wrongly than scored")
 		}
 	}
+	var trade HitTrade
+	if t := f.Trade; t != nil {
+		if t.Moves < 0 || !(math.Abs(t.Hits) <= float64(t.Moves)) || math.IsNaN(t.AbsErr) || math.IsInf(t.AbsErr, 0) {
+			return errors.New("hit trade: sums no run of Observe gives")
+		}
+		trade = HitTrade{hits: t.Hits, absErr: t.AbsErr, moves: t.Moves}
+	}
 	classes := make(map[modeClass]*lengthWindows, len(f.Classes))
 	for _, cs := range f.Classes {
 		c := modeClass{level: cs.Level, lastTool: cs.LastTool, toolClass: cs.ToolClass, prev: cs.Prev, last: cs.Last}
@@ -118,6 +136,6 @@ func (m *ModeLed) restore(data []byte) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.modes.classes, m.led = classes, led
+	m.modes.classes, m.led, m.trade = classes, led, trade
 	return nil
 }

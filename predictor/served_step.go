@@ -28,9 +28,14 @@ type ServedPoint struct {
 	Model   int       // the length model's point
 	Blended int       // the model blended with its program
 	Mixed   int       // the experts' mixture's median
-	Mode    int       // the deployment's window mode for the segment's class
-	Point   int       // Mixed or Mode, by ModeLed: what policies rank by
 	Dist    []float32 // the mixture's distribution (nil without the model's)
+	// Candidate is the centre of the mixture's densest ±5-token window
+	// where it buys enough hits for its absolute error (hitCandidate),
+	// else Mixed; Traded is Candidate while the deployment's HitTrade has
+	// paid, else Mixed.
+	Candidate, Traded int
+	Mode              int // the deployment's window mode for the segment's class
+	Point             int // Traded or Mode, by ModeLed: what policies rank by
 	// ModeChosen says that the point is the mode: it has ordered the
 	// deployment's finished segments better than the mixture (OrderLed).
 	ModeChosen bool
@@ -43,7 +48,7 @@ type ServedPoint struct {
 func (s ServedStep) Predict(b ProgramBlend, in Input, model int, probs []float32, overflowTokens int) ServedPoint {
 	p := ServedPoint{Model: model}
 	p.Mixed, p.Dist, p.Blended = s.Mix.Predict(b, model, probs, overflowTokens)
-	p.Point, p.Mode, p.ModeChosen = s.Led.predict(in, p.Mixed)
+	s.Led.predictServed(in, &p, overflowTokens)
 	return p
 }
 
@@ -52,6 +57,6 @@ func (s ServedStep) Predict(b ProgramBlend, in Input, model int, probs []float32
 // b, and returns b with the segment taken in.
 func (s ServedStep) Observe(b ProgramBlend, in Input, p ServedPoint, actual int, tool string) ProgramBlend {
 	s.Mix.Observe(b, p.Model, p.Blended, actual)
-	s.Led.Observe(in, p.Mixed, p.Mode, actual)
+	s.Led.observeServed(in, p, actual)
 	return b.Observe(p.Model, actual, tool)
 }

@@ -96,9 +96,7 @@ type seqCtl struct {
 	history      predictor.History
 	blend        predictor.ProgramBlend // the program's own evidence on the length predictor
 	predModel    int                    // the length predictor's output length of the current segment
-	predBlend    int                    // the same blended with the program (an expert of the mixture)
-	predMix      int                    // the experts' mixture's point
-	predMode     int                    // the deployment's window mode (predictor.ModeLed)
+	predServed   predictor.ServedPoint  // the served step's points, which observeLength books (predictor.ServedStep)
 	predTokens   int                    // the mixture's point or the mode, by order (what policies see)
 	predDist     *engine.Distribution   // the mixture's distribution (no length part without a model; tool part at the pause)
 	// lastToolClass is the argument class (predictor.ArgumentClass) of the

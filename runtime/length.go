@@ -386,7 +386,8 @@ func (s *seqCtl) predictLength() {
 	} else {
 		s.predDist.LengthProbs = p.Dist
 	}
-	s.predBlend, s.predMix, s.predMode = p.Blended, p.Mixed, p.Mode
+	p.Dist = nil // the forecast holds it; observeLength books the points only
+	s.predServed = p
 	s.predTokens = max(p.Point, 1)
 }
 
@@ -395,8 +396,7 @@ func (s *seqCtl) predictLength() {
 // the tenant's mixture and window modes and the program's blend learn
 // it (predictor.ServedStep, as predictLength predicted it).
 func (s *seqCtl) observeLength(in predictor.Input, out int, tool string) {
-	p := predictor.ServedPoint{Model: s.predModel, Blended: s.predBlend, Mixed: s.predMix, Mode: s.predMode}
-	s.blend = s.call.length.served().Observe(s.blend, in, p, out, tool)
+	s.blend = s.call.length.served().Observe(s.blend, in, s.predServed, out, tool)
 }
 
 // toolTimeLevels are the tool-duration quantiles a forecast's distribution

@@ -20,7 +20,7 @@ declare -A ROWS=(
 	[infercept-bfcl+tau+mini-swe]="$T/infercept-bfcl.jsonl.gz,$T/tau-airline-gpt4o.jsonl.gz,$T/mini-swe-agent-deepseek.jsonl.gz"
 )
 COLS=(infercept-bfcl:$T/infercept-bfcl.jsonl.gz tau:$T/tau-airline-gpt4o.jsonl.gz toolbench:$T/toolbench-gpt35.jsonl.gz
-	mini-swe:$T/mini-swe-agent-deepseek.jsonl.gz)
+	mini-swe:$T/mini-swe-agent-deepseek.jsonl.gz toolbench-search:$T/toolbench-gpt35-search.jsonl.gz)
 for row in infercept-bfcl tau infercept-bfcl+tau infercept-bfcl+tau+mini-swe; do
 	"$OUT/pitstop" predictor train --traces "${ROWS[$row]}" --split 0.8 --seed 1 --out "$OUT/$row.onnx" > "$OUT/$row.train.txt"
 	for col in "${COLS[@]}"; do

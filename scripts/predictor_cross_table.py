@@ -9,6 +9,14 @@ learnt), with the history baseline. With two logs, before and after side by
 side.
 
   scripts/predictor_cross_table.py LOG [LOG_AFTER]
+  scripts/predictor_cross_table.py --bars LOG
+
+--bars prints, from one log, every (training row, evaluated source) against
+issue 21's Show 1 bars: cold (the model alone; the order mix a fresh serve
+predicts with) beside the history and median baselines, MAE at most
+history's; and the second half of the online replay as serve predicts it
+("mix or mode, by order"), MAE at most 0.9x history's with Acc-5 of 30% or
+more.
 """
 import re
 import sys
@@ -43,6 +51,7 @@ def parse(path):
             name = m.group("name").strip()
             if half and line.startswith("  "):
                 name = "half " + name
+                cells[key]["half n"] = int(m.group("n"))
             elif not line.startswith("  "):
                 half = False
             cells[key][name] = (float(m.group("a5")), float(m.group("a15")), float(m.group("mae")))
@@ -86,7 +95,35 @@ def main(paths):
         print(f"| {k[0]} | {k[1]} | {' -> '.join(parts)} | {fmt(c, 'half history', False)} ({c.get('rho history', '-')}) | {ratio} |")
 
 
+def bars(path):
+    cells = parse(path)
+    print("cold (all records), Acc-5 / Acc-15 / MAE; the bar: the order mix's MAE at most history's")
+    print("| trained on | evaluated on | model alone | order mix (a fresh serve) | history | median | cold bar |")
+    print("|---|---|---|---|---|---|---|")
+    for k, c in cells.items():
+        h = c.get("baseline: history, training median start") or c.get("baseline: history")
+        om = c.get("model + order mix")
+        ok = "met" if om and h and om[2] <= h[2] else "**not met**"
+        print(f"| {k[0]} | {k[1]} | {fmt(c, 'model, not learning')} | {fmt(c, 'model + order mix')} | {fmt(c, 'baseline: history, training median start') if 'baseline: history, training median start' in c else fmt(c, 'baseline: history')} | {fmt(c, 'baseline: median')} | {ok} |")
+    print()
+    print("second half of the online replay, Acc-5 / MAE (Spearman); the bar: served MAE at most 0.9x history's, Acc-5 30% or more")
+    print("| trained on | evaluated on | records | served (mix or mode, by order) | order mix alone | history | served / history | after-learning bar |")
+    print("|---|---|---|---|---|---|---|---|")
+    for k, c in cells.items():
+        s, h = c.get("half mix or mode, by order"), c.get("half history")
+        if not s or not h:
+            continue
+        r = s[2] / h[2]
+        miss = [w for w, bad in (("MAE", r > 0.9), ("Acc-5", s[0] < 30)) if bad]
+        ok = "met" if not miss else "**not met** (" + ", ".join(miss) + ")"
+        print(f"| {k[0]} | {k[1]} | {c.get('half n', '-')} | {fmt(c, 'half mix or mode, by order', False)} ({c.get('rho mix or mode, by order', '-')}) | "
+              f"{fmt(c, 'half online + order mix', False)} | {fmt(c, 'half history', False)} | {r:.3f} | {ok} |")
+
+
 if __name__ == "__main__":
-    if not 2 <= len(sys.argv) <= 3:
-        sys.exit("usage: predictor_cross_table.py LOG [LOG_AFTER]")
-    main(sys.argv[1:])
+    if len(sys.argv) == 3 and sys.argv[1] == "--bars":
+        bars(sys.argv[2])
+    elif 2 <= len(sys.argv) <= 3:
+        main(sys.argv[1:])
+    else:
+        sys.exit("usage: predictor_cross_table.py LOG [LOG_AFTER] | --bars LOG")

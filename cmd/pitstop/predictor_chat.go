@@ -17,6 +17,7 @@ import (
 
 func newPredictorConvertChatCmd() *cobra.Command {
 	var tau, toolbench, source, encoding, out string
+	var searchTree bool
 	cmd := &cobra.Command{
 		Use:   "convert-chat",
 		Short: "Convert public agent trajectories (tau-bench, ToolBench) into predictor trace records",
@@ -24,18 +25,23 @@ func newPredictorConvertChatCmd() *cobra.Command {
 trajectories, its tokens counted with the producing model's tokenizer (--encoding, a
 tiktoken encoding: o200k_base for gpt-4o, cl100k_base for gpt-3.5/gpt-4; ranks built in,
 no network). --tau reads a tau-bench historical-trajectory JSON; --toolbench a directory
-of ToolBench answer files (*.json, searched recursively). --out ending in .gz is
-gzip-compressed.`,
+of ToolBench answer files (*.json, searched recursively); with --search-tree, every turn
+of each answer file's depth-first search (branches given up on too), not only the path
+that answered. --out ending in .gz is gzip-compressed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" || source == "" || (tau == "") == (toolbench == "") {
 				return usagef("predictor convert-chat: --out, --source and one of --tau or --toolbench are required")
+			}
+			if searchTree && toolbench == "" {
+				return usagef("predictor convert-chat: --search-tree needs --toolbench")
 			}
 			count, err := tiktokenCounter(encoding)
 			if err != nil {
 				return err
 			}
 			var trajs []predictor.ChatTrajectory
+			var treeRecs []predictor.TraceRecord
 			if tau != "" {
 				data, err := os.ReadFile(tau)
 				if err != nil {
@@ -62,7 +68,21 @@ gzip-compressed.`,
 						return err
 					}
 					rel, _ := filepath.Rel(toolbench, f)
-					t, err := predictor.ParseToolBenchAnswer(data, strings.TrimSuffix(rel, ".json"))
+					id := strings.TrimSuffix(rel, ".json")
+					if searchTree {
+						recs, err := predictor.ConvertToolBenchTree(data, id, source, count)
+						if errors.Is(err, predictor.ErrNoTrajectory) {
+							fmt.Fprintf(cmd.ErrOrStderr(), "skipping %s: %v\n", f, err)
+							continue
+						}
+						if err != nil {
+							return err
+						}
+						treeRecs = append(treeRecs, recs...)
+						trajs = append(trajs, predictor.ChatTrajectory{ID: id})
+						continue
+					}
+					t, err := predictor.ParseToolBenchAnswer(data, id)
 					if errors.Is(err, predictor.ErrNoTrajectory) {
 						fmt.Fprintf(cmd.ErrOrStderr(), "skipping %s: %v\n", f, err)
 						continue
@@ -73,9 +93,11 @@ gzip-compressed.`,
 					trajs = append(trajs, t)
 				}
 			}
-			recs, err := predictor.ConvertChat(trajs, source, count)
-			if err != nil {
-				return err
+			recs := treeRecs
+			if !searchTree {
+				if recs, err = predictor.ConvertChat(trajs, source, count); err != nil {
+					return err
+				}
 			}
 			if err := predictor.WriteTraces(out, recs); err != nil {
 				return err
@@ -87,6 +109,7 @@ gzip-compressed.`,
 	fl := cmd.Flags()
 	fl.StringVar(&tau, "tau", "", "a tau-bench historical-trajectory JSON file")
 	fl.StringVar(&toolbench, "toolbench", "", "a directory of ToolBench answer JSON files")
+	fl.BoolVar(&searchTree, "search-tree", false, "with --toolbench: every turn of each file's search tree, not only the answering path")
 	fl.StringVar(&source, "source", "", "source name written in the records, e.g. tau-airline/gpt-4o")
 	fl.StringVar(&encoding, "encoding", "o200k_base", "tiktoken encoding of the producing model: o200k_base, cl100k_base, p50k_base, r50k_base")
 	fl.StringVar(&out, "out", "", "output JSONL file (.gz: compressed)")

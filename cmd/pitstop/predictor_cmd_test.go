@@ -44,6 +44,14 @@ func TestPredictorEvalOnline(t *testing.T) {
 	}
 }
 
+// convert-chat --search-tree needs --toolbench: a usage error (exit 2).
+func TestConvertChatSearchTreeNeedsToolBench(t *testing.T) {
+	code, _, errOut := pitstop(t, "predictor", "convert-chat", "--tau", "x.json", "--search-tree", "--source", "s", "--out", filepath.Join(t.TempDir(), "o.jsonl"))
+	if code != 2 || !strings.Contains(errOut, "--search-tree needs --toolbench") {
+		t.Fatalf("--search-tree with --tau: exit %d, %s", code, errOut)
+	}
+}
+
 // convert-swe-agent turns a trajectory's timed steps into shell calls, and
 // durations --eval replays them against the per-tool running median. The
 // trajectory twice: each class's second call is predicted by its median
