@@ -50,6 +50,10 @@ type callState struct {
 	restDev, restTool float64
 	restFor           scoreKey
 
+	// Pitstop's resume rule (resume_paid.go): back from its tool with its
+	// KV on the host, not run since.
+	backOnHost bool
+
 	// Continuum.
 	ttl float64 // seconds its KV stays pinned during the current tool call; < 0: not pinned
 }

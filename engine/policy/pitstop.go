@@ -415,6 +415,10 @@ func (p *Pitstop) promoted(v *engine.View, s *engine.Sequence, st *callState) bo
 func (p *Pitstop) score(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	k := keyOf(s)
 	k.cached = p.recache.cached(v, s)
+	if r, ok := p.resumePaid(v, s, st); ok {
+		st.score, st.scoreFor = r, k
+		return r
+	}
 	if st.scoreFor == k && !p.refresh.now {
 		return st.score
 	}
@@ -532,6 +536,9 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 func (p *Pitstop) Observe(e *engine.Event) {
 	p.a.observe(e)
 	p.readmit.observe(e)
+	if p.tail.resume {
+		observeResume(e)
+	}
 	if p.rank.auto != nil {
 		p.rank.auto.observe(e) // --pitstop-rank auto learns from finished segments (rank_choice.go)
 	}

@@ -23,6 +23,7 @@ type tailRules struct {
 	perCall  bool    // the aging against each call's own arrival-order time, not one T
 	fit      bool    // a promotion only of a call that fits in the free blocks (promotionFit)
 	warm     bool    // a call with a prefix-cached context aged from its program's arrival (ageOf)
+	resume   bool    // a call back from its tool with its KV on the host ranked with its context paid (resumePaid)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -45,7 +46,9 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // one), "aging+feasible-fit" ("aging+feasible-p99" promoting only a call
 // whose admission evicts nothing: promotionFit), "aging+warm" (the aging,
 // a call whose context is prefix-cached aged from its program's arrival:
-// ageOf) or "deadline-aging" (the aging against each call's own arrival-order time,
+// ageOf), "aging+warm+resume" (the same, a call back from its tool with its
+// KV on the host ranked with its context paid: resumePaid) or
+// "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
@@ -95,11 +98,14 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+warm":
 		r.aging, r.warm = true, true
 		return r, nil
+	case o.PitstopTail == "aging+warm+resume":
+		r.aging, r.warm, r.resume = true, true, true
+		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
