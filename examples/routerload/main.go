@@ -87,7 +87,16 @@ func main() {
 	routerPID := flag.Int("router-pid", 0, "overhead mode: the router's process id: report its CPU use over the load (from /proc)")
 	proxy := flag.String("proxy", "", "proxy mode: serve on this address a bare net/http reverse proxy to -proxy-to, in place of the router (the floor of a net/http router), until killed")
 	proxyTo := flag.String("proxy-to", "", "proxy mode: the backend's base URL")
+	execTrace := flag.String("exectrace", "", "overhead and proxy modes: write this process's execution trace (the client's and the fake backend's side, or the proxy's) to this file (go tool trace; scripts/tracetail)")
 	flag.Parse()
+	stopTrace := func() {}
+	if *execTrace != "" {
+		var err error
+		if stopTrace, err = startExecTrace(*execTrace); err != nil {
+			fmt.Fprintln(os.Stderr, "routerload:", err)
+			os.Exit(2)
+		}
+	}
 	if *proxy != "" {
 		ln, err := net.Listen("tcp", *proxy)
 		if err == nil {
@@ -109,6 +118,7 @@ func main() {
 		}
 		waitUp(target)
 		res, _ := overhead(target, f, *rate, *seconds, *routerPID)
+		stopTrace()
 		res.Direct = *direct
 		out, _ := json.MarshalIndent(res, "", "  ")
 		if *jsonOut != "" {

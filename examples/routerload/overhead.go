@@ -23,6 +23,10 @@ import (
 // any wait for a core: Direct runs measure that floor without a router.
 type overheadResult struct {
 	Rate, Seconds float64
+	// StartUnixNano is the wall clock at the load's start: a Slowest
+	// call's AtMs from it places the call on an execution trace's clock
+	// (the trace's clock snapshots; scripts/tracetail).
+	StartUnixNano int64
 	// Direct: the calls went straight to the fake backend (no router).
 	Direct                 bool
 	Calls, Failed          int
@@ -38,7 +42,15 @@ type overheadResult struct {
 	// per call (-1: not read): a heap that gives pages back to the kernel
 	// and touches them again pays a fault (a zeroed page) for each.
 	RouterFaultsPerCall float64
-	Errors              []string
+	// RouterRunQueueMs is the time the router's threads were ready to
+	// run but waited for a CPU over the load (the kernel's run queue,
+	// /proc/PID/task/*/schedstat; -1: not read): a core taken by another
+	// process, which no code in the router shortens.
+	RouterRunQueueMs float64
+	// LoadRunQueueMs is the same for this process (the client and the
+	// fake backend): a call's time counts its wait too.
+	LoadRunQueueMs float64
+	Errors         []string
 	// Slowest: the slowest 1% of the calls by overhead, slowest first:
 	// when they were sent tells a tail of bursts (a collection, a
 	// periodic pass under a lock) from one spread over the run.
@@ -131,6 +143,8 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		errMu.Unlock()
 	}
 	cpu0, flt0, cpuErr := processCPU(routerPID)
+	rq0, rqErr := runQueueWait(routerPID)
+	lrq0, lrqErr := runQueueWait(os.Getpid())
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
@@ -160,7 +174,15 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 	wg.Wait()
 	wall := time.Since(start)
 	cpu1, flt1, _ := processCPU(routerPID)
-	res := &overheadResult{Rate: rate, Seconds: seconds, Calls: n, Errors: errs, RouterCPUPercent: -1, RouterFaultsPerCall: -1}
+	rq1, _ := runQueueWait(routerPID)
+	lrq1, _ := runQueueWait(os.Getpid())
+	res := &overheadResult{Rate: rate, Seconds: seconds, StartUnixNano: start.UnixNano(), Calls: n, Errors: errs, RouterCPUPercent: -1, RouterFaultsPerCall: -1, RouterRunQueueMs: -1, LoadRunQueueMs: -1}
+	if lrqErr == nil {
+		res.LoadRunQueueMs = float64(lrq1-lrq0) / 1e6
+	}
+	if routerPID > 0 && rqErr == nil {
+		res.RouterRunQueueMs = float64(rq1-rq0) / 1e6
+	}
 	if routerPID > 0 && cpuErr == nil {
 		res.RouterCPUPercent = 100 * (cpu1 - cpu0).Seconds() / wall.Seconds()
 		res.RouterFaultsPerCall = float64(flt1-flt0) / float64(n)
@@ -237,9 +259,42 @@ func processCPU(pid int) (time.Duration, int64, error) {
 	return time.Duration(ut+st) * 10 * time.Millisecond, flt, nil
 }
 
+// runQueueWait is the time a process's threads have waited in the
+// kernel's run queue so far (the second field of each thread's
+// /proc/PID/task/TID/schedstat, ns; a thread that has exited is no longer
+// counted: the Go runtime keeps its threads).
+func runQueueWait(pid int) (int64, error) {
+	if pid <= 0 {
+		return 0, fmt.Errorf("no pid")
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		f := strings.Fields(string(data))
+		if len(f) < 2 {
+			return 0, fmt.Errorf("%s/%s/schedstat: too few fields", dir, t.Name())
+		}
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s/schedstat: %w", dir, t.Name(), err)
+		}
+		sum += ns
+	}
+	return sum, nil
+}
+
 // line is the result on one line: p50, p99, p99.9 and max in ms, the
 // achieved rate, the router's CPU % ("-" when not read), the failed
-// calls, TailWindows and the router's page faults per call ("-").
+// calls, TailWindows, the router's page faults per call ("-") and its
+// threads' run-queue wait over the load in ms ("-"), and this process's.
 func (r *overheadResult) line() string {
 	cpu := "-"
 	if r.RouterCPUPercent >= 0 {
@@ -249,5 +304,9 @@ func (r *overheadResult) line() string {
 	if r.RouterFaultsPerCall >= 0 {
 		flt = strconv.FormatFloat(r.RouterFaultsPerCall, 'f', 2, 64)
 	}
-	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d %d %s", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed, r.TailWindows, flt)
+	rq := "-"
+	if r.RouterRunQueueMs >= 0 {
+		rq = strconv.FormatFloat(r.RouterRunQueueMs, 'f', 1, 64)
+	}
+	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d %d %s %s %.1f", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed, r.TailWindows, flt, rq, r.LoadRunQueueMs)
 }

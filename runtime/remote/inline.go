@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -173,7 +174,19 @@ type inlineBody struct {
 	ctx  context.Context
 	keep bool
 	done bool
+	// detached: the request's context no longer ends the body (detach);
+	// live: the connection was not closed by it before (stop's result).
+	detached, live bool
+	// state: bodyReading, then bodyFinished (finish) or bodyAborted
+	// (abort, from another goroutine), whichever comes first.
+	state atomic.Int32
 }
+
+const (
+	bodyReading int32 = iota
+	bodyFinished
+	bodyAborted
+)
 
 func (b *inlineBody) Read(p []byte) (int, error) {
 	if b.done {
@@ -184,7 +197,7 @@ func (b *inlineBody) Read(p []byte) (int, error) {
 		b.finish(true)
 	} else if err != nil {
 		b.finish(false)
-		if b.ctx.Err() != nil {
+		if !b.detached && b.ctx.Err() != nil {
 			err = b.ctx.Err()
 		}
 	}
@@ -196,6 +209,27 @@ func (b *inlineBody) Close() error {
 	return nil
 }
 
+// detach lets the body's rest be read whatever the request's context
+// does from now on (its end no longer closes the connection); it is true
+// unless the context had already closed it. By the body's reader, before
+// it hands the body to another goroutine.
+func (b *inlineBody) detach() bool {
+	if !b.detached {
+		b.detached, b.live = true, b.stop()
+	}
+	return b.live
+}
+
+// abort closes the connection under a read of the body (drainRest's
+// deadline): the read fails and finishes the body. Any goroutine; after
+// the body's finish it does nothing (the connection may be back in the
+// pool, another request's).
+func (b *inlineBody) abort() {
+	if b.state.CompareAndSwap(bodyReading, bodyAborted) {
+		b.pc.c.Close()
+	}
+}
+
 // finish gives the connection back (ended: the body was read to its end)
 // or closes it, once.
 func (b *inlineBody) finish(ended bool) {
@@ -203,8 +237,10 @@ func (b *inlineBody) finish(ended bool) {
 		return
 	}
 	b.done = true
-	// stop false: the request's context closed the connection already.
-	if b.stop() && ended && b.keep {
+	// live false: the request's context closed the connection already;
+	// the state not bodyReading: abort did.
+	live := b.detach()
+	if b.state.CompareAndSwap(bodyReading, bodyFinished) && live && ended && b.keep {
 		b.t.put(b.pc)
 		return
 	}
