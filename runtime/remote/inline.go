@@ -50,6 +50,10 @@ type inlineConn struct {
 	bw     *bufio.Writer
 	reused bool
 	since  time.Time // idle since
+	// close is c.Close as a func, made once per connection: each request
+	// hands it to context.AfterFunc (a closure made per request would be
+	// an allocation per call).
+	close func()
 }
 
 func newInlineTransport(addr string, maxIdle int, headerWait time.Duration) *inlineTransport {
@@ -105,7 +109,7 @@ func closeBody(req *http.Request) {
 // read by the caller (inlineBody), and the connection goes back to the
 // pool at its end.
 func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *http.Request) (*http.Response, error) {
-	stop := context.AfterFunc(ctx, func() { pc.c.Close() })
+	stop := context.AfterFunc(ctx, pc.close)
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		pc.c.Close()
@@ -266,7 +270,9 @@ func (t *inlineTransport) get(ctx context.Context) (*inlineConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &inlineConn{c: c, br: bufio.NewReaderSize(c, 4<<10), bw: bufio.NewWriterSize(c, 4<<10)}, nil
+	pc := &inlineConn{c: c, br: bufio.NewReaderSize(c, 4<<10), bw: bufio.NewWriterSize(c, 4<<10)}
+	pc.close = func() { pc.c.Close() }
+	return pc, nil
 }
 
 // put keeps pc for the next request, unless the pool is full or closed.
