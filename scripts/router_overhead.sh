@@ -12,6 +12,9 @@
 #            heap grows by the garbage of every call)
 #   +memlimit=M  the router runs with GOMEMLIMIT=M (e.g. 64MiB; with +gogc=off: no collection
 #            until the heap reaches M, then the collector keeps it there, pages reused)
+#   +loadgogc=off  routerload (the client and the fake backend, not the router) runs with GOGC=off
+#            and GOMEMLIMIT=1GiB: no collection of its own in a 10 s run, which would otherwise
+#            hold up the calls in flight during its ~25 mark phases (scripts/tracetail)
 #   +procs=N the router runs with GOMAXPROCS=N (unpinned: fewer threads to wake, on any core)
 #   +anonttl=D  the router runs with --anonymous-program-ttl D (default 30s: the rows of calls
 #            without a program id, most of the router's live heap, which each collection marks)
@@ -21,9 +24,9 @@
 #            slowest calls up with either (tracing costs CPU: compare traced runs with traced)
 #   +transport=T  the backend option transport=T (inline or nethttp; refs from before
 #            2026-11-27 04:00 UTC know neither and use net/http's)
-# or "direct" (+pin allowed): no router, the calls go straight to the fake backend: the floor
+# or "direct" (+pin, +loadgogc=off allowed): no router, the calls go straight to the fake backend: the floor
 # (the client's and the fake backend's HTTP work and two loopback round trips);
-# or "proxy" (+pin, +gogc=N, +memlimit=M, +procs=N, +trace allowed): a bare net/http reverse proxy (httputil.ReverseProxy,
+# or "proxy" (+pin, +gogc=N, +memlimit=M, +procs=N, +trace, +loadgogc=off allowed): a bare net/http reverse proxy (httputil.ReverseProxy,
 # routerload -proxy) in the router's place: the floor of any router on net/http's server and
 # client (a second round trip, no decode, no pick, no re-encode).
 #   e.g. scripts/router_overhead.sh -n 5 main . main+pin .+pin direct
@@ -54,7 +57,7 @@ while getopts "n:r:s:" o; do
 done
 shift $((OPTIND - 1))
 if [ $# -eq 0 ]; then
-	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+memlimit=M][+procs=N][+anonttl=D][+transport=T][+trace], direct[+pin] or proxy[+pin][+gogc=N][+memlimit=M][+procs=N][+trace])" >&2
+	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+memlimit=M][+procs=N][+anonttl=D][+transport=T][+trace][+loadgogc=off], direct[+pin][+loadgogc=off] or proxy[+pin][+gogc=N][+memlimit=M][+procs=N][+trace][+loadgogc=off])" >&2
 	exit 2
 fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,10 +99,11 @@ done
 printf '%-4s %-24s %6s %8s %8s %8s %8s %7s %7s %4s %7s %6s %8s %9s %7s %7s\n' run config load p50_ms p99_ms p999_ms max_ms rate/s cpu_pct gcs live_mb failed tail_win flt/call rq_ms lrq_ms
 for run in $(seq 1 "$RUNS"); do
 	for c in "$@"; do
-		ref=${c%%+*} pin="" gogc="" transport="" procs="" anonttl="" tr="" memlimit=""
+		ref=${c%%+*} pin="" gogc="" transport="" procs="" anonttl="" tr="" memlimit="" loadenv=()
 		case "+$c+" in *+pin+*) pin=1 ;; esac
 		case "+$c+" in *+trace+*) [ -n "${OUT:-}" ] && tr="$OUT/$run-$(printf %s "$c" | tr -c 'A-Za-z0-9._=-' _)" ;; esac
 		case "$c" in *+gogc=*) gogc=${c#*+gogc=} gogc=${gogc%%+*} ;; esac
+		case "+$c+" in *+loadgogc=off+*) loadenv=(GOGC=off GOMEMLIMIT=1GiB) ;; esac
 		case "$c" in *+memlimit=*) memlimit=${c#*+memlimit=} memlimit=${memlimit%%+*} ;; esac
 		case "$c" in *+procs=*) procs=${c#*+procs=} procs=${procs%%+*} ;; esac
 		case "$c" in *+transport=*) transport=${c#*+transport=} transport=${transport%%+*} ;; esac
@@ -134,7 +138,7 @@ for run in $(seq 1 "$RUNS"); do
 			args+=(-router-pid "$rpid")
 		fi
 		gc0=$(grep -c '^gc ' "$WORK/router.log" || true)
-		res=$("${lpin[@]}" "$LOAD" "${args[@]}" 2>"$WORK/load.log") || true
+		res=$(env "${loadenv[@]}" "${lpin[@]}" "$LOAD" "${args[@]}" 2>"$WORK/load.log") || true
 		if [ -n "$rpid" ]; then
 			gcs=$(($(grep -c '^gc ' "$WORK/router.log" || true) - gc0))
 			# the live heap after the last collection ("gc N ... 12->13->4 MB": 4)

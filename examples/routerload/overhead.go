@@ -63,9 +63,11 @@ type overheadResult struct {
 
 // slowCall is one call of the tail: when it was sent (ms after the load's
 // start), its overhead and the part of it on the request's way (the
-// client's send to the backend's handler) and the reply's.
+// client's send to the backend's handler) and the reply's, and how late
+// the generator sent it against its schedule (a call sent late was held
+// up in this process, and goes out in a bunch with the others held up).
 type slowCall struct {
-	AtMs, OverMs, InMs, OutMs float64
+	AtMs, OverMs, InMs, OutMs, LateMs float64
 }
 
 // fakeBackend is an OpenAI-compatible server that answers at once (a
@@ -202,7 +204,7 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		out = append(out, ms(got[i].Sub(bout)))
 		over = append(over, ms(got[i].Sub(sent[i])-bout.Sub(bin)))
 		client = append(client, ms(got[i].Sub(sent[i])))
-		calls = append(calls, slowCall{AtMs: ms(sent[i].Sub(start)), OverMs: over[len(over)-1], InMs: in[len(in)-1], OutMs: out[len(out)-1]})
+		calls = append(calls, slowCall{AtMs: ms(sent[i].Sub(start)), OverMs: over[len(over)-1], InMs: in[len(in)-1], OutMs: out[len(out)-1], LateMs: late[i]})
 	}
 	f.mu.Unlock()
 	slices.SortFunc(calls, func(a, b slowCall) int { return cmp.Compare(b.OverMs, a.OverMs) })

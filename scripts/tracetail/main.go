@@ -26,7 +26,7 @@ import (
 type run struct {
 	StartUnixNano int64
 	Seconds       float64
-	Slowest       []struct{ AtMs, OverMs, InMs, OutMs float64 }
+	Slowest       []struct{ AtMs, OverMs, InMs, OutMs, LateMs float64 }
 }
 
 func main() {

@@ -196,16 +196,22 @@ func report(w io.Writer, tl *timeline, r run, waitMs, longMs float64) {
 	top("syscalls", tl.syscalls)
 
 	fmt.Fprintf(w, "\nslowest calls (window: sent → sent+in+out), what overlapped them (ms; wait ≥ %.2f, run/syscall ≥ %.2f count as hits):\n", waitMs, longMs)
-	fmt.Fprintf(w, "%9s %7s %6s %6s | %6s %6s %6s | %6s %-28s | %6s %-28s | %6s | %5s %6s %5s %s\n", "at_ms", "over", "in", "out", "mark", "stw", "assist", "wait", "who", "run", "who", "sysc", "busy", "stall", "runs", "most run time")
+	fmt.Fprintf(w, "%9s %6s %7s %6s %6s | %6s %6s %6s | %6s %-28s | %6s %-28s | %6s | %5s %6s %5s %s\n", "at_ms", "late", "over", "in", "out", "mark", "stw", "assist", "wait", "who", "run", "who", "sysc", "busy", "stall", "runs", "most run time")
 	var slow rates
+	late := 0
+	for _, c := range r.Slowest {
+		if c.LateMs >= waitMs {
+			late++
+		}
+	}
 	lengths := make([]float64, 0, len(r.Slowest))
 	for _, c := range r.Slowest {
 		win := window{c.AtMs, c.AtMs + c.InMs + c.OutMs}
 		lengths = append(lengths, win.to-win.from)
 		s := tl.in(win)
 		slow.add(s, waitMs, longMs)
-		fmt.Fprintf(w, "%9.1f %7.3f %6.3f %6.3f | %6.3f %6.3f %6.3f | %6.3f %-28.28s | %6.3f %-28.28s | %6.3f | %4.0f%% %6.3f %5d %s\n",
-			c.AtMs, c.OverMs, c.InMs, c.OutMs, s.mark, s.stw, s.assist, s.wait, s.waitWhat, s.run, s.runWhat, s.syscall, 100*s.busy, s.stall, s.runners, s.top)
+		fmt.Fprintf(w, "%9.1f %6.3f %7.3f %6.3f %6.3f | %6.3f %6.3f %6.3f | %6.3f %-28.28s | %6.3f %-28.28s | %6.3f | %4.0f%% %6.3f %5d %s\n",
+			c.AtMs, c.LateMs, c.OverMs, c.InMs, c.OutMs, s.mark, s.stw, s.assist, s.wait, s.waitWhat, s.run, s.runWhat, s.syscall, 100*s.busy, s.stall, s.runners, s.top)
 	}
 	// The base rate: windows of the slow calls' lengths at random times of the load.
 	var base rates
@@ -221,4 +227,5 @@ func report(w io.Writer, tl *timeline, r run, waitMs, longMs float64) {
 	fmt.Fprintf(w, "\n%-34s %6s %6s %6s %6s %6s %6s %6s %6s %6s\n", "share of windows that met", "mark", "stw", "assist", "wait", "run", "sysc", "any", "busy", "stall")
 	fmt.Fprintf(w, "%-34s %s\n", fmt.Sprintf("the %d slowest calls", slow.n), slow)
 	fmt.Fprintf(w, "%-34s %s\n", fmt.Sprintf("%d random windows, same lengths", base.n), base)
+	fmt.Fprintf(w, "of the slowest calls, %d were sent %.2f ms or more late (the generator held up; routerload's LateMs, 0 before 2026-11-27 14:15 UTC)\n", late, waitMs)
 }
