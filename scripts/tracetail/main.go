@@ -9,7 +9,12 @@
 // are the base rate: a cause is one the slow calls meet more often than
 // chance.
 //
-//	tracetail -trace router.trace -json run.json
+//	tracetail -trace router.trace -json run.json [-load-trace run.load.trace]
+//
+// With -load-trace (routerload's trace of the same run) it also says, call
+// by call, which process had something in the call's window: the router,
+// the load generator, both or neither (then the time was outside both Go
+// schedulers: the kernel, the sockets).
 //
 // It is its own module (golang.org/x/exp/trace parses the trace) so the
 // project's go.mod does not carry a debugging tool's dependency.
@@ -31,12 +36,13 @@ type run struct {
 
 func main() {
 	tracePath := flag.String("trace", "", "execution trace of the router (or of routerload)")
+	loadPath := flag.String("load-trace", "", "optional: routerload's trace of the same run, set beside -trace's call by call")
 	jsonPath := flag.String("json", "", "routerload's -json result of the same run")
 	waitMs := flag.Float64("wait-ms", 0.5, "a goroutine runnable at least this long, not running, counts as waiting for a core")
 	longMs := flag.Float64("long-ms", 0.5, "a goroutine running (or in a system call) at least this long without a break counts as holding the core")
 	flag.Parse()
 	if *tracePath == "" || *jsonPath == "" {
-		fmt.Fprintln(os.Stderr, "usage: tracetail -trace FILE -json FILE [-wait-ms 0.5] [-long-ms 0.5]")
+		fmt.Fprintln(os.Stderr, "usage: tracetail -trace FILE -json FILE [-load-trace FILE] [-wait-ms 0.5] [-long-ms 0.5]")
 		os.Exit(2)
 	}
 	var r run
@@ -63,4 +69,18 @@ func main() {
 		os.Exit(1)
 	}
 	report(os.Stdout, tl, r, *waitMs, *longMs)
+	if *loadPath != "" {
+		lf, err := os.Open(*loadPath)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tracetail:", err)
+			os.Exit(1)
+		}
+		defer lf.Close()
+		ltl, err := readTimeline(lf, r.StartUnixNano)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tracetail:", *loadPath+":", err)
+			os.Exit(1)
+		}
+		reportBoth(os.Stdout, tl, ltl, r, *waitMs, *longMs)
+	}
 }
