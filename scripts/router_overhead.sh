@@ -3,7 +3,10 @@
 # Builds pitstop for each git ref named in the configurations (and routerload from the working
 # tree: the same load generator for all), then runs the overhead measurement RUNS times per
 # configuration, alternating them run by run, one line per run.
-#   scripts/router_overhead.sh [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...
+#   scripts/router_overhead.sh [-n RUNS] [-r RATE] [-s SECONDS] [-w WARMUP] CONFIG...
+# -w WARMUP: seconds of the same load before each run's measured SECONDS, not measured (default 0,
+# as before 2026-11-27 14:40 UTC: a run's first half second, connections opening and the router's
+# heap growing, holds 2.8x its share of the slowest calls; docs/results-router.md §4, session 11).
 # CONFIG is REF with optional suffixes; REF is a git ref, . (the working tree), or a directory
 # holding a built pitstop:
 #   +pin     the router on CPU 0 (taskset -c 0: Go then runs it with GOMAXPROCS 1), the load
@@ -46,18 +49,19 @@
 # its overhead and its two ways) is kept as DIR/RUN-CONFIG.json, and the router's log (its
 # collections, GODEBUG=gctrace=1) as DIR/RUN-CONFIG.log.
 set -euo pipefail
-RUNS=5 RATE=1000 SECONDS_=10
-while getopts "n:r:s:" o; do
+RUNS=5 RATE=1000 SECONDS_=10 WARMUP=0
+while getopts "n:r:s:w:" o; do
 	case $o in
 	n) RUNS=$OPTARG ;;
 	r) RATE=$OPTARG ;;
 	s) SECONDS_=$OPTARG ;;
-	*) echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG..." >&2; exit 2 ;;
+	w) WARMUP=$OPTARG ;;
+	*) echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] [-w WARMUP] CONFIG..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -eq 0 ]; then
-	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+memlimit=M][+procs=N][+anonttl=D][+transport=T][+trace][+loadgogc=off], direct[+pin][+loadgogc=off] or proxy[+pin][+gogc=N][+memlimit=M][+procs=N][+trace][+loadgogc=off])" >&2
+	echo "usage: $0 [-n RUNS] [-r RATE] [-s SECONDS] [-w WARMUP] CONFIG...   (CONFIG: REF[+pin][+gogc=N][+memlimit=M][+procs=N][+anonttl=D][+transport=T][+trace][+loadgogc=off], direct[+pin][+loadgogc=off] or proxy[+pin][+gogc=N][+memlimit=M][+procs=N][+trace][+loadgogc=off])" >&2
 	exit 2
 fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -111,7 +115,7 @@ for run in $(seq 1 "$RUNS"); do
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		rpin=() lpin=()
 		if [ -n "$pin" ]; then rpin=(taskset -c 0) lpin=(taskset -c 1); fi
-		args=(-router "http://127.0.0.1:$R" -overhead-backend "127.0.0.1:$F" -rate "$RATE" -seconds "$SECONDS_" -line)
+		args=(-router "http://127.0.0.1:$R" -overhead-backend "127.0.0.1:$F" -rate "$RATE" -seconds "$SECONDS_" -warmup "$WARMUP" -line)
 		if [ -n "${OUT:-}" ]; then
 			mkdir -p "$OUT"
 			args+=(-json "$OUT/$run-$(printf %s "$c" | tr -c 'A-Za-z0-9._=-' _).json")

@@ -67,7 +67,7 @@ func TestOverhead(t *testing.T) {
 	addr, f := startFake(t)
 	router := newRouter(t, "http://"+addr)
 	waitUp(router)
-	res, err := overhead(router, f, 200, 0.25, os.Getpid())
+	res, err := overhead(router, f, 200, 0.25, 0.1, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestOverhead(t *testing.T) {
 	if len(res.Slowest) != 1 || res.Slowest[0].OverMs != res.MaxMs || res.Slowest[0].AtMs < 0 || res.Slowest[0].AtMs > 250 || res.TailWindows != 1 {
 		t.Errorf("tail %+v, %d windows (max %.3f ms)", res.Slowest, res.TailWindows, res.MaxMs)
 	}
-	direct, err := overhead("http://"+addr, f, 200, 0.25, 0)
+	direct, err := overhead("http://"+addr, f, 200, 0.25, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestOverheadThroughProxy(t *testing.T) {
 	go func() { _ = serveProxy(pln, "http://"+addr) }()
 	proxy := "http://" + pln.Addr().String()
 	waitUp(proxy)
-	res, err := overhead(proxy, f, 200, 0.25, os.Getpid())
+	res, err := overhead(proxy, f, 200, 0.25, 0, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

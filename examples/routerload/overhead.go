@@ -36,8 +36,11 @@ type overheadResult struct {
 	InP50Ms, InP99Ms       float64 // client's send to the backend's handler: the request's way
 	OutP50Ms, OutP99Ms     float64 // the handler's end to the client's last byte: the reply's way
 	LateP99Ms              float64 // how late the generator sent, against its schedule
-	AchievedRate           float64 // calls completed per second of the load's wall time
-	RouterCPUPercent       float64 // the router's CPU over the load (-router-pid; -1: not read)
+	// LateShare is the share of the calls sent 0.5 ms or more late: the
+	// base rate for the Slowest's LateMs.
+	LateShare        float64
+	AchievedRate     float64 // calls completed per second of the load's wall time
+	RouterCPUPercent float64 // the router's CPU over the load (-router-pid; -1: not read)
 	// RouterFaultsPerCall: the router's minor page faults over the load
 	// per call (-1: not read): a heap that gives pages back to the kernel
 	// and touches them again pays a fault (a zeroed page) for each.
@@ -125,11 +128,15 @@ func serveFake(addr string) (*fakeBackend, func(), error) {
 // for the floor) at rate per second for seconds, open loop, and measures
 // the time per call outside the fake backend's handler. routerPID, when
 // positive, is the router's process: its CPU time over the load is read
-// from /proc.
-func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID int) (*overheadResult, error) {
+// from /proc. warmup seconds of the same load come first, not measured: a
+// run's first half second (the client's connections opened one by one,
+// the router's heap grown from nothing) holds 2.8× its share of the
+// slowest calls (docs/results-router.md §4, session 11).
+func overhead(target string, f *fakeBackend, rate, seconds, warmup float64, routerPID int) (*overheadResult, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 4096
 	cl := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	warm(cl, target, rate, warmup)
 	n := int(rate * seconds)
 	sent := make([]time.Time, n)
 	got := make([]time.Time, n)
@@ -224,9 +231,35 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		res.ClientP50Ms, res.ClientP99 = quantile(client, 0.5), quantile(client, 0.99)
 		res.InP50Ms, res.InP99Ms = quantile(in, 0.5), quantile(in, 0.99)
 		res.OutP50Ms, res.OutP99Ms = quantile(out, 0.5), quantile(out, 0.99)
+		lateCalls := 0
+		for _, l := range late {
+			if l >= 0.5 {
+				lateCalls++
+			}
+		}
+		res.LateShare = float64(lateCalls) / float64(len(late))
 		res.LateP99Ms = quantile(late, 0.99)
 	}
 	return res, nil
+}
+
+// warm sends calls to target at rate per second for seconds, open loop,
+// and waits for them: their connections stay open in cl for the load.
+func warm(cl *http.Client, target string, rate, seconds float64) {
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range int(rate * seconds) {
+		time.Sleep(time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))))
+		wg.Go(func() {
+			body := `{"model":"fake","messages":[{"role":"user","content":"warm-` + strconv.Itoa(i) + `"}]}`
+			resp, err := cl.Post(target+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // quantile is the q-quantile of xs (nearest rank; xs is sorted in place).

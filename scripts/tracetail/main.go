@@ -31,6 +31,7 @@ import (
 type run struct {
 	StartUnixNano int64
 	Seconds       float64
+	LateShare     float64
 	Slowest       []struct{ AtMs, OverMs, InMs, OutMs, LateMs float64 }
 }
 
