@@ -73,7 +73,7 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 	// it (drainRest) is not cut by the call's end, which cancels ctx. The
 	// inline transport watches ctx itself and lets go of it when asked
 	// (inlineBody.detach): no context of the request's own, which would
-	// cost a detached context, its cancel and a second watch on ctx (six
+	// cost a detached context, its cancel and a second watch on ctx (eight
 	// allocations a call, docs/results-router.md §4, session 11).
 	inline := b.inline != nil && b.client.Transport == b.inline
 	rctx, cancel, detach := ctx, context.CancelFunc(func() {}), func() bool { return true }
