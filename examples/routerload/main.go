@@ -81,13 +81,23 @@ func main() {
 	fake := flag.String("overhead-backend", "", "overhead mode: serve a fake backend that answers at once on this address (the router must route to it) and measure the router's own time per call")
 	rate := flag.Float64("rate", 1000, "overhead mode: calls per second, open loop")
 	seconds := flag.Float64("seconds", 10, "overhead mode: how long")
+	warmup := flag.Float64("warmup", 0, "overhead mode: seconds of the same load before the measured -seconds, not measured (the client's connections open, the router's heap grown)")
 	direct := flag.Bool("overhead-direct", false, "overhead mode: send the calls straight to the fake backend (no router): the floor of the measurement, the client's and the fake backend's own HTTP work and two loopback round trips")
 	line := flag.Bool("line", false, "overhead mode: print one line (p50, p99, p99.9 and max overhead in ms, achieved calls/s, router CPU %, failed calls) instead of the JSON")
 	jsonOut := flag.String("json", "", "overhead mode: also write the JSON result to this file")
 	routerPID := flag.Int("router-pid", 0, "overhead mode: the router's process id: report its CPU use over the load (from /proc)")
 	proxy := flag.String("proxy", "", "proxy mode: serve on this address a bare net/http reverse proxy to -proxy-to, in place of the router (the floor of a net/http router), until killed")
 	proxyTo := flag.String("proxy-to", "", "proxy mode: the backend's base URL")
+	execTrace := flag.String("exectrace", "", "overhead and proxy modes: write this process's execution trace (the client's and the fake backend's side, or the proxy's) to this file (go tool trace; scripts/tracetail)")
 	flag.Parse()
+	stopTrace := func() {}
+	if *execTrace != "" {
+		var err error
+		if stopTrace, err = startExecTrace(*execTrace); err != nil {
+			fmt.Fprintln(os.Stderr, "routerload:", err)
+			os.Exit(2)
+		}
+	}
 	if *proxy != "" {
 		ln, err := net.Listen("tcp", *proxy)
 		if err == nil {
@@ -108,7 +118,8 @@ func main() {
 			target = "http://" + *fake
 		}
 		waitUp(target)
-		res, _ := overhead(target, f, *rate, *seconds, *routerPID)
+		res, _ := overhead(target, f, *rate, *seconds, *warmup, *routerPID)
+		stopTrace()
 		res.Direct = *direct
 		out, _ := json.MarshalIndent(res, "", "  ")
 		if *jsonOut != "" {

@@ -67,7 +67,7 @@ func TestOverhead(t *testing.T) {
 	addr, f := startFake(t)
 	router := newRouter(t, "http://"+addr)
 	waitUp(router)
-	res, err := overhead(router, f, 200, 0.25, os.Getpid())
+	res, err := overhead(router, f, 200, 0.25, 0.1, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,17 +79,41 @@ func TestOverhead(t *testing.T) {
 	if res.InP50Ms <= 0 || res.OutP50Ms <= 0 || res.InP50Ms >= res.ClientP50Ms || res.RouterCPUPercent < 0 || res.RouterFaultsPerCall < 0 || res.AchievedRate <= 0 {
 		t.Errorf("result %+v", res)
 	}
+	// The run-queue waits were read (the router is this process), and
+	// the start is on the wall clock, before the calls' ends.
+	if res.RouterRunQueueMs < 0 || res.LoadRunQueueMs < 0 || res.StartUnixNano <= 0 || res.StartUnixNano > time.Now().UnixNano() {
+		t.Errorf("run queue %.3f / %.3f ms, start %d", res.RouterRunQueueMs, res.LoadRunQueueMs, res.StartUnixNano)
+	}
 	// The tail: the slowest 1% (one of 50 calls), whose overhead is the
 	// maximum, sent within the run, in one window of 100 ms.
 	if len(res.Slowest) != 1 || res.Slowest[0].OverMs != res.MaxMs || res.Slowest[0].AtMs < 0 || res.Slowest[0].AtMs > 250 || res.TailWindows != 1 {
 		t.Errorf("tail %+v, %d windows (max %.3f ms)", res.Slowest, res.TailWindows, res.MaxMs)
 	}
-	direct, err := overhead("http://"+addr, f, 200, 0.25, 0)
+	direct, err := overhead("http://"+addr, f, 200, 0.25, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if direct.Failed != 0 || direct.P50Ms <= 0 || direct.RouterCPUPercent != -1 || direct.RouterFaultsPerCall != -1 {
+	if direct.Failed != 0 || direct.P50Ms <= 0 || direct.RouterCPUPercent != -1 || direct.RouterFaultsPerCall != -1 || direct.RouterRunQueueMs != -1 {
 		t.Errorf("direct result %+v", direct)
+	}
+}
+
+// TestRunQueueWait: a process's threads' run-queue time is read and never
+// decreases; no process is an error.
+func TestRunQueueWait(t *testing.T) {
+	a, err := runQueueWait(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	b, err := runQueueWait(os.Getpid())
+	if err != nil || b < a {
+		t.Errorf("run queue %d then %d ns, %v", a, b, err)
+	}
+	for _, pid := range []int{0, -1, 1 << 30} {
+		if _, err := runQueueWait(pid); err == nil {
+			t.Errorf("pid %d: no error", pid)
+		}
 	}
 }
 
@@ -105,7 +129,7 @@ func TestOverheadThroughProxy(t *testing.T) {
 	go func() { _ = serveProxy(pln, "http://"+addr) }()
 	proxy := "http://" + pln.Addr().String()
 	waitUp(proxy)
-	res, err := overhead(proxy, f, 200, 0.25, os.Getpid())
+	res, err := overhead(proxy, f, 200, 0.25, 0, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@ import (
 // any wait for a core: Direct runs measure that floor without a router.
 type overheadResult struct {
 	Rate, Seconds float64
+	// StartUnixNano is the wall clock at the load's start: a Slowest
+	// call's AtMs from it places the call on an execution trace's clock
+	// (the trace's clock snapshots; scripts/tracetail).
+	StartUnixNano int64
 	// Direct: the calls went straight to the fake backend (no router).
 	Direct                 bool
 	Calls, Failed          int
@@ -32,13 +36,24 @@ type overheadResult struct {
 	InP50Ms, InP99Ms       float64 // client's send to the backend's handler: the request's way
 	OutP50Ms, OutP99Ms     float64 // the handler's end to the client's last byte: the reply's way
 	LateP99Ms              float64 // how late the generator sent, against its schedule
-	AchievedRate           float64 // calls completed per second of the load's wall time
-	RouterCPUPercent       float64 // the router's CPU over the load (-router-pid; -1: not read)
+	// LateShare is the share of the calls sent 0.5 ms or more late: the
+	// base rate for the Slowest's LateMs.
+	LateShare        float64
+	AchievedRate     float64 // calls completed per second of the load's wall time
+	RouterCPUPercent float64 // the router's CPU over the load (-router-pid; -1: not read)
 	// RouterFaultsPerCall: the router's minor page faults over the load
 	// per call (-1: not read): a heap that gives pages back to the kernel
 	// and touches them again pays a fault (a zeroed page) for each.
 	RouterFaultsPerCall float64
-	Errors              []string
+	// RouterRunQueueMs is the time the router's threads were ready to
+	// run but waited for a CPU over the load (the kernel's run queue,
+	// /proc/PID/task/*/schedstat; -1: not read): a core taken by another
+	// process, which no code in the router shortens.
+	RouterRunQueueMs float64
+	// LoadRunQueueMs is the same for this process (the client and the
+	// fake backend): a call's time counts its wait too.
+	LoadRunQueueMs float64
+	Errors         []string
 	// Slowest: the slowest 1% of the calls by overhead, slowest first:
 	// when they were sent tells a tail of bursts (a collection, a
 	// periodic pass under a lock) from one spread over the run.
@@ -51,9 +66,11 @@ type overheadResult struct {
 
 // slowCall is one call of the tail: when it was sent (ms after the load's
 // start), its overhead and the part of it on the request's way (the
-// client's send to the backend's handler) and the reply's.
+// client's send to the backend's handler) and the reply's, and how late
+// the generator sent it against its schedule (a call sent late was held
+// up in this process, and goes out in a bunch with the others held up).
 type slowCall struct {
-	AtMs, OverMs, InMs, OutMs float64
+	AtMs, OverMs, InMs, OutMs, LateMs float64
 }
 
 // fakeBackend is an OpenAI-compatible server that answers at once (a
@@ -111,11 +128,15 @@ func serveFake(addr string) (*fakeBackend, func(), error) {
 // for the floor) at rate per second for seconds, open loop, and measures
 // the time per call outside the fake backend's handler. routerPID, when
 // positive, is the router's process: its CPU time over the load is read
-// from /proc.
-func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID int) (*overheadResult, error) {
+// from /proc. warmup seconds of the same load come first, not measured: a
+// run's first half second (the client's connections opened one by one,
+// the router's heap grown from nothing) holds 2.8× its share of the
+// slowest calls (docs/results-router.md §4, session 11).
+func overhead(target string, f *fakeBackend, rate, seconds, warmup float64, routerPID int) (*overheadResult, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 4096
 	cl := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	warm(cl, target, rate, warmup)
 	n := int(rate * seconds)
 	sent := make([]time.Time, n)
 	got := make([]time.Time, n)
@@ -131,6 +152,8 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		errMu.Unlock()
 	}
 	cpu0, flt0, cpuErr := processCPU(routerPID)
+	rq0, rqErr := runQueueWait(routerPID)
+	lrq0, lrqErr := runQueueWait(os.Getpid())
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
@@ -160,7 +183,15 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 	wg.Wait()
 	wall := time.Since(start)
 	cpu1, flt1, _ := processCPU(routerPID)
-	res := &overheadResult{Rate: rate, Seconds: seconds, Calls: n, Errors: errs, RouterCPUPercent: -1, RouterFaultsPerCall: -1}
+	rq1, _ := runQueueWait(routerPID)
+	lrq1, _ := runQueueWait(os.Getpid())
+	res := &overheadResult{Rate: rate, Seconds: seconds, StartUnixNano: start.UnixNano(), Calls: n, Errors: errs, RouterCPUPercent: -1, RouterFaultsPerCall: -1, RouterRunQueueMs: -1, LoadRunQueueMs: -1}
+	if lrqErr == nil {
+		res.LoadRunQueueMs = float64(lrq1-lrq0) / 1e6
+	}
+	if routerPID > 0 && rqErr == nil {
+		res.RouterRunQueueMs = float64(rq1-rq0) / 1e6
+	}
 	if routerPID > 0 && cpuErr == nil {
 		res.RouterCPUPercent = 100 * (cpu1 - cpu0).Seconds() / wall.Seconds()
 		res.RouterFaultsPerCall = float64(flt1-flt0) / float64(n)
@@ -180,7 +211,7 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		out = append(out, ms(got[i].Sub(bout)))
 		over = append(over, ms(got[i].Sub(sent[i])-bout.Sub(bin)))
 		client = append(client, ms(got[i].Sub(sent[i])))
-		calls = append(calls, slowCall{AtMs: ms(sent[i].Sub(start)), OverMs: over[len(over)-1], InMs: in[len(in)-1], OutMs: out[len(out)-1]})
+		calls = append(calls, slowCall{AtMs: ms(sent[i].Sub(start)), OverMs: over[len(over)-1], InMs: in[len(in)-1], OutMs: out[len(out)-1], LateMs: late[i]})
 	}
 	f.mu.Unlock()
 	slices.SortFunc(calls, func(a, b slowCall) int { return cmp.Compare(b.OverMs, a.OverMs) })
@@ -200,9 +231,35 @@ func overhead(target string, f *fakeBackend, rate, seconds float64, routerPID in
 		res.ClientP50Ms, res.ClientP99 = quantile(client, 0.5), quantile(client, 0.99)
 		res.InP50Ms, res.InP99Ms = quantile(in, 0.5), quantile(in, 0.99)
 		res.OutP50Ms, res.OutP99Ms = quantile(out, 0.5), quantile(out, 0.99)
+		lateCalls := 0
+		for _, l := range late {
+			if l >= 0.5 {
+				lateCalls++
+			}
+		}
+		res.LateShare = float64(lateCalls) / float64(len(late))
 		res.LateP99Ms = quantile(late, 0.99)
 	}
 	return res, nil
+}
+
+// warm sends calls to target at rate per second for seconds, open loop,
+// and waits for them: their connections stay open in cl for the load.
+func warm(cl *http.Client, target string, rate, seconds float64) {
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range int(rate * seconds) {
+		time.Sleep(time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))))
+		wg.Go(func() {
+			body := `{"model":"fake","messages":[{"role":"user","content":"warm-` + strconv.Itoa(i) + `"}]}`
+			resp, err := cl.Post(target+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // quantile is the q-quantile of xs (nearest rank; xs is sorted in place).
@@ -237,9 +294,42 @@ func processCPU(pid int) (time.Duration, int64, error) {
 	return time.Duration(ut+st) * 10 * time.Millisecond, flt, nil
 }
 
+// runQueueWait is the time a process's threads have waited in the
+// kernel's run queue so far (the second field of each thread's
+// /proc/PID/task/TID/schedstat, ns; a thread that has exited is no longer
+// counted: the Go runtime keeps its threads).
+func runQueueWait(pid int) (int64, error) {
+	if pid <= 0 {
+		return 0, fmt.Errorf("no pid")
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		f := strings.Fields(string(data))
+		if len(f) < 2 {
+			return 0, fmt.Errorf("%s/%s/schedstat: too few fields", dir, t.Name())
+		}
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s/schedstat: %w", dir, t.Name(), err)
+		}
+		sum += ns
+	}
+	return sum, nil
+}
+
 // line is the result on one line: p50, p99, p99.9 and max in ms, the
 // achieved rate, the router's CPU % ("-" when not read), the failed
-// calls, TailWindows and the router's page faults per call ("-").
+// calls, TailWindows, the router's page faults per call ("-") and its
+// threads' run-queue wait over the load in ms ("-"), and this process's.
 func (r *overheadResult) line() string {
 	cpu := "-"
 	if r.RouterCPUPercent >= 0 {
@@ -249,5 +339,9 @@ func (r *overheadResult) line() string {
 	if r.RouterFaultsPerCall >= 0 {
 		flt = strconv.FormatFloat(r.RouterFaultsPerCall, 'f', 2, 64)
 	}
-	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d %d %s", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed, r.TailWindows, flt)
+	rq := "-"
+	if r.RouterRunQueueMs >= 0 {
+		rq = strconv.FormatFloat(r.RouterRunQueueMs, 'f', 1, 64)
+	}
+	return fmt.Sprintf("%.3f %.3f %.3f %.2f %.0f %s %d %d %s %s %.1f", r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.AchievedRate, cpu, r.Failed, r.TailWindows, flt, rq, r.LoadRunQueueMs)
 }

@@ -75,9 +75,17 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 	}
 	// The request follows ctx (the caller gone, the backend's generation
 	// ends) until the reply is read; the reading of the body's end after
-	// it (drainRest) is not cut by the call's end, which cancels ctx.
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	detach := context.AfterFunc(ctx, cancel)
+	// it (drainRest) is not cut by the call's end, which cancels ctx. The
+	// inline transport watches ctx itself and lets go of it when asked
+	// (inlineBody.detach): no context of the request's own, which would
+	// cost a detached context, its cancel and a second watch on ctx (eight
+	// allocations a call, docs/results-router.md §4, session 11).
+	inline := b.inline != nil && b.client.Transport == b.inline
+	rctx, cancel, detach := ctx, context.CancelFunc(func() {}), func() bool { return true }
+	if !inline {
+		rctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+		detach = context.AfterFunc(ctx, cancel)
+	}
 	// The body is a bytes.Reader in io.NopCloser, a type net/http knows to
 	// be in memory: with any other, (*http.Request).Write flushes the
 	// headers before the body, two writes (and wake-ups) per request.
@@ -87,17 +95,29 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}).WithContext(rctx)
 	resp, err := b.client.Transport.RoundTrip(hreq)
 	if err != nil {
-		detach()
-		cancel()
+		if !inline {
+			detach()
+			cancel()
+		}
 		return Reply{}, &failure{down: true, msg: err.Error()}
 	}
+	ib, _ := resp.Body.(*inlineBody) // the inline transport's: it watches ctx
 	body := &endReader{r: resp.Body}
 	defer func() {
-		detach()
-		if body.ended || err != nil {
-			resp.Body.Close()
-			cancel()
+		if ib != nil {
+			ib.detach()
 		} else {
+			detach()
+		}
+		switch {
+		case body.ended || err != nil:
+			resp.Body.Close()
+			if ib == nil {
+				cancel()
+			}
+		case ib != nil:
+			go drainRest(resp.Body, ib.abort)
+		default:
 			go drainRest(resp.Body, cancel)
 		}
 	}()
@@ -143,8 +163,9 @@ const (
 )
 
 // drainRest reads the rest of body (on its own goroutine: the reply is
-// complete and goes on meanwhile) and closes it; cancel, the request's,
-// ends a read that takes longer than drainWait (and the connection).
+// complete and goes on meanwhile) and closes it; cancel (the request's
+// context's, or the inline body's abort) ends a read that takes longer
+// than drainWait, and the connection.
 func drainRest(body io.ReadCloser, cancel context.CancelFunc) {
 	t := time.AfterFunc(drainWait, cancel)
 	_, _ = io.CopyN(io.Discard, body, drainBytes)

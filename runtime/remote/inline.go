@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,6 +50,10 @@ type inlineConn struct {
 	bw     *bufio.Writer
 	reused bool
 	since  time.Time // idle since
+	// close is c.Close as a func, made once per connection: each request
+	// hands it to context.AfterFunc (a closure made per request would be
+	// an allocation per call).
+	close func()
 }
 
 func newInlineTransport(addr string, maxIdle int, headerWait time.Duration) *inlineTransport {
@@ -104,7 +109,7 @@ func closeBody(req *http.Request) {
 // read by the caller (inlineBody), and the connection goes back to the
 // pool at its end.
 func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *http.Request) (*http.Response, error) {
-	stop := context.AfterFunc(ctx, func() { pc.c.Close() })
+	stop := context.AfterFunc(ctx, pc.close)
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		pc.c.Close()
@@ -173,7 +178,19 @@ type inlineBody struct {
 	ctx  context.Context
 	keep bool
 	done bool
+	// detached: the request's context no longer ends the body (detach);
+	// live: the connection was not closed by it before (stop's result).
+	detached, live bool
+	// state: bodyReading, then bodyFinished (finish) or bodyAborted
+	// (abort, from another goroutine), whichever comes first.
+	state atomic.Int32
 }
+
+const (
+	bodyReading int32 = iota
+	bodyFinished
+	bodyAborted
+)
 
 func (b *inlineBody) Read(p []byte) (int, error) {
 	if b.done {
@@ -184,7 +201,7 @@ func (b *inlineBody) Read(p []byte) (int, error) {
 		b.finish(true)
 	} else if err != nil {
 		b.finish(false)
-		if b.ctx.Err() != nil {
+		if !b.detached && b.ctx.Err() != nil {
 			err = b.ctx.Err()
 		}
 	}
@@ -196,6 +213,27 @@ func (b *inlineBody) Close() error {
 	return nil
 }
 
+// detach lets the body's rest be read whatever the request's context
+// does from now on (its end no longer closes the connection); it is true
+// unless the context had already closed it. By the body's reader, before
+// it hands the body to another goroutine.
+func (b *inlineBody) detach() bool {
+	if !b.detached {
+		b.detached, b.live = true, b.stop()
+	}
+	return b.live
+}
+
+// abort closes the connection under a read of the body (drainRest's
+// deadline): the read fails and finishes the body. Any goroutine; after
+// the body's finish it does nothing (the connection may be back in the
+// pool, another request's).
+func (b *inlineBody) abort() {
+	if b.state.CompareAndSwap(bodyReading, bodyAborted) {
+		b.pc.c.Close()
+	}
+}
+
 // finish gives the connection back (ended: the body was read to its end)
 // or closes it, once.
 func (b *inlineBody) finish(ended bool) {
@@ -203,8 +241,10 @@ func (b *inlineBody) finish(ended bool) {
 		return
 	}
 	b.done = true
-	// stop false: the request's context closed the connection already.
-	if b.stop() && ended && b.keep {
+	// live false: the request's context closed the connection already;
+	// the state not bodyReading: abort did.
+	live := b.detach()
+	if b.state.CompareAndSwap(bodyReading, bodyFinished) && live && ended && b.keep {
 		b.t.put(b.pc)
 		return
 	}
@@ -230,7 +270,9 @@ func (t *inlineTransport) get(ctx context.Context) (*inlineConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &inlineConn{c: c, br: bufio.NewReaderSize(c, 4<<10), bw: bufio.NewWriterSize(c, 4<<10)}, nil
+	pc := &inlineConn{c: c, br: bufio.NewReaderSize(c, 4<<10), bw: bufio.NewWriterSize(c, 4<<10)}
+	pc.close = func() { pc.c.Close() }
+	return pc, nil
 }
 
 // put keeps pc for the next request, unless the pool is full or closed.

@@ -43,6 +43,33 @@ func testReusesStreamedConnection(t *testing.T, transport string) {
 	}
 }
 
+// The call's end (its context cancelled as soon as the reply is read, as
+// the runtime does when the call completes) does not cut the body's rest:
+// the drain still gives the connection back. The inline transport watches
+// the call's context itself and lets go of it before the drain
+// (inlineBody.detach); net/http's, through a detached request context.
+func TestGenerateDrainOutlivesTheCall(t *testing.T) {
+	forTransports(t, func(t *testing.T, transport string) {
+		s, conns := testutil.CountingSSEBackend(t, "m1", 5*time.Millisecond, nil, // the body's end 5 ms after [DONE]
+			`{"model":"m1","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"}}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`)
+		r := newTestRouter(t, "", s.URL+",transport="+transport)
+		const calls = 20
+		for range calls {
+			time.Sleep(20 * time.Millisecond)
+			ctx, cancel := context.WithCancel(context.Background())
+			_, err := r.Generate(ctx, userReq("p"), "", func(Event) bool { return true })
+			cancel() // the call ends while its body's end is still coming
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := conns.Load(); n > 5 {
+			t.Fatalf("%d connections for %d sequential calls: the call's end cut the drain", n, calls)
+		}
+	})
+}
+
 // A backend that never ends its body after [DONE] holds up no call: the
 // reply returns at once, and the drain gives up on the connection after
 // drainWait (closes it).
