@@ -177,7 +177,7 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.Float64Var(&o.ProgramCVLow, "program-cv-low", 0, "pitstop: below this CV of program service, programs finish in arrival order (0: default 0.7)")
 	fl.Float64Var(&o.ProgramIdle, "program-idle", 0, "pitstop: seconds without a call before a program counts as complete (0: default 120)")
 	fl.Float64Var(&o.ProgramCVHigh, "program-cv-high", 0, "pitstop: above this CV of program service, programs go in attained-service queues (0: default 1)")
-	fl.StringVar(&o.ProgramOrder, "program-order", "", "pitstop: program-level order: auto (from the CV of program service), call, remaining, arrival, queues, gittins (the Gittins index of the learned program-service distribution, in levels of 2x)")
+	fl.StringVar(&o.ProgramOrder, "program-order", "", "pitstop: program-level order: auto (from the CV of program service), call, remaining, arrival, queues, gittins (the Gittins index of the learned program-service distribution, in levels of 2x), gittins-rest (the Gittins index of the program's remaining service given the call's own rest; +cv, +shape, +warmup, +guard switch the old rules back on)")
 	fl.BoolVar(&o.NoProgramQueues, "pitstop-no-queues", false, "pitstop ablation: one queue (no program-level attained service)")
 	fl.BoolVar(&o.NoMemoryOverTime, "pitstop-no-mot", false, "pitstop ablation: FCFS inside a queue instead of memory-over-time")
 	fl.BoolVar(&o.NoDynamicHandling, "pitstop-no-dynamic", false, "pitstop ablation: keep the handling chosen at the tool call")

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -121,6 +122,7 @@ type benchCase struct {
 	name, policy string
 	opts         Options
 	aged         bool // pitstop with its arrival-order reference known (T = 20 s), so the aging re-ranks
+	modeled      bool // pitstop with a ready program model (4,096 heavy-tailed programs of 10 calls each)
 }
 
 // benchCases are every policy with its defaults, and pitstop in each fixed
@@ -156,6 +158,9 @@ func benchCases() []benchCase {
 	cs = append(cs, benchCase{name: "pitstop-aged-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}, aged: true})
 	// Session 9's admission of programs in arrival order (program_lead.go).
 	cs = append(cs, benchCase{name: "pitstop-started", policy: "pitstop", opts: Options{PitstopAdmission: "started", PitstopProgramLead: "0"}})
+	// Session 11's Gittins index of the program's remaining service, with
+	// the model ready so that every rank looks the index up.
+	cs = append(cs, benchCase{name: "pitstop-gittins-rest", policy: "pitstop", opts: Options{ProgramOrder: "gittins-rest"}, aged: true, modeled: true})
 	return cs
 }
 
@@ -173,6 +178,14 @@ func BenchmarkOrdering10k(b *testing.B) {
 			}
 			if c.aged {
 				pol.(*Pitstop).fcfs = fcfsReference{num: 10, den: 1, own: p99Window{n: fcfsMinCalls, q99: 10}}
+			}
+			if c.modeled {
+				m := &pol.(*Pitstop).model
+				for i := range programSamples {
+					m.add(1 / math.Pow(float64(i+1)/(programSamples+1), 1/1.2))
+				}
+				m.programs, m.calls, m.svc, m.ctxSvc = programSamples, 10*programSamples, 1, 1000
+				m.rebuild()
 			}
 			orderingStep(b, pol, func(i int) engine.Controller { return endless{tool: i%2 == 0} })
 		})

@@ -130,6 +130,7 @@ type Pitstop struct {
 	fixedOrder bool
 	lastOrder  programOrder // the order of the last full re-rank
 	forced     programOrder
+	restRules  restRules // "gittins-rest"'s hand-set rules switched back on
 	noMOT      bool
 	noDynamic  bool
 	noHeld     bool
@@ -163,7 +164,7 @@ func NewPitstop(o Options) *Pitstop {
 	room, _ := newHostRoom(o.PitstopHostRoom)
 	lead, _ := newProgramLead(o.PitstopProgramLead)
 	lead.started, _ = newAdmission(o.PitstopAdmission)
-	return &Pitstop{
+	p := &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
 		starve:     starve,
@@ -176,7 +177,8 @@ func NewPitstop(o Options) *Pitstop {
 		refresh:    scoreRefresh{every: o.ScoreRefresh},
 		noQueues:   o.NoProgramQueues,
 		fixedOrder: o.ProgramOrder != "" && o.ProgramOrder != "auto",
-		forced:     programOrders[o.ProgramOrder],
+		forced:     forcedOrder(o.ProgramOrder),
+		restRules:  restRulesOf(o.ProgramOrder),
 		noMOT:      o.NoMemoryOverTime,
 		noDynamic:  o.NoDynamicHandling,
 		noHeld:     o.NoHeldFirst,
@@ -192,6 +194,13 @@ func NewPitstop(o Options) *Pitstop {
 		lead:       lead,
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail)},
 	}
+	if p.forced == byGittinsRest {
+		// The index starts as the call's order (model not ready): no
+		// re-rank for a change of order at the first iteration, so that
+		// with single-call programs the re-ranks fall where byCall's do.
+		p.lastOrder = byGittinsRest
+	}
+	return p
 }
 
 // edfOf is the deadline lane's EDF schedule when the tail rule tests the
@@ -218,11 +227,12 @@ func fitOf(r tailRules) *promotionFit {
 type programOrder uint8
 
 const (
-	byCall      programOrder = iota // the call's memory-over-time alone
-	byRemaining                     // plus the program's expected remaining work
-	byArrival                       // programs in arrival order
-	byQueue                         // the program's attained-service queue, then the call's memory-over-time
-	byGittins                       // the program's Gittins-index level, then the call's memory-over-time
+	byCall        programOrder = iota // the call's memory-over-time alone
+	byRemaining                       // plus the program's expected remaining work
+	byArrival                         // programs in arrival order
+	byQueue                           // the program's attained-service queue, then the call's memory-over-time
+	byGittins                         // the program's Gittins-index level, then the call's memory-over-time
+	byGittinsRest                     // the Gittins index of the program's remaining service given the call's own rest (gittins_order.go)
 )
 
 // programOrders names the orders for Options.ProgramOrder.
@@ -232,6 +242,8 @@ var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemai
 // behind each rule are in docs/results-policies.md.
 func (p *Pitstop) order() programOrder {
 	switch {
+	case p.fixedOrder && p.forced == byGittinsRest:
+		return p.restOrder()
 	case p.fixedOrder:
 		return p.forced
 	case p.noQueues || !p.a.table.anyMulti:
@@ -277,6 +289,9 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		key = s.ReadyAt().Seconds()
 	} else {
 		key = p.score(v, s, st)
+	}
+	if ord == byGittinsRest {
+		key = p.restKey(v, s, st, key) // before the aging: it ages the program's key as it ages the call's
 	}
 	class := 2.0
 	if p.tail.aging && ord != byArrival {
@@ -327,7 +342,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		if dl, ok := p.deadlines.urgent(v, s, st); ok {
 			return engine.Priority{Class: 1.5, Key: dl}
 		}
-		if (ord == byQueue || ord == byGittins) && p.overdue(v, s, st) {
+		if p.guarded(ord) && p.overdue(v, s, st) {
 			return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
 		}
 	case p.inLane(v, s) && p.lane.bySize:
@@ -338,7 +353,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		// Waited past arrival order's p99 end-to-end time: served in
 		// arrival order, ahead of the ranked calls.
 		return engine.Priority{Class: 1.5, Key: s.Arrival().Seconds()}
-	case (ord == byQueue || ord == byGittins) && p.overdue(v, s, st):
+	case p.guarded(ord) && p.overdue(v, s, st):
 		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
 	}
 	return engine.Priority{Class: class, Key: key}
@@ -355,6 +370,12 @@ func (p *Pitstop) lateVsFCFS(v *engine.View, s *engine.Sequence) bool {
 	}
 	b, ok := p.fcfs.bound(p.fcfsSlack)
 	return ok && v.Wait(s).Seconds() > b
+}
+
+// guarded reports whether the tail guard acts in order ord: in the queues
+// and the Gittins levels, and in "gittins-rest" only with "+guard".
+func (p *Pitstop) guarded(ord programOrder) bool {
+	return ord == byQueue || ord == byGittins || ord == byGittinsRest && p.restRules.guard
 }
 
 // overdue is the tail guard: the call has waited (in all its runnable
@@ -519,7 +540,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.deadline || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.deadline || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins || ord == byGittinsRest
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord

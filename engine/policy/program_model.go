@@ -35,6 +35,9 @@ type programModel struct {
 	svc       float64   // Σ service of finished calls
 	lastSweep time.Duration
 	gittins   gittinsTable
+	rest      restIndex
+	programs  float64 // completed programs counted in calls
+	calls     float64 // their calls
 }
 
 const programSamples = 4096
@@ -61,6 +64,8 @@ func (m *programModel) sweep(t *processTable, now time.Duration) {
 	for id, r := range t.rows {
 		if r.active <= 0 && now-r.lastFinish > m.idle {
 			m.add(r.attained().Seconds())
+			m.programs++
+			m.calls += float64(max(r.calls, 1))
 			delete(t.rows, id)
 		}
 	}
@@ -99,6 +104,7 @@ func (m *programModel) rebuild() {
 		m.suffix[i] = m.suffix[i+1] + m.sorted[i]
 	}
 	m.gittins.build(m.sorted, m.suffix)
+	m.rest.build(m.sorted, m.suffix)
 	m.cv = 0
 	if n := float64(len(m.sorted)); n > 0 && m.suffix[0] > 0 {
 		mean, v := m.suffix[0]/n, 0.0
@@ -136,4 +142,22 @@ func (m *programModel) remaining(a time.Duration) float64 {
 		return 0
 	}
 	return m.residual(a.Seconds()) * m.ctxSvc / m.svc
+}
+
+// lastCall is the probability that a call ends its program: completed
+// programs per call they made (1 where every program is a single call).
+func (m *programModel) lastCall() float64 {
+	if m.calls <= 0 {
+		return 1
+	}
+	return m.programs / m.calls
+}
+
+// scale is the average context a second of service holds (tokens), which
+// turns seconds of service into memory-over-time; 0 until a call finished.
+func (m *programModel) scale() float64 {
+	if m.svc <= 0 {
+		return 0
+	}
+	return m.ctxSvc / m.svc
 }

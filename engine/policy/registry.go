@@ -149,7 +149,10 @@ type Options struct {
 	// what is left).
 	ProgramCVLow, ProgramCVHigh float64
 	// ProgramOrder fixes pitstop's program-level order instead of choosing
-	// it from the CV: call, remaining, arrival or queues. Default auto.
+	// it from the CV: call, remaining, arrival, queues, gittins, or
+	// gittins-rest (the Gittins index of the program's remaining service
+	// given the call's own rest, gittins_order.go) with any of the old
+	// rules back on: +cv, +shape, +warmup, +guard. Default auto.
 	ProgramOrder string
 	// ProgramIdle is how long, in seconds, a program must have had no call in
 	// the engine before pitstop counts it as complete and learns from its
@@ -266,7 +269,7 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case o.ProgramOrder != "" && o.ProgramOrder != "auto" && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto, call, remaining, arrival, queues, gittins)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup, +guard)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
@@ -351,7 +354,7 @@ func New(name string, o Options) (engine.Policy, error) {
 }
 
 func validOrder(name string) bool {
-	_, ok := programOrders[name]
+	_, _, ok := parseProgramOrder(name)
 	return ok
 }
 
