@@ -35,6 +35,12 @@ type deadlineLane struct {
 	// fit, when set (PitstopTail "aging+feasible-fit"), promotes a call only
 	// if its admission evicts nothing (promotionFit).
 	fit *promotionFit
+	// first, when set (PitstopTail "aging+warm+first"), promotes only a
+	// call that has not started (firstWait).
+	first bool
+	// swap, when set (PitstopTail "aging+warm+swap"), promotes a call only
+	// if its admission evicts by swaps alone (promotionSwap).
+	swap *promotionSwap
 	// reference is fcfsReference's T (the conservation-law estimate of
 	// arrival order's p99), set at each full re-rank: the floor is the
 	// larger of the two estimates, since both fall short of the real p99
@@ -94,6 +100,9 @@ func (d *deadlineLane) due(v *engine.View, s *engine.Sequence, st *callState) fl
 // urgent reports whether the waiting call goes ahead now, and its deadline.
 func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState) (float64, bool) {
 	dl := d.due(v, s, st)
+	if d.first && !firstWait(s) {
+		return dl, false // started: it waits in the rank
+	}
 	if k := keyOf(s); st.restFor != k {
 		st.restDev, st.restTool = restParts(v, s, st)
 		st.restFor = k // a waiting call keeps its rest across re-ranks
@@ -112,6 +121,9 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	}
 	if d.fit != nil && !d.fit.fits(v, s, st) {
 		return dl, false // it would buy its place with evictions: it waits in the rank
+	}
+	if d.swap != nil && !d.swap.fits(v, s, st) {
+		return dl, false // it would buy its place with discards: it waits in the rank
 	}
 	if v.Iteration == d.rerankAt {
 		d.next += dev
@@ -136,6 +148,9 @@ func (d *deadlineLane) rerank(v *engine.View) {
 	d.next, d.rerankAt, d.lastRerank = 0, v.Iteration, now
 	if d.fit != nil {
 		d.fit.rerank(v)
+	}
+	if d.swap != nil {
+		d.swap.rerank(v)
 	}
 }
 

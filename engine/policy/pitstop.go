@@ -190,7 +190,7 @@ func NewPitstop(o Options) *Pitstop {
 		recache:    recache,
 		room:       room,
 		lead:       lead,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, swap: swapOf(tail)},
 	}
 }
 
@@ -212,6 +212,15 @@ func fitOf(r tailRules) *promotionFit {
 		return nil
 	}
 	return &promotionFit{}
+}
+
+// swapOf is the deadline lane's host-room test when the tail rule asks
+// for it (PitstopTail "aging+warm+swap"), else nil.
+func swapOf(r tailRules) *promotionSwap {
+	if !r.swap {
+		return nil
+	}
+	return &promotionSwap{}
 }
 
 // programOrder is how programs are ordered now (see Pitstop).

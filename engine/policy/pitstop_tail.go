@@ -23,6 +23,8 @@ type tailRules struct {
 	perCall  bool    // the aging against each call's own arrival-order time, not one T
 	fit      bool    // a promotion only of a call that fits in the free blocks (promotionFit)
 	warm     bool    // a call with a prefix-cached context aged from its program's arrival (ageOf)
+	first    bool    // a promotion only of a call that has not started (firstWait)
+	swap     bool    // a promotion only of a call whose evictions are swaps (promotionSwap)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -45,7 +47,10 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // one), "aging+feasible-fit" ("aging+feasible-p99" promoting only a call
 // whose admission evicts nothing: promotionFit), "aging+warm" (the aging,
 // a call whose context is prefix-cached aged from its program's arrival:
-// ageOf) or "deadline-aging" (the aging against each call's own arrival-order time,
+// ageOf), "aging+warm+first" ("aging+warm" with the lane of
+// "aging+feasible-p99" promoting only calls that have not started:
+// firstWait), "aging+warm+swap" (the same lane promoting only a call whose
+// evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
@@ -95,11 +100,17 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+warm":
 		r.aging, r.warm = true, true
 		return r, nil
+	case o.PitstopTail == "aging+warm+first":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first = true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+swap":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.swap = true, true, true, true, true, true
+		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+first, aging+warm+swap, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
