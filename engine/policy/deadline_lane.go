@@ -41,6 +41,9 @@ type deadlineLane struct {
 	// swap, when set (PitstopTail "aging+warm+swap"), promotes a call only
 	// if its admission evicts by swaps alone (promotionSwap).
 	swap *promotionSwap
+	// lag, when set (PitstopTail "aging+warm+first-lag"), is added to a
+	// candidate's predicted rest (promotionLag).
+	lag *promotionLag
 	// reference is fcfsReference's T (the conservation-law estimate of
 	// arrival order's p99), set at each full re-rank: the floor is the
 	// larger of the two estimates, since both fall short of the real p99
@@ -108,7 +111,11 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 		st.restFor = k // a waiting call keeps its rest across re-ranks
 	}
 	dev, tool := st.restDev, st.restTool
-	lax := dl - v.Now.Seconds() - dev - tool
+	late := 0.0
+	if d.lag != nil {
+		late = d.lag.lag()
+	}
+	lax := dl - v.Now.Seconds() - dev - tool - late
 	if d.feasible && lax < 0 {
 		return dl, false
 	}
@@ -116,7 +123,7 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	if lax >= need {
 		return dl, false
 	}
-	if d.edf != nil && !d.edf.feasible(dl, d.edf.bound(s.Arrival().Seconds(), dl)-v.Now.Seconds()-dev-tool, d.shadow.servers()) {
+	if d.edf != nil && !d.edf.feasible(dl, d.edf.bound(s.Arrival().Seconds(), dl)-v.Now.Seconds()-dev-tool-late, d.shadow.servers()) {
 		return dl, false // overload: it misses behind the EDF calls ahead anyway
 	}
 	if d.fit != nil && !d.fit.fits(v, s, st) {
@@ -124,6 +131,9 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	}
 	if d.swap != nil && !d.swap.fits(v, s, st) {
 		return dl, false // it would buy its place with discards: it waits in the rank
+	}
+	if d.lag != nil {
+		d.lag.mark(st, v.Now.Seconds()+dev+tool)
 	}
 	if v.Iteration == d.rerankAt {
 		d.next += dev
@@ -154,9 +164,16 @@ func (d *deadlineLane) rerank(v *engine.View) {
 	}
 }
 
-// observe records a finished call's end-to-end time for the EDF test.
+// observe records a finished call's end-to-end time for the EDF test, and
+// a promoted call's lag.
 func (d *deadlineLane) observe(e *engine.Event) {
-	if d.edf == nil || e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
+	if e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
+		return
+	}
+	if d.lag != nil {
+		d.lag.observe(e)
+	}
+	if d.edf == nil {
 		return
 	}
 	d.edf.realized.record((e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds())

@@ -190,7 +190,7 @@ func NewPitstop(o Options) *Pitstop {
 		recache:    recache,
 		room:       room,
 		lead:       lead,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, swap: swapOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, swap: swapOf(tail), lag: lagOf(tail)},
 	}
 }
 
@@ -221,6 +221,15 @@ func swapOf(r tailRules) *promotionSwap {
 		return nil
 	}
 	return &promotionSwap{}
+}
+
+// lagOf is the deadline lane's learned lag when the tail rule asks for it
+// (PitstopTail "aging+warm+first-lag"), else nil.
+func lagOf(r tailRules) *promotionLag {
+	if !r.lag {
+		return nil
+	}
+	return &promotionLag{}
 }
 
 // programOrder is how programs are ordered now (see Pitstop).
