@@ -49,8 +49,9 @@ type callState struct {
 	shadowOwn         float64 // its own time in the shadow (start to end), seconds
 	restDev, restTool float64
 	restFor           scoreKey
-	laneEnd           float64 // when the lane first promoted it, its predicted end (promotionLag), seconds
-	laneMarked        bool
+	laneEnd           float64 // at its first promotion, its device work's predicted end (promotionLag), seconds
+	laneMarked        bool    // promoted once
+	laneMeasured      bool    // its lag recorded
 
 	// Continuum.
 	ttl float64 // seconds its KV stays pinned during the current tool call; < 0: not pinned

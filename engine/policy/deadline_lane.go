@@ -133,7 +133,7 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 		return dl, false // it would buy its place with discards: it waits in the rank
 	}
 	if d.lag != nil {
-		d.lag.mark(st, v.Now.Seconds()+dev+tool)
+		d.lag.mark(v, s, st)
 	}
 	if v.Iteration == d.rerankAt {
 		d.next += dev
@@ -167,13 +167,10 @@ func (d *deadlineLane) rerank(v *engine.View) {
 // observe records a finished call's end-to-end time for the EDF test, and
 // a promoted call's lag.
 func (d *deadlineLane) observe(e *engine.Event) {
-	if e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
-		return
-	}
-	if d.lag != nil {
+	if d.lag != nil && e.Seq != nil && !e.Seq.Cancelled() && e.Err == nil {
 		d.lag.observe(e)
 	}
-	if d.edf == nil {
+	if d.edf == nil || e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
 		return
 	}
 	d.edf.realized.record((e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds())

@@ -4,8 +4,10 @@ import "github.com/pitstop-llm/pitstop/engine"
 
 // promotionLag is the deadline lane's learned lag (PitstopTail
 // "aging+warm+first-lag"): how much later than predicted the calls the lane
-// promoted ended, the mean over the last fcfsWindow of them (never below
-// zero). The lane adds it to a candidate's predicted rest, in its laxity and
+// promoted reached the end of the device work they were promoted for (their
+// next pause on a tool, or their end), the mean over the last fcfsWindow of
+// them (never below zero). Measured to the next pause, not to the call's
+// end: a call with several tools has later segments no prediction covers. The lane adds it to a candidate's predicted rest, in its laxity and
 // in the EDF test, so a call is promoted as early as the promoted calls
 // turn out to need.
 //
@@ -24,20 +26,40 @@ type promotionLag struct {
 	sum  float64   // the ring's sum
 }
 
-// mark records, at its first promotion, when a call is predicted to end.
-func (l *promotionLag) mark(st *callState, end float64) {
+// mark records, at its first promotion, when the call's device work up to
+// its next pause or its end is predicted to be done (segmentRest).
+func (l *promotionLag) mark(v *engine.View, s *engine.Sequence, st *callState) {
 	if !st.laneMarked {
-		st.laneEnd, st.laneMarked = end, true
+		st.laneEnd, st.laneMarked = v.Now.Seconds()+segmentRest(v, s, st), true
 	}
 }
 
-// observe records a finished call's lag if the lane promoted it.
+// observe records a promoted call's lag at its next pause or its end.
 func (l *promotionLag) observe(e *engine.Event) {
-	st := stateOf(e.Seq)
-	if !st.laneMarked {
+	if e.Kind != engine.EvPaused && e.Kind != engine.EvFinished {
 		return
 	}
-	l.record(e.Seq.FinishedAt().Seconds() - st.laneEnd)
+	st := stateOf(e.Seq)
+	if !st.laneMarked || st.laneMeasured {
+		return
+	}
+	st.laneMeasured = true
+	l.record(e.Time.Seconds() - st.laneEnd)
+}
+
+// segmentRest is restOfService's device time up to the call's next pause
+// or its end: its prefill left and its predicted output before the tool.
+func segmentRest(v *engine.View, s *engine.Sequence, st *callState) float64 {
+	c := v.Cost
+	t := float64(decodeLeft(s.Forecast().Predicted, s, st)) * c.IterTime(v.Running+1)
+	if prefill := s.NumTokens() - s.Computed(); prefill > 0 {
+		budget := c.TokenBudget
+		if budget <= 0 {
+			budget = prefill
+		}
+		t += float64((prefill+budget-1)/budget) * c.IterTime(budget)
+	}
+	return t
 }
 
 // record adds a promoted call's lag, seconds.

@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // TestPromotionLag: the lag is 0 until fcfsMinCalls promoted calls
@@ -31,13 +32,6 @@ func TestPromotionLag(t *testing.T) {
 	if got, want := l.lag(), (9.0-3.0)/2; math.Abs(got-want) > 1e-9 {
 		t.Fatalf("ring half replaced: lag %v, want %v", got, want)
 	}
-	var st callState
-	l.mark(&st, 100)
-	l.mark(&st, 200)
-	if st.laneEnd != 100 {
-		t.Fatalf("predicted end %v, want the first promotion's 100", st.laneEnd)
-	}
-
 	p := NewPitstop(Options{PitstopTail: "aging+warm+first-lag"})
 	if p.deadlines.lag == nil || !p.deadlines.first || p.deadlines.edf == nil || !p.deadlines.edf.toP99 || !p.tail.warm {
 		t.Fatal("aging+warm+first-lag: want the warm aging, the EDF test against the realized p99, the first-wait test and the lag")
@@ -59,7 +53,12 @@ func TestPromotionLag(t *testing.T) {
 	if _, ok := p.deadlines.urgent(v, long, st2); !ok {
 		t.Fatal("a 1.5 s lag learned: the call (2 s of laxity, 0.5 s left) is not promoted against a 1 s wait")
 	}
-	if !st2.laneMarked {
-		t.Fatal("the promoted call's predicted end is not kept")
+	if want := v.Now.Seconds() + segmentRest(v, long, st2); !st2.laneMarked || st2.laneEnd != want {
+		t.Fatalf("the promoted call's predicted end %v (marked %v), want %v", st2.laneEnd, st2.laneMarked, want)
+	}
+	v.Now += 5 * time.Second
+	p.deadlines.lag.mark(v, long, st2)
+	if want := v.Now.Seconds() - 5 + segmentRest(v, long, st2); math.Abs(st2.laneEnd-want) > 1e-9 {
+		t.Fatalf("promoted again: predicted end %v, want the first promotion's %v", st2.laneEnd, want)
 	}
 }
