@@ -38,6 +38,10 @@ type deadlineLane struct {
 	// first, when set (PitstopTail "aging+warm+first"), promotes only a
 	// call that has not started (firstWait).
 	first bool
+	// final, when set (PitstopTail "aging+warm+final"), promotes only a
+	// call with no tool ahead (finalStretch); with first, a call that is
+	// either.
+	final bool
 	// swap, when set (PitstopTail "aging+warm+swap"), promotes a call only
 	// if its admission evicts by swaps alone (promotionSwap).
 	swap *promotionSwap
@@ -103,8 +107,8 @@ func (d *deadlineLane) due(v *engine.View, s *engine.Sequence, st *callState) fl
 // urgent reports whether the waiting call goes ahead now, and its deadline.
 func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState) (float64, bool) {
 	dl := d.due(v, s, st)
-	if d.first && !firstWait(s) {
-		return dl, false // started: it waits in the rank
+	if !d.promotable(s) {
+		return dl, false // started, or a tool ahead: it waits in the rank
 	}
 	if k := keyOf(s); st.restFor != k {
 		st.restDev, st.restTool = restParts(v, s, st)
@@ -142,6 +146,20 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 		}
 	}
 	return dl, true
+}
+
+// promotable reports whether the lane's call tests (firstWait,
+// finalStretch) let s be promoted: with both on, either suffices.
+func (d *deadlineLane) promotable(s *engine.Sequence) bool {
+	switch {
+	case d.first && d.final:
+		return firstWait(s) || finalStretch(s)
+	case d.first:
+		return firstWait(s)
+	case d.final:
+		return finalStretch(s)
+	}
+	return true
 }
 
 // rerank starts a full re-rank at the view's iteration: the calls promoted

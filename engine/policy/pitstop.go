@@ -190,7 +190,7 @@ func NewPitstop(o Options) *Pitstop {
 		recache:    recache,
 		room:       room,
 		lead:       lead,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, swap: swapOf(tail), lag: lagOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, swap: swapOf(tail), lag: lagOf(tail)},
 	}
 }
 
