@@ -153,6 +153,9 @@ func benchCases() []benchCase {
 	cs = append(cs, benchCase{name: "pitstop-aging-feasible", policy: "pitstop", opts: Options{PitstopTail: "aging+feasible"}, aged: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-feasible-p99", policy: "pitstop", opts: Options{PitstopTail: "aging+feasible-p99"}, aged: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-feasible-floor", policy: "pitstop", opts: Options{PitstopTail: "aging+feasible-floor"}, aged: true})
+	// Session 11's lane of calls that have not started or have no tool ahead, with and without the lag.
+	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final"}, aged: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-lag", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-lag"}, aged: true})
 	// Session 8's re-admission rule off (the default has it on), to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
 	cs = append(cs, benchCase{name: "pitstop-aged-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}, aged: true})

@@ -49,6 +49,9 @@ type callState struct {
 	shadowOwn         float64 // its own time in the shadow (start to end), seconds
 	restDev, restTool float64
 	restFor           scoreKey
+	laneEnd           float64 // at its first promotion, its device work's predicted end (promotionLag), seconds
+	laneMarked        bool    // promoted once
+	laneMeasured      bool    // its lag recorded
 
 	// Pitstop's resume rule (resume_paid.go): back from its tool with its
 	// KV on the host, not run since.

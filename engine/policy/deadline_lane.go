@@ -35,6 +35,19 @@ type deadlineLane struct {
 	// fit, when set (PitstopTail "aging+feasible-fit"), promotes a call only
 	// if its admission evicts nothing (promotionFit).
 	fit *promotionFit
+	// first, when set (PitstopTail "aging+warm+first"), promotes only a
+	// call that has not started (firstWait).
+	first bool
+	// final, when set (PitstopTail "aging+warm+final"), promotes only a
+	// call with no tool ahead (finalStretch); with first, a call that is
+	// either.
+	final bool
+	// swap, when set (PitstopTail "aging+warm+swap"), promotes a call only
+	// if its admission evicts by swaps alone (promotionSwap).
+	swap *promotionSwap
+	// lag, when set (PitstopTail "aging+warm+first-lag"), is added to a
+	// candidate's predicted rest (promotionLag).
+	lag *promotionLag
 	// reference is fcfsReference's T (the conservation-law estimate of
 	// arrival order's p99), set at each full re-rank: the floor is the
 	// larger of the two estimates, since both fall short of the real p99
@@ -94,12 +107,19 @@ func (d *deadlineLane) due(v *engine.View, s *engine.Sequence, st *callState) fl
 // urgent reports whether the waiting call goes ahead now, and its deadline.
 func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState) (float64, bool) {
 	dl := d.due(v, s, st)
+	if !d.promotable(s) {
+		return dl, false // started, or a tool ahead: it waits in the rank
+	}
 	if k := keyOf(s); st.restFor != k {
 		st.restDev, st.restTool = restParts(v, s, st)
 		st.restFor = k // a waiting call keeps its rest across re-ranks
 	}
 	dev, tool := st.restDev, st.restTool
-	lax := dl - v.Now.Seconds() - dev - tool
+	late := 0.0
+	if d.lag != nil {
+		late = d.lag.lag()
+	}
+	lax := dl - v.Now.Seconds() - dev - tool - late
 	if d.feasible && lax < 0 {
 		return dl, false
 	}
@@ -107,11 +127,17 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	if lax >= need {
 		return dl, false
 	}
-	if d.edf != nil && !d.edf.feasible(dl, d.edf.bound(s.Arrival().Seconds(), dl)-v.Now.Seconds()-dev-tool, d.shadow.servers()) {
+	if d.edf != nil && !d.edf.feasible(dl, d.edf.bound(s.Arrival().Seconds(), dl)-v.Now.Seconds()-dev-tool-late, d.shadow.servers()) {
 		return dl, false // overload: it misses behind the EDF calls ahead anyway
 	}
 	if d.fit != nil && !d.fit.fits(v, s, st) {
 		return dl, false // it would buy its place with evictions: it waits in the rank
+	}
+	if d.swap != nil && !d.swap.fits(v, s, st) {
+		return dl, false // it would buy its place with discards: it waits in the rank
+	}
+	if d.lag != nil {
+		d.lag.mark(v, s, st)
 	}
 	if v.Iteration == d.rerankAt {
 		d.next += dev
@@ -120,6 +146,20 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 		}
 	}
 	return dl, true
+}
+
+// promotable reports whether the lane's call tests (firstWait,
+// finalStretch) let s be promoted: with both on, either suffices.
+func (d *deadlineLane) promotable(s *engine.Sequence) bool {
+	switch {
+	case d.first && d.final:
+		return firstWait(s) || finalStretch(s)
+	case d.first:
+		return firstWait(s)
+	case d.final:
+		return finalStretch(s)
+	}
+	return true
 }
 
 // rerank starts a full re-rank at the view's iteration: the calls promoted
@@ -137,10 +177,17 @@ func (d *deadlineLane) rerank(v *engine.View) {
 	if d.fit != nil {
 		d.fit.rerank(v)
 	}
+	if d.swap != nil {
+		d.swap.rerank(v)
+	}
 }
 
-// observe records a finished call's end-to-end time for the EDF test.
+// observe records a finished call's end-to-end time for the EDF test, and
+// a promoted call's lag.
 func (d *deadlineLane) observe(e *engine.Event) {
+	if d.lag != nil && e.Seq != nil && !e.Seq.Cancelled() && e.Err == nil {
+		d.lag.observe(e)
+	}
 	if d.edf == nil || e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
 		return
 	}

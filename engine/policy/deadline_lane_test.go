@@ -146,7 +146,7 @@ func TestPitstopDeadlineAging(t *testing.T) {
 // TestPitstopDeadlineOptions: the deadline rules are valid tail values; a
 // negative or non-finite slack is a one-line error.
 func TestPitstopDeadlineOptions(t *testing.T) {
-	for _, tail := range []string{"deadline", "aging+deadline", "aging+feasible", "aging+feasible-p99", "aging+feasible-floor", "aging+feasible-fit", "deadline-aging"} {
+	for _, tail := range []string{"deadline", "aging+deadline", "aging+feasible", "aging+feasible-p99", "aging+feasible-floor", "aging+feasible-fit", "aging+warm+first", "aging+warm+first-lag", "aging+warm+final", "aging+warm+first-final", "aging+warm+first-final-lag", "aging+warm+swap", "deadline-aging"} {
 		if err := (Options{PitstopTail: tail, PitstopDeadlineSlack: 1.1}).Validate(); err != nil {
 			t.Errorf("%s: %v", tail, err)
 		}

@@ -192,7 +192,7 @@ func NewPitstop(o Options) *Pitstop {
 		recache:    recache,
 		room:       room,
 		lead:       lead,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	if p.forced == byGittinsRest {
 		// The index starts as the call's order (model not ready): no
@@ -221,6 +221,24 @@ func fitOf(r tailRules) *promotionFit {
 		return nil
 	}
 	return &promotionFit{}
+}
+
+// swapOf is the deadline lane's host-room test when the tail rule asks
+// for it (PitstopTail "aging+warm+swap"), else nil.
+func swapOf(r tailRules) *promotionSwap {
+	if !r.swap {
+		return nil
+	}
+	return &promotionSwap{}
+}
+
+// lagOf is the deadline lane's learned lag when the tail rule asks for it
+// (PitstopTail "aging+warm+first-lag"), else nil.
+func lagOf(r tailRules) *promotionLag {
+	if !r.lag {
+		return nil
+	}
+	return &promotionLag{}
 }
 
 // programOrder is how programs are ordered now (see Pitstop).

@@ -24,6 +24,10 @@ type tailRules struct {
 	fit      bool    // a promotion only of a call that fits in the free blocks (promotionFit)
 	warm     bool    // a call with a prefix-cached context aged from its program's arrival (ageOf)
 	resume   bool    // a call back from its tool with its KV on the host ranked with its context paid (resumePaid)
+	first    bool    // a promotion only of a call that has not started (firstWait)
+	swap     bool    // a promotion only of a call whose evictions are swaps (promotionSwap)
+	lag      bool    // the promoted calls' learned lag added to a candidate's rest (promotionLag)
+	final    bool    // a promotion only of a call with no tool ahead (finalStretch); with first, either
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -47,8 +51,15 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // whose admission evicts nothing: promotionFit), "aging+warm" (the aging,
 // a call whose context is prefix-cached aged from its program's arrival:
 // ageOf), "aging+warm+resume" (the same, a call back from its tool with its
-// KV on the host ranked with its context paid: resumePaid) or
-// "deadline-aging" (the aging against each call's own arrival-order time,
+// KV on the host ranked with its context paid: resumePaid), "aging+warm+first" ("aging+warm" with the lane of
+// "aging+feasible-p99" promoting only calls that have not started:
+// firstWait), "aging+warm+first-lag" (the same, a candidate's rest
+// lengthened by the promoted calls' learned lag: promotionLag),
+// "aging+warm+final" (the lane promoting only a call with no tool ahead:
+// finalStretch), "aging+warm+first-final" (a call that has not started or
+// has no tool ahead), "aging+warm+first-final-lag" (that, with the lag),
+// "aging+warm+swap" (the same lane promoting only a call whose
+// evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
@@ -101,11 +112,29 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+warm+resume":
 		r.aging, r.warm, r.resume = true, true, true
 		return r, nil
+	case o.PitstopTail == "aging+warm+first":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first = true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+first-lag":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.lag = true, true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+final":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.final = true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+first-final":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final = true, true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+first-final-lag":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.lag = true, true, true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+swap":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.swap = true, true, true, true, true, true
+		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+swap, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
