@@ -74,9 +74,11 @@ type Options struct {
 	// docs/results-policies.md. PitstopFCFSSlack (ε) defaults to 0.
 	PitstopFCFSTail  bool
 	PitstopFCFSSlack float64
-	// PitstopTail picks pitstop's tail rules (newTailRules): "aging+warm"
-	// (the default: "aging", with a waiting call whose context is still
-	// prefix-cached aged from its program's first arrival), "aging"
+	// PitstopTail picks pitstop's tail rules (newTailRules):
+	// "aging+warm+first-final" (the default: "aging+warm" with the deadline
+	// lane promoting only calls that have not started or have no tool call
+	// ahead), "aging+warm" ("aging", with a waiting call whose context is
+	// still prefix-cached aged from its program's first arrival), "aging"
 	// (generalized cμ aging of the memory-over-time key against arrival
 	// order's p99, learned online), "guard" (the tail guard alone, the order
 	// before session 7), and the others newTailRules lists.
@@ -224,11 +226,13 @@ func (o Options) Defaults() Options {
 	deff(&o.ProgramIdle, 120)
 	deff(&o.ProgramWeight, 1)
 	deff(&o.PitstopSlowdown, 50)
-	// Session 10's default tail (docs/results-policies.md, "react past
-	// capacity" and "session 10, lead"): the aging, with a call whose
-	// context is still prefix-cached aged from its program's first arrival.
+	// Session 11's default tail (docs/results-policies.md, "a promotion
+	// only of calls that start or end" and "session 11, lead"): session
+	// 10's aging+warm, plus the arrival-order deadline lane promoting only a
+	// call that has not started or has no tool ahead (a promotion that
+	// carries the call to its end, not into a tool pause holding KV).
 	if o.PitstopTail == "" {
-		o.PitstopTail = "aging+warm"
+		o.PitstopTail = "aging+warm+first-final"
 	}
 	// Session 9's defaults (docs/results-policies.md, "session 9, lead: the
 	// defaults"): the host-room admission, and in arrival order of programs
