@@ -34,6 +34,7 @@ import (
 //     most predicted tool time remaining).
 type hostRoom struct {
 	on, victim bool
+	peak       *peakAdmit         // "peak": the peak-memory admission too (peak_admit.go), nil off
 	held       int64              // the iteration in which a refusal held back the rest, -1 none
 	cands      []*engine.Sequence // scratch for swappable
 }
@@ -47,8 +48,10 @@ func newHostRoom(mode string) (hostRoom, error) {
 		return hostRoom{on: true, victim: true, held: -1}, nil
 	case "victim":
 		return hostRoom{victim: true, held: -1}, nil
+	case "peak":
+		return hostRoom{on: true, victim: true, peak: &peakAdmit{}, held: -1}, nil
 	}
-	return hostRoom{}, fmt.Errorf("unknown pitstop host-room rule %q (valid: off, admit, victim)", mode)
+	return hostRoom{}, fmt.Errorf("unknown pitstop host-room rule %q (valid: off, admit, victim, peak)", mode)
 }
 
 // Admit refuses, with the rule on, a call whose admission would evict paused
@@ -60,6 +63,10 @@ func (p *Pitstop) Admit(v *engine.View, s *engine.Sequence, budget int) bool {
 	}
 	if r.held == v.Iteration {
 		return false // held back behind a refused call
+	}
+	if r.peak != nil && !r.peak.fits(v, s, budget) {
+		r.held = v.Iteration
+		return false
 	}
 	short := admitBlocks(v, s, budget) - v.FreeNow()
 	if s.State() == engine.Waiting {
