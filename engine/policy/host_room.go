@@ -29,6 +29,9 @@ import (
 //     before. No threshold: the rule compares blocks with blocks.
 //     Among the paused calls, one the host tier can take is evicted first
 //     (PausedVictim).
+//   - peak: admit, and before it the peak-memory admission (peak_admit.go):
+//     a call not on the device waits until its peak fits in the free
+//     blocks and those of the preserved calls not back before it is done.
 //   - victim: the victim choice alone, every call admitted.
 //   - off: every call is admitted, and the engine picks the victim (the
 //     most predicted tool time remaining).
