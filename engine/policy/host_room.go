@@ -29,11 +29,15 @@ import (
 //     before. No threshold: the rule compares blocks with blocks.
 //     Among the paused calls, one the host tier can take is evicted first
 //     (PausedVictim).
+//   - peak: admit, and before it the peak-memory admission (peak_admit.go):
+//     a call not on the device waits until its peak fits in the free
+//     blocks and those of the preserved calls not back before it is done.
 //   - victim: the victim choice alone, every call admitted.
 //   - off: every call is admitted, and the engine picks the victim (the
 //     most predicted tool time remaining).
 type hostRoom struct {
 	on, victim bool
+	peak       *peakAdmit         // "peak": the peak-memory admission too (peak_admit.go), nil off
 	held       int64              // the iteration in which a refusal held back the rest, -1 none
 	cands      []*engine.Sequence // scratch for swappable
 }
@@ -47,8 +51,10 @@ func newHostRoom(mode string) (hostRoom, error) {
 		return hostRoom{on: true, victim: true, held: -1}, nil
 	case "victim":
 		return hostRoom{victim: true, held: -1}, nil
+	case "peak":
+		return hostRoom{on: true, victim: true, peak: &peakAdmit{}, held: -1}, nil
 	}
-	return hostRoom{}, fmt.Errorf("unknown pitstop host-room rule %q (valid: off, admit, victim)", mode)
+	return hostRoom{}, fmt.Errorf("unknown pitstop host-room rule %q (valid: off, admit, victim, peak)", mode)
 }
 
 // Admit refuses, with the rule on, a call whose admission would evict paused
@@ -60,6 +66,10 @@ func (p *Pitstop) Admit(v *engine.View, s *engine.Sequence, budget int) bool {
 	}
 	if r.held == v.Iteration {
 		return false // held back behind a refused call
+	}
+	if r.peak != nil && !r.peak.fits(v, s, budget) {
+		r.held = v.Iteration
+		return false
 	}
 	short := admitBlocks(v, s, budget) - v.FreeNow()
 	if s.State() == engine.Waiting {

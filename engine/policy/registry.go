@@ -134,7 +134,8 @@ type Options struct {
 	// (readmitCache): "cached" (the default), "held", "sunk" or "off".
 	PitstopReadmit string
 	// PitstopHostRoom is pitstop's host-tier-aware admission (hostRoom):
-	// "off" or "admit" (the default since session 9).
+	// "off", "admit" (the default since session 9), "victim" or "peak"
+	// (admit plus the peak-memory admission, peak_admit.go).
 	PitstopHostRoom string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
