@@ -45,9 +45,10 @@ func TestFCFSReferenceLearns(t *testing.T) {
 // TestPitstopLateVsFCFS: a waiting call that has waited more than (1+ε)
 // times the reference wait plus the p99 own time goes ahead of the ranked
 // calls (class 1.5), in arrival order; before that, or with ε < 0,
-// memory-over-time decides.
+// memory-over-time decides. The tail is "aging+warm": the default's
+// deadline lane would promote by its own deadlines ahead of this rule.
 func TestPitstopLateVsFCFS(t *testing.T) {
-	p := NewPitstop(Options{PitstopFCFSTail: true, PitstopFCFSSlack: 0.5})
+	p := NewPitstop(Options{PitstopFCFSTail: true, PitstopFCFSSlack: 0.5, PitstopTail: "aging+warm"})
 	h := newHarness(t, p, testConfig())
 	h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
 	h.run(untilIteration(2))

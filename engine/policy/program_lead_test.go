@@ -14,14 +14,15 @@ import (
 // the young call, which arrived more than the lead before the burst, goes
 // first. With admission "started" the young call, its program's first, goes
 // after the started program's calls whatever the lead. The burst's siblings,
-// arriving together, share one rank either way.
+// arriving together, share one rank either way. The tail is "aging+warm":
+// the default's deadline lane promotes by its own deadlines, not the lead.
 func TestPitstopProgramLead(t *testing.T) {
 	for _, c := range []struct {
 		lead, admission string
 		youngFirst      bool
 	}{{"", "", false}, {"off", "", false}, {"2", "", false}, {"0.5", "off", true}, {"0", "off", true},
 		{"0", "started", false}, {"", "started", false}} {
-		p := NewPitstop(Options{ProgramOrder: "arrival", PitstopProgramLead: c.lead, PitstopAdmission: c.admission})
+		p := NewPitstop(Options{ProgramOrder: "arrival", PitstopProgramLead: c.lead, PitstopAdmission: c.admission, PitstopTail: "aging+warm"})
 		cfg := testConfig()
 		cfg.MaxSeqs = 1
 		h := newHarness(t, p, cfg)
