@@ -74,11 +74,12 @@ type Options struct {
 	// docs/results-policies.md. PitstopFCFSSlack (ε) defaults to 0.
 	PitstopFCFSTail  bool
 	PitstopFCFSSlack float64
-	// PitstopTail picks pitstop's tail rules (newTailRules):
-	// "aging+warm+first-final" (the default: "aging+warm" with the deadline
-	// lane promoting only calls that have not started or have no tool call
-	// ahead), "aging+warm" ("aging", with a waiting call whose context is
-	// still prefix-cached aged from its program's first arrival), "aging"
+	// PitstopTail picks pitstop's tail rules (newTailRules): "aging+warm"
+	// (the default: "aging", with a waiting call whose context is still
+	// prefix-cached aged from its program's first arrival),
+	// "aging+warm+first-final" ("aging+warm" with the deadline lane
+	// promoting only calls that have not started or have no tool call
+	// ahead), "aging"
 	// (generalized cμ aging of the memory-over-time key against arrival
 	// order's p99, learned online), "guard" (the tail guard alone, the order
 	// before session 7), and the others newTailRules lists.
@@ -134,8 +135,8 @@ type Options struct {
 	// (readmitCache): "cached" (the default), "held", "sunk" or "off".
 	PitstopReadmit string
 	// PitstopHostRoom is pitstop's host-tier-aware admission (hostRoom):
-	// "off", "admit" (the default since session 9), "victim" or "peak"
-	// (admit plus the peak-memory admission, peak_admit.go).
+	// "off", "admit" (session 9's default), "victim" or "peak" (the default
+	// since session 11: admit plus the peak-memory admission, peak_admit.go).
 	PitstopHostRoom string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
@@ -227,19 +228,21 @@ func (o Options) Defaults() Options {
 	deff(&o.ProgramIdle, 120)
 	deff(&o.ProgramWeight, 1)
 	deff(&o.PitstopSlowdown, 50)
-	// Session 11's default tail (docs/results-policies.md, "a promotion
-	// only of calls that start or end" and "session 11, lead"): session
-	// 10's aging+warm, plus the arrival-order deadline lane promoting only a
-	// call that has not started or has no tool ahead (a promotion that
-	// carries the call to its end, not into a tool pause holding KV).
+	// Session 10's default tail (docs/results-policies.md, "react past
+	// capacity" and "session 10, lead"): the aging, with a call whose
+	// context is still prefix-cached aged from its program's first arrival.
+	// Session 11's "aging+warm+first-final" sustains more on azure-code and
+	// costs Show 1's means there ("session 11, lead").
 	if o.PitstopTail == "" {
-		o.PitstopTail = "aging+warm+first-final"
+		o.PitstopTail = "aging+warm"
 	}
-	// Session 9's defaults (docs/results-policies.md, "session 9, lead: the
-	// defaults"): the host-room admission, and in arrival order of programs
-	// the started programs first with no lead.
+	// Session 11's host room (docs/results-policies.md, "session 11:
+	// admissions and preserved calls" and "session 11, lead"): the
+	// host-room admission plus the peak-memory admission. Session 9's
+	// defaults: in arrival order of programs the started programs first
+	// with no lead.
 	if o.PitstopHostRoom == "" {
-		o.PitstopHostRoom = "admit"
+		o.PitstopHostRoom = "peak"
 	}
 	if o.PitstopAdmission == "" {
 		o.PitstopAdmission = "started"
