@@ -34,20 +34,26 @@ func (g *gittinsTable) build(sorted, suffix []float64) {
 	if n == 0 {
 		return
 	}
-	// Points at the quantiles of the samples and evenly over their range:
-	// the index changes fastest near the samples, and between them for
-	// programs of nearly one size.
+	for _, a := range gittinsGrid(sorted) {
+		x := gittinsAt(sorted, suffix, a)
+		g.at, g.index = append(g.at, a), append(g.index, x)
+		g.max = max(g.max, x)
+	}
+}
+
+// gittinsGrid is where an index over sorted samples (ascending, not empty)
+// is tabulated: at gittinsPoints quantiles of the samples and as many even
+// steps over their range, from 0. The index changes fastest near the
+// samples, and between them for programs of nearly one size.
+func gittinsGrid(sorted []float64) []float64 {
+	n := len(sorted)
 	pts := make([]float64, 0, 2*gittinsPoints)
 	for k := range gittinsPoints {
 		pts = append(pts, sorted[min(k*n/gittinsPoints, n-1)], sorted[n-1]*float64(k)/gittinsPoints)
 	}
 	pts[0] = 0
 	slices.Sort(pts)
-	for _, a := range slices.Compact(pts) {
-		x := gittinsAt(sorted, suffix, a)
-		g.at, g.index = append(g.at, a), append(g.index, x)
-		g.max = max(g.max, x)
-	}
+	return slices.Compact(pts)
 }
 
 // gittinsAt is G(a) over the samples: the best stopping point Δ is one of

@@ -55,13 +55,7 @@ func (r *restIndex) build(sorted, suffix []float64) {
 		return
 	}
 	r.max = sorted[n-1]
-	pts := make([]float64, 0, 2*gittinsPoints)
-	for k := range gittinsPoints {
-		pts = append(pts, sorted[min(k*n/gittinsPoints, n-1)], sorted[n-1]*float64(k)/gittinsPoints)
-	}
-	pts[0] = 0
-	slices.Sort(pts)
-	for _, b := range slices.Compact(pts) {
+	for _, b := range gittinsGrid(sorted) {
 		i := firstAbove(sorted, b)
 		if i == n {
 			continue // at the largest sample: lookups use the fallback

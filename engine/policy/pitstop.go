@@ -419,14 +419,22 @@ func restOfService(v *engine.View, s *engine.Sequence, st *callState) float64 {
 		t += max(pr.ToolTime, 0)
 	}
 	t += float64(decode) * c.IterTime(v.Running+1)
-	if prefill := s.NumTokens() - s.Computed(); prefill > 0 {
-		budget := c.TokenBudget
-		if budget <= 0 {
-			budget = prefill
-		}
-		t += float64((prefill+budget-1)/budget) * c.IterTime(budget)
+	return t + prefillTime(v, s)
+}
+
+// prefillTime is the predicted seconds of s's uncomputed context, prefilled
+// in token-budget chunks, each at a full chunk's iteration time.
+func prefillTime(v *engine.View, s *engine.Sequence) float64 {
+	prefill := s.NumTokens() - s.Computed()
+	if prefill <= 0 {
+		return 0
 	}
-	return t
+	c := v.Cost
+	budget := c.TokenBudget
+	if budget <= 0 {
+		budget = prefill
+	}
+	return float64((prefill+budget-1)/budget) * c.IterTime(budget)
 }
 
 // promoted is Autellix's anti-starvation: the call's program (with the call)

@@ -50,16 +50,7 @@ func (l *promotionLag) observe(e *engine.Event) {
 // segmentRest is restOfService's device time up to the call's next pause
 // or its end: its prefill left and its predicted output before the tool.
 func segmentRest(v *engine.View, s *engine.Sequence, st *callState) float64 {
-	c := v.Cost
-	t := float64(decodeLeft(s.Forecast().Predicted, s, st)) * c.IterTime(v.Running+1)
-	if prefill := s.NumTokens() - s.Computed(); prefill > 0 {
-		budget := c.TokenBudget
-		if budget <= 0 {
-			budget = prefill
-		}
-		t += float64((prefill+budget-1)/budget) * c.IterTime(budget)
-	}
-	return t
+	return float64(decodeLeft(s.Forecast().Predicted, s, st))*v.Cost.IterTime(v.Running+1) + prefillTime(v, s)
 }
 
 // record adds a promoted call's lag, seconds.
