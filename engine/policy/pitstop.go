@@ -106,8 +106,11 @@ import (
 //     less than recomputing it (left behind, it keeps the host tier full and
 //     the next calls leaving the device are recomputed), and the tokens a
 //     call holds are not priced as prefill in its memory-over-time. With
-//     PitstopHostRoom "admit" (the default since session 9), no admission evicts a
-//     paused call whose swap-out the host tier would refuse (host_room.go).
+//     PitstopHostRoom "admit" (session 9), no admission evicts a paused call
+//     whose swap-out the host tier would refuse (host_room.go); with "peak"
+//     (the default since session 11), a call not on the device is admitted
+//     only when its peak memory fits beside the preserved calls that come
+//     back before it is done (peak_admit.go).
 //
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
 // the call became ready instead of memory-over-time), NoDynamicHandling
