@@ -36,14 +36,8 @@ func shellCall(program, command, say string) ChatRequest {
 // `pitstop predictor eval` does (predictor.ReadTraces, from a file).
 func traceRecords(t *testing.T, sink *testutil.LockedBuffer, n int) []predictor.TraceRecord {
 	t.Helper()
-	for range 500 {
-		if strings.Count(sink.String(), "\n") >= n {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(path, []byte(sink.String()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(sink.WaitLines(n, 5*time.Second)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := predictor.ReadTraces(path)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // EndingReader hands its last bytes with io.EOF, not in a read of their
@@ -85,5 +86,24 @@ func TestValidateJSON(t *testing.T) {
 		if ValidateJSON(v, bad) == nil {
 			t.Errorf("%s validated", bad)
 		}
+	}
+}
+
+// WaitLines returns once n lines are written, and at the deadline with
+// what was written when they are not.
+func TestWaitLines(t *testing.T) {
+	var b LockedBuffer
+	go func() {
+		for range 3 {
+			time.Sleep(5 * time.Millisecond)
+			b.Write([]byte("x\n"))
+		}
+	}()
+	if got := b.WaitLines(3, 5*time.Second); strings.Count(got, "\n") != 3 {
+		t.Fatalf("WaitLines(3) = %q, want 3 lines", got)
+	}
+	start := time.Now()
+	if got := b.WaitLines(4, 50*time.Millisecond); strings.Count(got, "\n") != 3 || time.Since(start) < 50*time.Millisecond {
+		t.Fatalf("WaitLines(4) = %q after %v, want the 3 lines at the deadline", got, time.Since(start))
 	}
 }

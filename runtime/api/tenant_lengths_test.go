@@ -62,14 +62,8 @@ func shellProgram(t *testing.T, ts *testServer, key, program, command, say strin
 // named probe*, in program order, once the trace holds n records.
 func probedLengths(t *testing.T, sink *testutil.LockedBuffer, n int) []int {
 	t.Helper()
-	for range 500 {
-		if strings.Count(sink.String(), "\n") >= n {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(path, []byte(sink.String()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(sink.WaitLines(n, 5*time.Second)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := predictor.ReadTraces(path)
