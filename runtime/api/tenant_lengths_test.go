@@ -26,14 +26,7 @@ func lengthServer(t *testing.T) (*testServer, *testutil.LockedBuffer) {
 	}
 	reg := tools.NewRegistry()
 	reg.MustRegister(&tools.Tool{Name: "shell", Handler: func(context.Context, json.RawMessage) (string, error) { return "done", nil }})
-	keys, overrides, err := ParseKeysFile([]byte(twoTenantKeys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := NewKeyring(keys, overrides)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := keyring(t, twoTenantKeys)
 	sink := &testutil.LockedBuffer{}
 	ts := newTestServer(t, serverOpts{
 		rt:  runtime.Config{Tools: reg, Trace: sink, Length: predictor.GoClassifier{MLP: info.MLP, OverflowTokens: info.OverflowTokens}},
