@@ -94,15 +94,23 @@ func TestONNXRuntimeMatchesGoForward(t *testing.T) {
 	}
 }
 
-// Past MaxBatch inputs the batch calls run in several batches: every
-// input's prediction and logits are its own, as one at a time gives them.
-func TestBatchesPastMaxBatch(t *testing.T) {
+// loadToyModel is toyModel's ONNX file loaded in ONNX Runtime (the test
+// skips without it).
+func loadToyModel(t *testing.T) *Model {
+	t.Helper()
 	_, _, data := toyModel(t)
 	requireORT(t)
 	m, err := LoadModelBytes(data)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// Past MaxBatch inputs the batch calls run in several batches: every
+// input's prediction and logits are its own, as one at a time gives them.
+func TestBatchesPastMaxBatch(t *testing.T) {
+	m := loadToyModel(t)
 	defer m.Close()
 	recs := toyRecords(2*MaxBatch+3, 7)
 	ins := make([]Input, len(recs))
@@ -134,12 +142,7 @@ func TestBatchesPastMaxBatch(t *testing.T) {
 }
 
 func TestModelConcurrentUse(t *testing.T) {
-	_, _, data := toyModel(t)
-	requireORT(t)
-	m, err := LoadModelBytes(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadToyModel(t)
 	defer m.Close()
 	recs := toyRecords(40, 5)
 	want := make([]int, len(recs))
