@@ -11,7 +11,7 @@ POINTS has a line per point, "TAG WORKLOAD PROFILE RATE"; the runs of a point
 are TAG.json (pitstop bench --json) in each baseline dir (BASE, comma-separated
 dirs read together) and in each variant dir (a column each, named by the dir).
 
-usage: screen_table.py [--swap] [--counts] POINTS BASE VARIANT_DIR..."""
+usage: policy_screen_table.py [--swap] [--counts] POINTS BASE VARIANT_DIR..."""
 import argparse
 import json
 import os
