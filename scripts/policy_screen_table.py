@@ -35,7 +35,16 @@ def main():
     ap.add_argument('base', help='baseline dirs, comma-separated')
     ap.add_argument('variants', nargs='+')
     a = ap.parse_args()
-    points = [l.split() for l in open(a.points) if l.strip()]
+    try:
+        points = [l.split() for l in open(a.points) if l.strip()]
+    except OSError as e:
+        ap.error(f'points file: {e.strerror}: {a.points}')
+    for i, pt in enumerate(points):
+        if len(pt) != 4:
+            ap.error(f'{a.points}: point {i + 1} has {len(pt)} fields, want 4: TAG WORKLOAD PROFILE RATE')
+    for d in a.base.split(',') + a.variants:
+        if not os.path.isdir(d):
+            ap.error(f'not a directory: {d}')
     names = [os.path.basename(d.rstrip('/')) for d in a.variants]
     if a.swap:
         head = 'best other mean / lowest other p99 / highest calls/s / infercept recompute, M / infercept swap-out, GB'
@@ -51,7 +60,10 @@ def main():
         bm = min(others, key=lambda o: o['e2e_mean_s'])
         bp = min(others, key=lambda o: o['e2e_p99_s'])
         bt = max(o['throughput_rps'] for o in others)
-        ic = [o for o in others if o['policy'] == 'infercept'][0]
+        ics = [o for o in others if o['policy'] == 'infercept']
+        if not ics:
+            ap.error(f'{tag}: no infercept run in the baselines ({a.base}): the recompute bar needs one')
+        ic = ics[0]
         if a.swap:
             row = (f"| {w} ({profile(p)}) @{r} | {bm['policy']} {bm['e2e_mean_s']:.1f} / {bp['policy']} {bp['e2e_p99_s']:.0f} / "
                    f"{bt:.3f} / {ic['recompute_tokens']/1e6:.2f} / {ic['swap_out_bytes']/1e9:.0f} |")
