@@ -38,6 +38,7 @@ func layers() []layer {
 		{"examples", 95, "programs a user copies: clients and tool servers"},
 		{"runtime/api", 90, "the HTTP server (OpenAI routes, /metrics): the only HTTP layer"},
 		{"runtime", 85, "engine + tools + predictor + models, the program table, the interception loop"},
+		{"runtime/internal/tracetest", 85, "the trace read back, for the tests of runtime and runtime/api: imported by tests only"},
 		{"runtime/remote", 80, "backends the runtime does not run (vLLM, SGLang, llama.cpp, other pitstops)"},
 		{"planner", 79, "SamuLLM planning on the simulator: offline"},
 		{"bench", 78, "workload replay, drivers, metrics: offline, above the engine"},
@@ -69,12 +70,20 @@ func layers() []layer {
 		{"handling", 20, "the waste of preserve, swap and discard: pure functions"},
 		{"internal/dueheap", 15, "the min-heap the program tables expire from"},
 		{"internal/jsondepth", 15, "encoding/json's nesting limit, for a decoder without one"},
-		{testOnly, 10, "helpers that several packages' tests share: imported by tests only"},
+		{"internal/testutil", 10, "helpers that several packages' tests share: imported by tests only"},
 	}
 }
 
-// testOnly is the package that only tests may import.
-const testOnly = "internal/testutil"
+// testOnly is the package, among those only tests may import, that pkg is
+// in or below; "" when none.
+func testOnly(pkg string) string {
+	for _, h := range []string{"internal/testutil", "runtime/internal/tracetest"} {
+		if pkg == h || strings.HasPrefix(pkg, h+"/") {
+			return h
+		}
+	}
+	return ""
+}
 
 // placed is a package's entry: the longest entry path that is the package
 // or one of its ancestors.
@@ -120,13 +129,14 @@ func violations(table []layer, pkgs []listedPackage) []string {
 		seen := map[string]bool{}
 		for _, imp := range p.Imports {
 			to, ok := strings.CutPrefix(imp, module+"/")
-			if !ok || seen[to] || inLine(from, to) && rankOf(table, to) == fl.rank {
+			helper := testOnly(to) != "" && testOnly(from) != testOnly(to)
+			if !ok || seen[to] || !helper && inLine(from, to) && rankOf(table, to) == fl.rank {
 				continue
 			}
 			seen[to] = true
 			tl, ok := placed(table, to)
 			switch {
-			case inLine(to, testOnly) && !inLine(from, testOnly):
+			case helper:
 				out = append(out, fmt.Sprintf("%s imports %s, which is for tests only: import it from _test.go files", from, to))
 			case !ok:
 				out = append(out, fmt.Sprintf("%s imports %s, which has no layer: add it to layers() in architecture_test.go", from, to))
@@ -208,6 +218,8 @@ func TestLayerRules(t *testing.T) {
 		{"future package placed", pkg("cluster", "engine", "predictor"), ""},
 		{"program on a test helper", pkg("tools", "internal/testutil"), "internal/testutil, which is for tests only"},
 		{"test helper on the stdlib only", pkg("internal/testutil"), ""},
+		{"runtime on its tests' trace helper", pkg("runtime", "runtime/internal/tracetest"), "runtime/internal/tracetest, which is for tests only"},
+		{"trace helper on the predictor", pkg("runtime/internal/tracetest", "predictor"), ""},
 	} {
 		got := violations(layers(), []listedPackage{tc.pkg})
 		switch {

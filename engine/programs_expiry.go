@@ -54,27 +54,20 @@ func (t *ProgramTable) Expire(now time.Duration) (dropped int, more bool) {
 
 // expireStep is Expire, also saying how many rows it looked at (touched).
 func (t *ProgramTable) expireStep(now time.Duration) (dropped, touched int, more bool) {
-	for t.due.Len() > 0 && t.due.First().due < now {
-		if touched == ExpireBatch {
-			return dropped, touched, true
+	touched, more = t.due.Expire(ExpireBatch, func(p *ProgramStats) bool { return p.due < now }, func(p *ProgramStats) bool {
+		if p.ttl <= 0 {
+			return false // its latest call asked to keep it: out of the heap, not the table
 		}
-		touched++
-		p := t.due.First()
-		switch deadline := p.LastFinish + p.ttl; {
-		case p.ttl <= 0:
-			t.due.Pop() // its latest call asked to keep it
-		case p.Active > 0:
-			// In use: it ends after now, and stays a TTL after that.
-			p.due = now + p.ttl
-			t.due.Fix(0)
-		case deadline >= now:
-			p.due = deadline
-			t.due.Fix(0)
-		default:
-			t.due.Pop()
+		next := p.LastFinish + p.ttl
+		if p.Active > 0 {
+			next = now + p.ttl // in use: it ends after now, and stays a TTL after that
+		} else if next < now {
 			delete(t.rows, p.ID)
 			dropped++
+			return false
 		}
-	}
-	return dropped, touched, false
+		p.due = next
+		return true
+	})
+	return dropped, touched, more
 }

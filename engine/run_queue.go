@@ -119,23 +119,22 @@ func (q *runQueue) settle() {
 
 // compact drops stale entries.
 func (q *runQueue) compact() {
-	keep := q.entries[:0]
-	for i := range q.entries {
-		if q.valid(&q.entries[i]) {
-			keep = append(keep, q.entries[i])
-		}
-	}
-	clear(q.entries[len(keep):])
-	q.entries = keep
-	fk := q.fresh[:0]
-	for i := range q.fresh {
-		if q.valid(&q.fresh[i]) {
-			fk = append(fk, q.fresh[i])
-		}
-	}
-	clear(q.fresh[len(fk):])
-	q.fresh = fk
+	q.entries = q.valids(q.entries)
+	q.fresh = q.valids(q.fresh)
 	q.stale = 0
+}
+
+// valids keeps es's valid entries, in order, in place; the tail it frees
+// holds no sequence.
+func (q *runQueue) valids(es []rankEntry) []rankEntry {
+	keep := es[:0]
+	for i := range es {
+		if q.valid(&es[i]) {
+			keep = append(keep, es[i])
+		}
+	}
+	clear(es[len(keep):])
+	return keep
 }
 
 // rerank asks for every live call's priority again (policies whose

@@ -200,23 +200,13 @@ func (m *Model) PredictBatch(ins []Input, tokens []int) error {
 	if len(tokens) < len(ins) {
 		return fmt.Errorf("predict batch: %d inputs but room for %d results", len(ins), len(tokens))
 	}
-	r, err := m.getRunner()
-	if err != nil {
-		return err
-	}
-	defer m.putRunner(r)
-	for start := 0; start < len(ins); start += MaxBatch {
-		chunk := ins[start:min(start+MaxBatch, len(ins))]
-		if err := m.logits(r, len(chunk), func(x []float32) { featurizeAll(chunk, x) }); err != nil {
-			return err
-		}
-		for i := range chunk {
-			row := r.out[i*NumClasses : (i+1)*NumClasses]
+	return m.batches(ins, func(start int, logits []float32) {
+		for i := 0; i < len(logits); i += NumClasses {
+			row := logits[i : i+NumClasses]
 			Softmax(row, row)
-			tokens[start+i] = LengthQuantile(row, 0.5, m.info.OverflowTokens)
+			tokens[start+i/NumClasses] = LengthQuantile(row, 0.5, m.info.OverflowTokens)
 		}
-	}
-	return nil
+	})
 }
 
 // LogitsBatch runs the model on ins and writes len(ins)×NumClasses logits,
@@ -225,6 +215,14 @@ func (m *Model) LogitsBatch(ins []Input, logits []float32) error {
 	if len(logits) < len(ins)*NumClasses {
 		return fmt.Errorf("logits batch: need %d floats for %d inputs, have %d", len(ins)*NumClasses, len(ins), len(logits))
 	}
+	return m.batches(ins, func(start int, out []float32) { copy(logits[start*NumClasses:], out) })
+}
+
+// batches runs the model on ins, MaxBatch inputs at a time, and hands use
+// each batch's logits (a row of NumClasses per input, row-major, in the
+// runner's buffer: use may overwrite them) with the index of its first
+// input.
+func (m *Model) batches(ins []Input, use func(start int, logits []float32)) error {
 	r, err := m.getRunner()
 	if err != nil {
 		return err
@@ -235,7 +233,7 @@ func (m *Model) LogitsBatch(ins []Input, logits []float32) error {
 		if err := m.logits(r, len(chunk), func(x []float32) { featurizeAll(chunk, x) }); err != nil {
 			return err
 		}
-		copy(logits[start*NumClasses:], r.out[:len(chunk)*NumClasses])
+		use(start, r.out[:len(chunk)*NumClasses])
 	}
 	return nil
 }

@@ -94,13 +94,55 @@ func TestONNXRuntimeMatchesGoForward(t *testing.T) {
 	}
 }
 
-func TestModelConcurrentUse(t *testing.T) {
+// loadToyModel is toyModel's ONNX file loaded in ONNX Runtime (the test
+// skips without it).
+func loadToyModel(t *testing.T) *Model {
+	t.Helper()
 	_, _, data := toyModel(t)
 	requireORT(t)
 	m, err := LoadModelBytes(data)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// Past MaxBatch inputs the batch calls run in several batches: every
+// input's prediction and logits are its own, as one at a time gives them.
+func TestBatchesPastMaxBatch(t *testing.T) {
+	m := loadToyModel(t)
+	defer m.Close()
+	recs := toyRecords(2*MaxBatch+3, 7)
+	ins := make([]Input, len(recs))
+	for i := range recs {
+		ins[i] = recs[i].Input
+	}
+	tokens := make([]int, len(ins))
+	if err := m.PredictBatch(ins, tokens); err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, len(ins)*NumClasses)
+	if err := m.LogitsBatch(ins, logits); err != nil {
+		t.Fatal(err)
+	}
+	one := make([]float32, NumClasses)
+	for i, in := range ins {
+		if err := m.LogitsBatch([]Input{in}, one); err != nil {
+			t.Fatal(err)
+		}
+		for k := range one {
+			if math.Abs(float64(one[k]-logits[i*NumClasses+k])) > 1e-5 {
+				t.Fatalf("input %d: batched logit %d is %v, alone %v", i, k, logits[i*NumClasses+k], one[k])
+			}
+		}
+		if want, _ := m.PredictLength(in); tokens[i] != want {
+			t.Fatalf("input %d: batched prediction %d, alone %d", i, tokens[i], want)
+		}
+	}
+}
+
+func TestModelConcurrentUse(t *testing.T) {
+	m := loadToyModel(t)
 	defer m.Close()
 	recs := toyRecords(40, 5)
 	want := make([]int, len(recs))

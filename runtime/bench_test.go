@@ -45,8 +45,13 @@ func calcDef(b *testing.B) []chat.Tool {
 // BenchmarkChat is one whole server-side tool call through the runtime
 // (unpaced engine): render, tokenize, schedule, decode and parse every
 // token, run the calculator, render and tokenize its result, resume.
-func BenchmarkChat(b *testing.B) {
-	rt, err := New(Config{Logger: slog.New(slog.DiscardHandler)})
+func BenchmarkChat(b *testing.B) { benchCalculatorChat(b, Config{}) }
+
+// benchCalculatorChat is BenchmarkChat's loop on a runtime of cfg (its
+// logger discarded).
+func benchCalculatorChat(b *testing.B, cfg Config) {
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	rt, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/predictor"
+	"github.com/pitstop-llm/pitstop/runtime/internal/tracetest"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
@@ -30,24 +30,6 @@ func shellTools() *tools.Registry {
 func shellCall(program, command, say string) ChatRequest {
 	return ChatRequest{Program: program, Tools: []chat.Tool{{Name: "shell"}},
 		Messages: []chat.Message{{Role: "user", Content: fmt.Sprintf("/call shell {\"command\": %q}\n%s", command, say)}}}
-}
-
-// traceRecords waits for n records in the trace sink and reads them as
-// `pitstop predictor eval` does (predictor.ReadTraces, from a file).
-func traceRecords(t *testing.T, sink *testutil.LockedBuffer, n int) []predictor.TraceRecord {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(path, []byte(sink.WaitLines(n, 5*time.Second)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := predictor.ReadTraces(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != n {
-		t.Fatalf("%d trace records, want %d", len(recs), n)
-	}
-	return recs
 }
 
 // A segment's length prediction knows the argument class of the call whose
@@ -70,7 +52,7 @@ func TestSegmentsKnowTheClassOfTheCallTheyRead(t *testing.T) {
 		t.Fatalf("classes seen by the predictor: %q then %q (last tool %q); want none for the segment that makes the call, prog:make for the one that reads its result",
 			ins[0].LastToolClass, ins[1].LastToolClass, ins[1].LastTool)
 	}
-	recs := traceRecords(t, sink, 2)
+	recs := tracetest.Records(t, sink, 2)
 	if recs[0].Input.LastToolClass != "" || recs[1].Input.LastToolClass != "prog:make" {
 		t.Fatalf("trace classes %q, %q", recs[0].Input.LastToolClass, recs[1].Input.LastToolClass)
 	}
@@ -103,7 +85,7 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recs := traceRecords(t, sink, 2*programs)
+	recs := tracetest.Records(t, sink, 2*programs)
 	// Each call's records are written together, calls in any order: put
 	// them in the order they ran.
 	slices.SortStableFunc(recs, func(a, b predictor.TraceRecord) int { return strings.Compare(a.Program, b.Program) })
@@ -237,7 +219,7 @@ func TestModeLedUnderConcurrentCalls(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for _, r := range traceRecords(t, sink, 2*workers*calls) {
+	for _, r := range tracetest.Records(t, sink, 2*workers*calls) {
 		if r.PredictedTokens < 1 {
 			t.Fatalf("record %s/%d: no prediction recorded", r.Program, r.Segment)
 		}

@@ -1,11 +1,9 @@
 package runtime
 
 import (
-	"context"
 	"log/slog"
 	"testing"
 
-	"github.com/pitstop-llm/pitstop/models/chat"
 	"github.com/pitstop-llm/pitstop/predictor"
 )
 
@@ -32,18 +30,7 @@ func BenchmarkChatLength(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			rt, err := New(Config{Logger: slog.New(slog.DiscardHandler), Length: l})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer rt.Close()
-			req := ChatRequest{Messages: []chat.Message{{Role: "user", Content: "What is (17+25)*3?"}}, Tools: []chat.Tool{{Name: "calculator"}}}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := rt.ChatSync(context.Background(), req); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchCalculatorChat(b, Config{Length: l})
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/predictor"
+	"github.com/pitstop-llm/pitstop/runtime/internal/tracetest"
 )
 
 // goLength is the shipped length model run in Go (no ONNX Runtime needed).
@@ -54,21 +55,7 @@ func probePredictions(t *testing.T, rt *Runtime, sink *testutil.LockedBuffer, be
 			t.Fatal(err)
 		}
 	}
-	recs := traceRecords(t, sink, before+8)
-	var probes []predictor.TraceRecord
-	for _, r := range recs {
-		if strings.HasPrefix(r.Program, "probe") {
-			probes = append(probes, r)
-		}
-	}
-	slices.SortStableFunc(probes, func(a, b predictor.TraceRecord) int {
-		return strings.Compare(fmt.Sprint(a.Program, a.Segment), fmt.Sprint(b.Program, b.Segment))
-	})
-	out := make([]int, len(probes))
-	for i, r := range probes {
-		out[i] = r.PredictedTokens
-	}
-	return out
+	return tracetest.PredictedLengths(tracetest.Records(t, sink, before+8), "probe")
 }
 
 // One tenant's finished segments never move the lengths predicted for

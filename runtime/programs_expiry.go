@@ -61,26 +61,18 @@ func (t *programTable) expire(now time.Time) int {
 func (t *programTable) expireStep(now time.Time) (dropped, touched int, more bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for t.due.Len() > 0 && t.due.First().due.Before(now) {
-		if touched == expireBatch {
-			return dropped, touched, true
-		}
-		touched++
-		p := t.due.First()
+	touched, more = t.due.Expire(expireBatch, func(p *program) bool { return p.due.Before(now) }, func(p *program) bool {
 		ttl := t.ttlOf(p)
-		switch deadline := p.info.LastSeen.Add(ttl); {
-		case p.info.Active > 0 || p.invokeRun > 0:
-			// In use: it ends after now, and stays a TTL after that.
-			p.due = now.Add(ttl)
-			t.due.Fix(0)
-		case !deadline.Before(now):
-			p.due = deadline
-			t.due.Fix(0)
-		default:
-			t.due.Pop()
+		next := p.info.LastSeen.Add(ttl)
+		if p.info.Active > 0 || p.invokeRun > 0 {
+			next = now.Add(ttl) // in use: it ends after now, and stays a TTL after that
+		} else if next.Before(now) {
 			delete(t.rows, p.key)
 			dropped++
+			return false
 		}
-	}
-	return dropped, touched, false
+		p.due = next
+		return true
+	})
+	return dropped, touched, more
 }

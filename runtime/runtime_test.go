@@ -14,6 +14,7 @@ import (
 	"github.com/pitstop-llm/pitstop/engine/policy"
 	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/models/chat"
+	"github.com/pitstop-llm/pitstop/runtime/internal/tracetest"
 	"github.com/pitstop-llm/pitstop/tools"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -238,7 +239,7 @@ func TestTraceRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recs := traceRecords(t, &buf, 4)
+	recs := tracetest.Records(t, &buf, 4)
 	segs := map[int]bool{}
 	for _, r := range recs {
 		segs[r.Segment] = true

@@ -168,19 +168,27 @@ func TestPitstopOrdering(t *testing.T) {
 	}
 }
 
+// longAndShort is the scene of the tail tests: under p, a call running for
+// two iterations, then two waiting calls, long (about 2 s of own service:
+// 100 tokens at 10 ms and a 1 s tool) and short (4 tokens), and a view of
+// the next iteration.
+func longAndShort(t *testing.T, p *Pitstop) (long, short *engine.Sequence, v *engine.View) {
+	t.Helper()
+	h := newHarness(t, p, testConfig())
+	h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
+	h.run(untilIteration(2))
+	long = h.submit("long", "n1", "main", 8, []seg{{decode: 80, tool: 1, ret: 4}, {decode: 20}}, nil)
+	short = h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
+	return long, short, h.view(h.e.Now(), 3)
+}
+
 // TestPitstopTailGuard: with PitstopSlowdown G, while programs are in
 // attained-service queues, a waiting call goes ahead of the ranked calls once
 // it has waited G times its own predicted service (the rest of the call, its
 // tool included), and not before; not in the other orders, nor when off.
 func TestPitstopTailGuard(t *testing.T) {
 	p := NewPitstop(Options{PitstopSlowdown: 10, ProgramOrder: "queues"})
-	h := newHarness(t, p, testConfig())
-	h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
-	h.run(untilIteration(2))
-	// long: 100 tokens at 10 ms and a 1 s tool: about 2 s of own service.
-	long := h.submit("long", "n1", "main", 8, []seg{{decode: 80, tool: 1, ret: 4}, {decode: 20}}, nil)
-	short := h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
-	v := h.view(h.e.Now(), 3)
+	long, short, v := longAndShort(t, p)
 	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
 		t.Fatalf("before the guard: order %v, want %v", got, want)
 	}
@@ -213,13 +221,7 @@ func TestPitstopTailGuard(t *testing.T) {
 // that, and without a bound, memory-over-time decides.
 func TestPitstopTailBound(t *testing.T) {
 	p := NewPitstop(Options{PitstopTailBound: 20})
-	h := newHarness(t, p, testConfig())
-	h.submit("running", "r", "main", 8, []seg{{decode: 300}}, nil)
-	h.run(untilIteration(2))
-	// long: about 2 s of own service (100 tokens at 10 ms, a 1 s tool).
-	long := h.submit("long", "n1", "main", 8, []seg{{decode: 80, tool: 1, ret: 4}, {decode: 20}}, nil)
-	short := h.submit("short", "n2", "main", 8, []seg{{decode: 4}}, nil)
-	v := h.view(h.e.Now(), 3)
+	long, short, v := longAndShort(t, p)
 	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
 		t.Fatalf("within the bound: order %v, want %v", got, want)
 	}

@@ -35,6 +35,26 @@ func (h *Heap[T]) Fix(i int) { heap.Fix((*adapter[T])(h), i) }
 // Remove takes out the item at index i.
 func (h *Heap[T]) Remove(i int) T { return heap.Remove((*adapter[T])(h), i).(T) }
 
+// Expire is one step of a table's expiry: it looks at the items due (due
+// says it of the earliest), batch at most, earliest first. For each, renew
+// either sets its next due time and reports true, and the item is filed
+// again there, or reports false, and it is taken out. touched is how many
+// items it looked at; more reports that due items may be left.
+func (h *Heap[T]) Expire(batch int, due, renew func(T) bool) (touched int, more bool) {
+	for h.Len() > 0 && due(h.First()) {
+		if touched == batch {
+			return touched, true
+		}
+		touched++
+		if renew(h.First()) {
+			h.Fix(0)
+		} else {
+			h.Pop()
+		}
+	}
+	return touched, false
+}
+
 // adapter is Heap as container/heap's Interface.
 type adapter[T Item[T]] Heap[T]
 

@@ -44,3 +44,42 @@ func TestHeapOrderAndIndex(t *testing.T) {
 		t.Fatalf("popped %d items, sorted %v", len(out), slices.IsSorted(out))
 	}
 }
+
+// Expire looks at the due items only, batch at most, earliest first: the
+// renewed ones are filed again at their new due time, the others go.
+func TestExpireRenewsOrDrops(t *testing.T) {
+	var h Heap[*row]
+	for _, d := range []int{5, 1, 4, 2, 3, 9} {
+		h.Push(&row{due: d})
+	}
+	now := 5 // due: 1, 2, 3, 4
+	var seen []int
+	due := func(r *row) bool { return r.due < now }
+	renew := func(r *row) bool {
+		seen = append(seen, r.due)
+		if r.due%2 == 0 {
+			r.due += 10 // renewed: due again at 12 and 14
+			return true
+		}
+		return false
+	}
+	touched, more := h.Expire(3, due, renew)
+	if touched != 3 || !more || !slices.Equal(seen, []int{1, 2, 3}) {
+		t.Fatalf("first step looked at %v (touched %d, more %v), want 1 2 3, 3, true", seen, touched, more)
+	}
+	touched, more = h.Expire(3, due, renew)
+	if touched != 1 || more || !slices.Equal(seen, []int{1, 2, 3, 4}) {
+		t.Fatalf("second step looked at %v (touched %d, more %v), want 4 after 1 2 3, 1, false", seen, touched, more)
+	}
+	var left []int
+	for h.Len() > 0 {
+		r := h.Pop()
+		if r.idx != -1 {
+			t.Fatalf("popped item says index %d", r.idx)
+		}
+		left = append(left, r.due)
+	}
+	if !slices.Equal(left, []int{5, 9, 12, 14}) {
+		t.Fatalf("left %v, want 5 9 12 14 (the odd due ones dropped, the even renewed)", left)
+	}
+}

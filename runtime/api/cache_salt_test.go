@@ -141,14 +141,7 @@ func TestTenantToolResultCacheIsolation(t *testing.T) {
 // each tenant's calls with a cache_salt of its own.
 func TestRouterTenantPrefixCacheIsolation(t *testing.T) {
 	backend := newTestServer(t, serverOpts{})
-	keys, overrides, err := ParseKeysFile([]byte(twoTenantKeys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := NewKeyring(keys, overrides)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := keyring(t, twoTenantKeys)
 	r := newRemote(t, remote.Config{HealthInterval: 100 * time.Millisecond}, backend.http.URL+",kind=pitstop")
 	router := newTestServer(t, serverOpts{rt: runtime.Config{Remote: r}, api: Config{Keys: ring}})
 	text := "Translate the attached contract into French, clause by clause. " + strings.Repeat("The supplier shall deliver the goods within thirty days. ", 12)

@@ -59,14 +59,9 @@ func (o *tenantOutcome) mean() time.Duration {
 // Poisson arrivals of go-openai calls that write ~60 words.
 func runFairness(t *testing.T, s fairnessSetup) (light, flood tenantOutcome) {
 	t.Helper()
-	keys, over, err := ParseKeysFile([]byte("kl tenant=light\nkf tenant=flood max-concurrent=16\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, _ := NewKeyring(keys, over)
 	ts := newTestServer(t, serverOpts{
 		rt:  runtime.Config{Pace: 1, KVTokens: 1536, DisableTenantShare: s.noShare},
-		api: Config{Keys: ring},
+		api: Config{Keys: keyring(t, "kl tenant=light\nkf tenant=flood max-concurrent=16\n")},
 	})
 	transport := &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512}
 	defer transport.CloseIdleConnections()

@@ -17,6 +17,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/predictor"
 	"github.com/pitstop-llm/pitstop/runtime"
 	"github.com/pitstop-llm/pitstop/runtime/remote"
@@ -226,15 +227,7 @@ func TestRouterFailover(t *testing.T) {
 }
 
 func TestRouterMalformedReply(t *testing.T) {
-	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/models" {
-			_, _ = io.WriteString(w, `{"data":[{"id":"m"}]}`)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, "data: {not json\n\n")
-	}))
-	defer bad.Close()
+	bad, _ := testutil.CountingSSEBackend(t, "m", 0, nil, "{not json")
 	r := newRemote(t, remote.Config{}, bad.URL)
 	ts := newTestServer(t, serverOpts{rt: runtime.Config{Remote: r}})
 	for range 2 { // the server keeps serving
@@ -340,15 +333,7 @@ func TestRouterMidStreamFailure(t *testing.T) {
 		panic(http.ErrAbortHandler)
 	}))
 	defer flaky.Close()
-	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/models" {
-			_, _ = io.WriteString(w, `{"data":[{"id":"m"}]}`)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"whole answer\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
-	}))
-	defer good.Close()
+	good, _ := testutil.CountingSSEBackend(t, "m", 0, nil, `{"choices":[{"index":0,"delta":{"content":"whole answer"},"finish_reason":"stop"}]}`, "[DONE]")
 	specs, _ := remote.ParseSpecs([]string{flaky.URL, good.URL})
 	r, err := remote.New(remote.Config{Balancer: "round-robin", HealthInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)}, specs)
 	if err != nil {

@@ -4,18 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/pitstop-llm/pitstop/internal/testutil"
 	"github.com/pitstop-llm/pitstop/predictor"
 	"github.com/pitstop-llm/pitstop/runtime"
+	"github.com/pitstop-llm/pitstop/runtime/internal/tracetest"
 	"github.com/pitstop-llm/pitstop/tools"
 )
 
@@ -29,14 +26,7 @@ func lengthServer(t *testing.T) (*testServer, *testutil.LockedBuffer) {
 	}
 	reg := tools.NewRegistry()
 	reg.MustRegister(&tools.Tool{Name: "shell", Handler: func(context.Context, json.RawMessage) (string, error) { return "done", nil }})
-	keys, overrides, err := ParseKeysFile([]byte(twoTenantKeys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := NewKeyring(keys, overrides)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := keyring(t, twoTenantKeys)
 	sink := &testutil.LockedBuffer{}
 	ts := newTestServer(t, serverOpts{
 		rt:  runtime.Config{Tools: reg, Trace: sink, Length: predictor.GoClassifier{MLP: info.MLP, OverflowTokens: info.OverflowTokens}},
@@ -56,37 +46,6 @@ func shellProgram(t *testing.T, ts *testServer, key, program, command, say strin
 	}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// probedLengths are the lengths predicted for the segments of programs
-// named probe*, in program order, once the trace holds n records.
-func probedLengths(t *testing.T, sink *testutil.LockedBuffer, n int) []int {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(path, []byte(sink.WaitLines(n, 5*time.Second)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := predictor.ReadTraces(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != n {
-		t.Fatalf("%d trace records, want %d", len(recs), n)
-	}
-	var probes []predictor.TraceRecord
-	for _, r := range recs {
-		if strings.HasPrefix(r.Program, "probe") {
-			probes = append(probes, r)
-		}
-	}
-	slices.SortStableFunc(probes, func(a, b predictor.TraceRecord) int {
-		return strings.Compare(fmt.Sprint(a.Program, a.Segment), fmt.Sprint(b.Program, b.Segment))
-	})
-	out := make([]int, len(probes))
-	for i, r := range probes {
-		out[i] = r.PredictedTokens
-	}
-	return out
 }
 
 // Through the HTTP API with two tenants' keys: what tenant alpha's calls
@@ -112,7 +71,7 @@ func TestTenantLengthStateIsolation(t *testing.T) {
 		for i, cmd := range []string{"cat b.txt", "ls", "cat c.txt", "ls -la /srv"} {
 			shellProgram(t, ts, prober, fmt.Sprintf("probe%d", i), cmd, "/say ok")
 		}
-		return probedLengths(t, sink, n+8)
+		return tracetest.PredictedLengths(tracetest.Records(t, sink, n+8), "probe")
 	}
 	alone := run("", "kb")
 	if got := run("ka", "kb"); !slices.Equal(got, alone) {

@@ -58,16 +58,21 @@ func withHeaders(a, b map[string]string) map[string]string {
 // admin (key root).
 func twoTenants(t *testing.T, keysFile string) *testServer {
 	t.Helper()
-	keys, _, err := ParseKeysFile([]byte(keysFile))
+	return newTestServer(t, serverOpts{api: Config{Keys: keyring(t, keysFile), AllowToolRegistration: true}})
+}
+
+// keyring is the keyring of a keys file's text.
+func keyring(t *testing.T, keysFile string) *Keyring {
+	t.Helper()
+	keys, overrides, err := ParseKeysFile([]byte(keysFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, overrides, _ := ParseKeysFile([]byte(keysFile))
 	ring, err := NewKeyring(keys, overrides)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newTestServer(t, serverOpts{api: Config{Keys: ring, AllowToolRegistration: true}})
+	return ring
 }
 
 const twoTenantKeys = "ka tenant=alpha\nkb tenant=beta\nroot admin\n"
@@ -327,15 +332,7 @@ func TestReloadKeys(t *testing.T) {
 	if ok("ka") != 200 || ok("kc") != 401 {
 		t.Fatal("before reload")
 	}
-	keys, overrides, err := ParseKeysFile([]byte("kc tenant=alpha max-concurrent=0\nroot admin\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := NewKeyring(keys, overrides)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ts.srv.ReloadKeys(ring); err != nil {
+	if err := ts.srv.ReloadKeys(keyring(t, "kc tenant=alpha max-concurrent=0\nroot admin\n")); err != nil {
 		t.Fatal(err)
 	}
 	if ok("ka") != 401 || ok("kc") != 200 {

@@ -17,6 +17,8 @@ NO_BASELINES=1 "$here/screen.sh" /tmp/hr-a611107 "$here/seed1" "admit victim"
 for s in 2 3; do
   SEED=$s POINTS="$here/points-seeds.txt" "$here/screen.sh" /tmp/hr-a611107 "$here/seed$s" "off admit"
 done
+# The tables: compare.py as of a611107 (checked out above), since then
+# scripts/policy_screen_table.py --swap POINTS DIR/baselines DIR/VARIANT..., the same output.
 python3 "$here/compare.py" "$here/points.txt" "$here/seed1" off admit-only victim admit >"$here/seed1/table.md"
 python3 "$here/mechanism.py" "$here/points.txt" "$here/seed1" off admit >"$here/seed1/mechanism.md"
 for s in 2 3; do

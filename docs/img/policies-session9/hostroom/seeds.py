@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Session 9: seeds 1-3 at the points where --pitstop-hostroom admit changes a
-verdict; one row per point and variant, one cell per seed (compare.py's cell).
+verdict; one row per point and variant, one cell per seed (the cell of
+scripts/policy_screen_table.py --swap).
 usage: seeds.py POINTS VARIANT..."""
 import json, os, sys
 
