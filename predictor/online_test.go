@@ -163,6 +163,26 @@ func BenchmarkOnlineLengthPredict(b *testing.B) {
 	}
 }
 
+// BenchmarkOnlineLengthPredictHistory times a prediction while history
+// predicts (the program's mean, with its Laplace distribution since session
+// 12), on top of the shipped model's forward pass.
+func BenchmarkOnlineLengthPredictHistory(b *testing.B) {
+	o, recs := defaultOnline(b, OnlineOptions{MinSegments: 1, PublishEvery: 1, LR: 1e-9})
+	for _, r := range recs {
+		a := r.PreToolOutputTokens
+		r.Input.History = History{}.Observe(a, "tts").Observe(a, "tts")
+		o.Learn(r)
+	}
+	if !(o.Stats().Choice == ChoiceHistory) {
+		b.Fatal("history not chosen: the benchmark would time another predictor")
+	}
+	in := sampleInput()
+	b.ReportAllocs()
+	for b.Loop() {
+		o.PredictLength(in)
+	}
+}
+
 func BenchmarkOnlineLengthLearn(b *testing.B) {
 	o, recs := defaultOnline(b, OnlineOptions{})
 	i := 0
