@@ -24,8 +24,7 @@ const (
 // pairs the next ones with, plus what makes a file belong to this mixture
 // (its scoring, experts, ring size and the model's training median).
 type expertMixFile struct {
-	Kind        string                          `json:"kind"`
-	Version     int                             `json:"version"`
+	stateHeader
 	Experts     []string                        `json:"experts"`
 	ByOrder     bool                            `json:"by_order"`
 	FirstTokens int                             `json:"first_tokens"`
@@ -51,7 +50,7 @@ type finishedSegment struct {
 // new, never a part.
 func (x *ExpertMix) Save(dir string) error {
 	x.mu.Lock()
-	f := expertMixFile{Kind: expertMixKind, Version: expertMixVersion, Experts: ExpertNames[:],
+	f := expertMixFile{stateHeader: stateHeader{Kind: expertMixKind, Version: expertMixVersion}, Experts: ExpertNames[:],
 		ByOrder: x.byOrder, FirstTokens: x.firstTokens, Window: orderWindow,
 		Loss: x.loss, N: x.n, First: x.first, Order: x.order, Pairs: x.pairs, Seen: x.seen}
 	for k := range x.recent {
@@ -60,11 +59,7 @@ func (x *ExpertMix) Save(dir string) error {
 		}
 	}
 	x.mu.Unlock()
-	data, err := json.Marshal(f)
-	if err != nil {
-		return fmt.Errorf("save length expert mixture: %w", err)
-	}
-	return saveStateFile(dir, ExpertMixStateFile, "length expert mixture", data)
+	return saveJSONState(dir, ExpertMixStateFile, "length expert mixture", f)
 }
 
 // Restore loads the state Save wrote to dir. No file is not an error (found
@@ -102,9 +97,10 @@ func (x *ExpertMix) restore(data []byte) error {
 // that no run of Observe gives (negative, not finite, more errors than
 // segments scored).
 func (f *expertMixFile) belongsTo(x *ExpertMix) error {
+	if err := f.check(expertMixKind, expertMixVersion); err != nil {
+		return err
+	}
 	switch {
-	case f.Kind != expertMixKind || f.Version != expertMixVersion:
-		return fmt.Errorf("not a version-%d %s file (kind %q, version %d)", expertMixVersion, expertMixKind, f.Kind, f.Version)
 	case len(f.Experts) != numExperts || f.Experts[0] != ExpertNames[0] || f.Experts[1] != ExpertNames[1] || f.Experts[2] != ExpertNames[2]:
 		return fmt.Errorf("experts %q, want %q", f.Experts, ExpertNames)
 	case f.ByOrder != x.byOrder:

@@ -21,8 +21,7 @@ const (
 // not rebuilt from the lengths: which of two equally dense windows wins
 // depends on the order the lengths came in.
 type modeLedFile struct {
-	Kind     string              `json:"kind"`
-	Version  int                 `json:"version"`
+	stateHeader
 	Fallback int                 `json:"fallback"`
 	Window   int                 `json:"order_window"`
 	Classes  []modeClassState    `json:"classes"`
@@ -57,7 +56,7 @@ type modeClassState struct {
 // file renamed over it).
 func (m *ModeLed) Save(dir string) error {
 	m.mu.Lock()
-	f := modeLedFile{Kind: modeLedKind, Version: modeLedVersion, Fallback: m.fallback, Window: orderWindow,
+	f := modeLedFile{stateHeader: stateHeader{Kind: modeLedKind, Version: modeLedVersion}, Fallback: m.fallback, Window: orderWindow,
 		Seen: m.led.seen, Wrong: m.led.wrong, Pairs: m.led.pairs,
 		Trade: &hitTradeState{Hits: m.trade.hits, AbsErr: m.trade.absErr, Moves: m.trade.moves}}
 	for i, s := range m.led.recent {
@@ -72,11 +71,7 @@ func (m *ModeLed) Save(dir string) error {
 		f.Classes = append(f.Classes, cs)
 	}
 	m.mu.Unlock()
-	data, err := json.Marshal(f)
-	if err != nil {
-		return fmt.Errorf("save length window modes: %w", err)
-	}
-	return saveStateFile(dir, ModeLedStateFile, "length window modes", data)
+	return saveJSONState(dir, ModeLedStateFile, "length window modes", f)
 }
 
 // Restore loads the state Save wrote to dir. No file is not an error (found
@@ -92,9 +87,10 @@ func (m *ModeLed) restore(data []byte) error {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return err
 	}
+	if err := f.check(modeLedKind, modeLedVersion); err != nil {
+		return err
+	}
 	switch {
-	case f.Kind != modeLedKind || f.Version != modeLedVersion:
-		return fmt.Errorf("not a version-%d %s file (kind %q, version %d)", modeLedVersion, modeLedKind, f.Kind, f.Version)
 	case f.Fallback != m.fallback:
 		return fmt.Errorf("saved for a model with training median %d, this one's is %d", f.Fallback, m.fallback)
 	case f.Window != orderWindow:

@@ -163,6 +163,26 @@ func BenchmarkOnlineLengthPredict(b *testing.B) {
 	}
 }
 
+// BenchmarkOnlineLengthPredictHistory times a prediction while history
+// predicts (the program's mean, with its Laplace distribution since session
+// 12), on top of the shipped model's forward pass.
+func BenchmarkOnlineLengthPredictHistory(b *testing.B) {
+	o, recs := defaultOnline(b, OnlineOptions{MinSegments: 1, PublishEvery: 1, LR: 1e-9})
+	for _, r := range recs {
+		a := r.PreToolOutputTokens
+		r.Input.History = History{}.Observe(a, "tts").Observe(a, "tts")
+		o.Learn(r)
+	}
+	if !(o.Stats().Choice == ChoiceHistory) {
+		b.Fatal("history not chosen: the benchmark would time another predictor")
+	}
+	in := sampleInput()
+	b.ReportAllocs()
+	for b.Loop() {
+		o.PredictLength(in)
+	}
+}
+
 func BenchmarkOnlineLengthLearn(b *testing.B) {
 	o, recs := defaultOnline(b, OnlineOptions{})
 	i := 0
@@ -201,5 +221,46 @@ func TestErrWindowBeatsBaseWithConfidence(t *testing.T) {
 	one.add(50, 0, 50)
 	if one.beatsBase(one.Learnt, adoptZ) {
 		t.Fatal("one segment cleared the bound")
+	}
+}
+
+// When history predicts, the distribution PredictLength returns is
+// history's too, so a mixture that weighs an expert by its point mixes the
+// distribution that earned the weight. It once returned the shipped
+// model's distribution with history's point, and the order-scored mixture
+// served the shipped model's median with history's weight.
+func TestOnlineLengthHistoryChoiceReturnsHistorysDistribution(t *testing.T) {
+	mlp, over, _ := toyModel(t)
+	base := GoClassifier{MLP: mlp, OverflowTokens: over}
+	// Programs that write 150 tokens more than the toy model learnt, every
+	// segment the length of the program's earlier ones: history is exact.
+	recs := shifted(400, 21, 150)
+	for i := range recs {
+		a := recs[i].PreToolOutputTokens
+		recs[i].Input.History = History{}.Observe(a, "tts").Observe(a, "tts")
+	}
+	o, err := NewOnlineLength(base, mlp, over, OnlineOptions{Window: 100, MinSegments: 20, PublishEvery: 10, LR: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs[:200] {
+		o.Learn(r)
+	}
+	if c := o.Stats().Choice; c != ChoiceHistory {
+		t.Fatalf("choice %v after 200 segments that history predicts exactly, want history", c)
+	}
+	var online, mixed float64
+	mix := NewProgramBlends(OrderScored(-1))
+	for _, r := range recs[200:] {
+		n, probs := o.PredictLength(r.Input)
+		if med := LengthQuantile(probs, 0.5, over); abs(med-n) > BinWidth/2 {
+			t.Fatalf("history's point %d, but its distribution's median is %d", n, med)
+		}
+		online += float64(abs(n - r.PreToolOutputTokens))
+		mixed += float64(abs(mix.Predict(r, n, probs, over) - r.PreToolOutputTokens))
+		mix.Observe(r, n, probs, over)
+	}
+	if mixed > online+BinWidth*200 {
+		t.Fatalf("the mixture of the history choice's predictions has %.0f tokens of summed error, the choice alone %.0f", mixed, online)
 	}
 }
