@@ -65,6 +65,9 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 	if err != nil {
 		return Reply{}, &failure{rejected: true, msg: fmt.Sprintf("encoding the request: %v", err)}
 	}
+	if b.inline != nil && b.client.Transport == b.inline {
+		return b.sendInline(ctx, req, data, emit)
+	}
 	h := b.header
 	if b.spec.Kind == KindPitstop && req.ProgramID != "" {
 		h = h.Clone()
@@ -75,17 +78,11 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 	}
 	// The request follows ctx (the caller gone, the backend's generation
 	// ends) until the reply is read; the reading of the body's end after
-	// it (drainRest) is not cut by the call's end, which cancels ctx. The
-	// inline transport watches ctx itself and lets go of it when asked
-	// (inlineBody.detach): no context of the request's own, which would
-	// cost a detached context, its cancel and a second watch on ctx (eight
-	// allocations a call, docs/results-router.md §4, session 11).
-	inline := b.inline != nil && b.client.Transport == b.inline
-	rctx, cancel, detach := ctx, context.CancelFunc(func() {}), func() bool { return true }
-	if !inline {
-		rctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
-		detach = context.AfterFunc(ctx, cancel)
-	}
+	// it (drainRest) is not cut by the call's end, which cancels ctx: a
+	// context of the request's own, detached from ctx when the reply is
+	// read. (The inline transport watches ctx itself, sendInline.)
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	detach := context.AfterFunc(ctx, cancel)
 	// The body is a bytes.Reader in io.NopCloser, a type net/http knows to
 	// be in memory: with any other, (*http.Request).Write flushes the
 	// headers before the body, two writes (and wake-ups) per request.
@@ -95,32 +92,52 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}).WithContext(rctx)
 	resp, err := b.client.Transport.RoundTrip(hreq)
 	if err != nil {
-		if !inline {
-			detach()
-			cancel()
-		}
+		detach()
+		cancel()
 		return Reply{}, &failure{down: true, msg: err.Error()}
 	}
-	ib, _ := resp.Body.(*inlineBody) // the inline transport's: it watches ctx
 	body := &endReader{r: resp.Body}
 	defer func() {
-		if ib != nil {
-			ib.detach()
-		} else {
-			detach()
-		}
-		switch {
-		case body.ended || err != nil:
+		detach()
+		if body.ended || err != nil {
 			resp.Body.Close()
-			if ib == nil {
-				cancel()
-			}
-		case ib != nil:
-			go drainRest(resp.Body, ib.abort)
-		default:
+			cancel()
+		} else {
 			go drainRest(resp.Body, cancel)
 		}
 	}()
+	return b.readReply(resp, body, emit)
+}
+
+// sendInline is send over the inline transport: the request written from
+// the backend's template, ctx watched by the transport itself and let go
+// of when the reply is read (inlineBody.detach), so no context of the
+// request's own, which would cost a detached context, its cancel and a
+// second watch on ctx (eight allocations a call, docs/results-router.md
+// §4, session 11).
+func (b *Backend) sendInline(ctx context.Context, req *Request, data []byte, emit func(Event)) (rep Reply, err error) {
+	p := postRequest{t: &b.post, body: data}
+	if b.spec.Kind == KindPitstop && req.ProgramID != "" {
+		p.program, p.thread = req.ProgramID, req.Thread
+	}
+	resp, err := b.inline.post(ctx, &p)
+	if err != nil {
+		return Reply{}, &failure{down: true, msg: err.Error()}
+	}
+	ib := resp.Body.(*inlineBody)
+	defer func() {
+		ib.detach()
+		if ib.eof || err != nil {
+			ib.Close()
+		} else {
+			go drainRest(ib, ib.abort)
+		}
+	}()
+	return b.readReply(resp, ib, emit)
+}
+
+// readReply reads a generation's reply from body (resp's).
+func (b *Backend) readReply(resp *http.Response, body io.Reader, emit func(Event)) (Reply, error) {
 	if resp.StatusCode != http.StatusOK {
 		msg := errorMessage(resp)
 		switch {
@@ -130,13 +147,10 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 			return Reply{}, &failure{rejected: true, status: resp.StatusCode, msg: msg}
 		}
 	}
-	ct := resp.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, "application/json") {
-		rep, err = b.readJSON(body, emit)
-	} else {
-		rep, err = b.readStream(body, emit)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return b.readJSON(body, emit)
 	}
-	return rep, err
+	return b.readStream(body, emit)
 }
 
 // endReader tells whether its reader reached its end.

@@ -18,7 +18,8 @@ import (
 // the connection's writeLoop and readLoop goroutines and back: at 1,000
 // calls/s those hand-offs (and the thread wake-ups they cost) were a fifth
 // of the router's CPU (docs/results-router.md §4). The wire format stays
-// net/http's own: (*http.Request).Write and http.ReadResponse, so a reply
+// net/http's own: (*http.Request).Write (a generation's request written
+// from bytes Write made once, postTemplate) and http.ReadResponse, so a reply
 // is an *http.Response like any other (chunked bodies, trailers, headers
 // parsed by the standard library); only the pool and the cancellation are
 // written here. The request's context ends a request at once by closing
@@ -34,6 +35,9 @@ type inlineTransport struct {
 	// headerWait bounds the wait for a reply's headers (net/http's
 	// ResponseHeaderTimeout of the router's transport).
 	headerWait time.Duration
+	// postReq is the request http.ReadResponse is given for a post's
+	// reply (it reads only the method), shared read-only.
+	postReq *http.Request
 
 	mu     sync.Mutex
 	idle   []*inlineConn // most recently used last
@@ -57,7 +61,7 @@ type inlineConn struct {
 }
 
 func newInlineTransport(addr string, maxIdle int, headerWait time.Duration) *inlineTransport {
-	return &inlineTransport{addr: addr, maxIdle: maxIdle, headerWait: headerWait,
+	return &inlineTransport{addr: addr, maxIdle: maxIdle, headerWait: headerWait, postReq: &http.Request{Method: http.MethodPost},
 		dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}}
 }
 
@@ -66,7 +70,19 @@ func newInlineTransport(addr string, maxIdle int, headerWait time.Duration) *inl
 // of the reply) is replaced by a new one and the request sent again, as
 // net/http does for a request it can send again (GetBody).
 func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
+	return t.roundTrip(req.Context(), req, nil)
+}
+
+// post sends a generation's request (written from its backend's
+// template, its body in memory: it can always be sent again) and reads
+// its reply's headers, as RoundTrip does for an *http.Request.
+func (t *inlineTransport) post(ctx context.Context, p *postRequest) (*http.Response, error) {
+	return t.roundTrip(ctx, t.postReq, p)
+}
+
+// roundTrip is RoundTrip's, and post's with p (req is then the stand-in
+// that http.ReadResponse reads the method of).
+func (t *inlineTransport) roundTrip(ctx context.Context, req *http.Request, p *postRequest) (*http.Response, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			closeBody(req)
@@ -77,14 +93,15 @@ func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(req)
 			return nil, err
 		}
-		resp, err := t.exchange(ctx, pc, req)
-		if err == nil || !pc.reused || !errors.Is(err, errIdleClosed) || (req.Body != nil && req.GetBody == nil) {
+		resp, err := t.exchange(ctx, pc, req, p)
+		resend := p != nil || req.Body == nil || req.GetBody != nil
+		if err == nil || !pc.reused || !errors.Is(err, errIdleClosed) || !resend {
 			if errors.Is(err, errIdleClosed) {
 				err = io.ErrUnexpectedEOF
 			}
 			return resp, err
 		}
-		if req.Body != nil {
+		if p == nil && req.Body != nil {
 			body, gerr := req.GetBody()
 			if gerr != nil {
 				return nil, gerr
@@ -108,7 +125,7 @@ func closeBody(req *http.Request) {
 // exchange writes req on pc and reads the reply's headers; the body is
 // read by the caller (inlineBody), and the connection goes back to the
 // pool at its end.
-func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *http.Request) (*http.Response, error) {
+func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *http.Request, p *postRequest) (*http.Response, error) {
 	stop := context.AfterFunc(ctx, pc.close)
 	fail := func(err error) (*http.Response, error) {
 		stop()
@@ -118,7 +135,13 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *htt
 		}
 		return nil, err
 	}
-	if err := req.Write(pc.bw); err != nil {
+	var err error
+	if p != nil {
+		err = p.write(pc.bw)
+	} else {
+		err = req.Write(pc.bw)
+	}
+	if err != nil {
 		if isReset(err) {
 			err = errIdleClosed // a reused connection the backend had closed
 		}
@@ -178,6 +201,8 @@ type inlineBody struct {
 	ctx  context.Context
 	keep bool
 	done bool
+	// eof: a read returned io.EOF (the body was read to its end).
+	eof bool
 	// detached: the request's context no longer ends the body (detach);
 	// live: the connection was not closed by it before (stop's result).
 	detached, live bool
@@ -194,10 +219,12 @@ const (
 
 func (b *inlineBody) Read(p []byte) (int, error) {
 	if b.done {
+		b.eof = true
 		return 0, io.EOF
 	}
 	n, err := b.r.Read(p)
 	if err == io.EOF {
+		b.eof = true
 		b.finish(true)
 	} else if err != nil {
 		b.finish(false)
