@@ -32,6 +32,8 @@ type Backend struct {
 	// post is a generation's request head as the inline transport writes
 	// it (chatURL and header, written once by net/http).
 	post postTemplate
+	// wires are body's *wireScratch.
+	wires sync.Pool
 	// events are readStream's *eventDecoder: one lives for a reply, and
 	// goes back for the next unless the reply was malformed.
 	events sync.Pool

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,8 +26,14 @@ const maxEventBytes = 4 << 20
 // body is the JSON the router sends: the request, with the backend kind's
 // own fields.
 func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
-	w := wireRequest{Stream: true, StreamOptions: wireStreamOptions{IncludeUsage: true},
+	s, _ := b.wires.Get().(*wireScratch)
+	if s == nil {
+		s = &wireScratch{}
+	}
+	defer s.release(&b.wires)
+	s.w = wireRequest{Stream: true, StreamOptions: wireStreamOptions{IncludeUsage: true},
 		MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed, Stop: req.Stop, ResponseFormat: req.ResponseFormat}
+	w := &s.w
 	w.Model = req.Model
 	if w.Model == "" || !b.serves(w.Model) {
 		w.Model = b.firstModel()
@@ -40,7 +47,8 @@ func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
 	case KindVLLM, KindSGLang:
 		// Lower is earlier in both, as the router's queue key
 		// (docs/router.md).
-		w.Priority = &priority
+		s.priority = priority
+		w.Priority = &s.priority
 		if b.spec.Kind == KindVLLM {
 			w.CacheSalt = req.CacheSalt
 		}
@@ -49,10 +57,36 @@ func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
 	case KindLlamaCpp:
 		w.CachePrompt = true
 		if slot >= 0 {
-			w.IDSlot = &slot
+			s.slot = slot
+			w.IDSlot = &s.slot
 		}
 	}
-	return req.encodeBody(&w)
+	return req.encodeBody(w, &s.msgs)
+}
+
+// wireScratch is a body's wire values, kept from call to call in a
+// backend's pool: made per call, the request's fields (and the priority
+// they point at) and the messages' slice were three allocations, each
+// handed to the encoder in an interface.
+type wireScratch struct {
+	w              wireRequest
+	priority, slot int
+	msgs           []wireMessage
+}
+
+// maxScratchMessages bounds the messages' room a pooled wireScratch keeps.
+const maxScratchMessages = 64
+
+// release empties s (it keeps no call's strings while pooled) and puts it
+// back in pool.
+func (s *wireScratch) release(pool *sync.Pool) {
+	s.w = wireRequest{}
+	if cap(s.msgs) > maxScratchMessages {
+		s.msgs = nil
+	}
+	clear(s.msgs[:cap(s.msgs)])
+	s.msgs = s.msgs[:0]
+	pool.Put(s)
 }
 
 // send runs one generation on the backend, streaming: emit sees every
