@@ -256,7 +256,9 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 	}()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(ed.line[:0], maxEventBytes)
-	var content strings.Builder
+	// The reply's text, in the decoder's kept room: one allocation for the
+	// string at the end, where a strings.Builder grows one per doubling.
+	content := ed.content[:0]
 	var calls toolCalls
 	rep.Usage.CachedTokens = -1
 	sawDone, sawChunk := false, false
@@ -301,7 +303,7 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 				continue
 			}
 			if c.Delta.Content != "" {
-				content.WriteString(c.Delta.Content)
+				content = append(content, c.Delta.Content...)
 				emit(Event{Kind: EventContent, Text: c.Delta.Content})
 			}
 			for _, tc := range c.Delta.ToolCalls {
@@ -324,7 +326,11 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 	if !sawDone && rep.FinishReason == "" {
 		return rep, &failure{down: true, msg: "the stream ended before the reply did (no finish_reason, no [DONE])"}
 	}
-	return finishReply(rep, content.String(), &calls)
+	text := string(content)
+	if cap(content) <= maxKeptContent {
+		ed.content = content[:0]
+	}
+	return finishReply(rep, text, &calls)
 }
 
 // readJSON reads a non-stream reply (a server that ignores "stream").

@@ -22,7 +22,13 @@ type eventDecoder struct {
 	// reply to reply: the library makes room for ten choices at a slice's
 	// first element (640 B per reply otherwise).
 	chunk wireChunk
+	// content is readStream's room for a reply's text, kept up to
+	// maxKeptContent.
+	content []byte
 }
+
+// maxKeptContent bounds the text room a pooled eventDecoder keeps.
+const maxKeptContent = 64 << 10
 
 // resetChunk empties chunk for the next event, keeping its choices' room.
 func (ed *eventDecoder) resetChunk() {

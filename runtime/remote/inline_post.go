@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
-	"strconv"
 	"strings"
 )
 
@@ -59,10 +58,9 @@ type postRequest struct {
 
 // write writes p as (*http.Request).Write would.
 func (p *postRequest) write(w *bufio.Writer) error {
-	var n [20]byte
 	w.Write(p.t.head)
 	w.WriteString("Content-Length: ")
-	w.Write(strconv.AppendInt(n[:0], int64(len(p.body)), 10))
+	writeInt(w, len(p.body))
 	w.WriteString("\r\n")
 	w.Write(p.t.fixed)
 	if p.program != "" {
@@ -74,6 +72,24 @@ func (p *postRequest) write(w *bufio.Writer) error {
 	w.WriteString("\r\n")
 	_, err := w.Write(p.body)
 	return err
+}
+
+// writeInt writes n (≥ 0) in decimal, byte by byte: digits made in a
+// local array and handed to Write would escape (an allocation a call).
+func writeInt(w *bufio.Writer, n int) {
+	var d [20]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	for _, c := range d[i:] {
+		w.WriteByte(c)
+	}
 }
 
 // writeHeader writes a header line as http.Header.Write does: a line
