@@ -194,7 +194,7 @@ func (b *Backend) check(ctx context.Context, timeout time.Duration) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /v1/models: %s", errorMessage(resp))
+		return fmt.Errorf("GET /v1/models: %s", errorMessage(resp.StatusCode, resp.Body))
 	}
 	var list struct {
 		Data []struct {

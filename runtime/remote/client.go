@@ -140,7 +140,7 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 			go drainRest(resp.Body, cancel)
 		}
 	}()
-	return b.readReply(resp, body, emit)
+	return b.readReply(resp.StatusCode, strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"), body, emit)
 }
 
 // sendInline is send over the inline transport: the request written from
@@ -154,11 +154,10 @@ func (b *Backend) sendInline(ctx context.Context, req *Request, data []byte, emi
 	if b.spec.Kind == KindPitstop && req.ProgramID != "" {
 		p.program, p.thread = req.ProgramID, req.Thread
 	}
-	resp, err := b.inline.post(ctx, &p)
+	ib, err := b.inline.post(ctx, &p)
 	if err != nil {
 		return Reply{}, &failure{down: true, msg: err.Error()}
 	}
-	ib := resp.Body.(*inlineBody)
 	defer func() {
 		ib.detach()
 		if ib.eof || err != nil {
@@ -167,21 +166,22 @@ func (b *Backend) sendInline(ctx context.Context, req *Request, data []byte, emi
 			go drainRest(ib, ib.abort)
 		}
 	}()
-	return b.readReply(resp, ib, emit)
+	return b.readReply(ib.status, ib.json, ib, emit)
 }
 
-// readReply reads a generation's reply from body (resp's).
-func (b *Backend) readReply(resp *http.Response, body io.Reader, emit func(Event)) (Reply, error) {
-	if resp.StatusCode != http.StatusOK {
-		msg := errorMessage(resp)
+// readReply reads a generation's reply, of status and (json) Content-Type
+// application/json, from its body.
+func (b *Backend) readReply(status int, json bool, body io.Reader, emit func(Event)) (Reply, error) {
+	if status != http.StatusOK {
+		msg := errorMessage(status, body)
 		switch {
-		case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-			return Reply{}, &failure{down: resp.StatusCode != http.StatusTooManyRequests, status: resp.StatusCode, msg: msg}
+		case status >= 500 || status == http.StatusTooManyRequests:
+			return Reply{}, &failure{down: status != http.StatusTooManyRequests, status: status, msg: msg}
 		default:
-			return Reply{}, &failure{rejected: true, status: resp.StatusCode, msg: msg}
+			return Reply{}, &failure{rejected: true, status: status, msg: msg}
 		}
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+	if json {
 		return b.readJSON(body, emit)
 	}
 	return b.readStream(body, emit)
@@ -224,22 +224,22 @@ func drainRest(body io.ReadCloser, cancel context.CancelFunc) {
 
 // errorMessage reads an error answer's message (OpenAI's error JSON, or
 // the start of whatever it is).
-func errorMessage(resp *http.Response) string {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+func errorMessage(status int, body io.Reader) string {
+	data, _ := io.ReadAll(io.LimitReader(body, 64<<10))
 	var e struct {
 		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(data, &e) == nil && len(e.Error) > 0 {
 		var we wireError
 		if json.Unmarshal(e.Error, &we) == nil && we.Message != "" {
-			return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, we.Message)
+			return fmt.Sprintf("HTTP %d: %s", status, we.Message)
 		}
 		var s string
 		if json.Unmarshal(e.Error, &s) == nil {
-			return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, s)
+			return fmt.Sprintf("HTTP %d: %s", status, s)
 		}
 	}
-	return fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, strings.TrimSpace(string(data)))
+	return fmt.Sprintf("HTTP %d: %.200s", status, strings.TrimSpace(string(data)))
 }
 
 // readStream reads a server-sent-events reply.

@@ -1,0 +1,153 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// replyCases are replies as backends write them (net/http's chunked
+// stream, a Content-Length JSON answer, uvicorn's lower-case headers, an
+// error, a trailer), and forms parseReplyHead leaves to http.ReadResponse.
+var replyCases = []string{
+	"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nDate: Fri, 27 Nov 2026 16:00:00 GMT\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"b\r\ndata: {}\n\n\r\n0\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: 13\r\n\r\n{\"choices\":1}",
+	"HTTP/1.1 200 OK\r\ndate: x\r\nserver: uvicorn\r\ncontent-type: text/event-stream; charset=utf-8\r\nconnection: keep-alive\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+	"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 24\r\n\r\n{\"error\":{\"message\":1}}\n",
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-Usage: 1\r\n\r\nNEXT",
+	"HTTP/1.1 200\r\nContent-Length: 0\r\n\r\nNEXT",
+	"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n",
+	// for http.ReadResponse
+	"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
+	"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok",
+	"HTTP/1.1 200 OK\nContent-Length: 2\n\nok",
+	"HTTP/1.1 200 OK\r\nX: a\r\n  folded\r\nContent-Length: 2\r\n\r\nok",
+	"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+	"HTTP/1.1 200 OK\r\nConnection: keep-alive, Upgrade\r\nContent-Length: 2\r\n\r\nok",
+	"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nto the close",
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+	"HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok",
+}
+
+// readFast reads data's reply as the inline transport's post does when
+// parseReplyHead takes its head: the body, its error, and what follows it
+// on the connection.
+func readFast(data []byte) (h replyHead, ok bool, body []byte, bodyErr error, next []byte) {
+	br := bufio.NewReaderSize(bytes.NewReader(data), 4<<10)
+	if _, err := br.Peek(1); err != nil {
+		return h, false, nil, nil, nil
+	}
+	buf, _ := br.Peek(br.Buffered())
+	h, n, ok := parseReplyHead(buf)
+	if !ok {
+		return h, false, nil, nil, nil
+	}
+	_, _ = br.Discard(n)
+	var r io.Reader
+	if h.chunked {
+		cb := newChunkedBody(br)
+		r = &cb
+	} else {
+		r = &lengthBody{r: br, n: h.length}
+	}
+	body, bodyErr = io.ReadAll(r)
+	next, _ = io.ReadAll(br)
+	return h, true, body, bodyErr, next
+}
+
+// checkReplyHead holds parseReplyHead's reading of data, where it takes
+// it, to http.ReadResponse's: status, JSON or not, framing, kept or not,
+// the body's bytes, whether it ends in an error, and the bytes after it.
+func checkReplyHead(t *testing.T, data []byte) bool {
+	t.Helper()
+	h, ok, body, bodyErr, next := readFast(data)
+	if !ok {
+		return false
+	}
+	br := bufio.NewReaderSize(bytes.NewReader(data), 4<<10)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
+	if err != nil {
+		t.Fatalf("%q: taken, but http.ReadResponse: %v", data, err)
+	}
+	chunked := len(resp.TransferEncoding) == 1 && resp.TransferEncoding[0] == "chunked"
+	json := strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")
+	if h.status != resp.StatusCode || h.json != json || h.close != resp.Close || h.chunked != chunked || (!chunked && h.length != resp.ContentLength) {
+		t.Fatalf("%q: read %+v; http.ReadResponse: status %d, json %v, close %v, chunked %v, length %d",
+			data, h, resp.StatusCode, json, resp.Close, chunked, resp.ContentLength)
+	}
+	wbody, werr := io.ReadAll(resp.Body)
+	wnext, _ := io.ReadAll(br)
+	if !bytes.Equal(body, wbody) || (bodyErr == nil) != (werr == nil) {
+		t.Fatalf("%q: body %q (%v); net/http's %q (%v)", data, body, bodyErr, wbody, werr)
+	}
+	if bodyErr == nil && !bytes.Equal(next, wnext) {
+		t.Fatalf("%q: after the body %q; after net/http's %q", data, next, wnext)
+	}
+	return true
+}
+
+func TestReplyHeadMatchesReadResponse(t *testing.T) {
+	taken := 0
+	for i, c := range replyCases {
+		if checkReplyHead(t, []byte(c)) {
+			taken++
+			if i >= 8 {
+				t.Errorf("%q: taken; it is one for http.ReadResponse", c)
+			}
+		} else if i < 8 {
+			t.Errorf("%q: left to http.ReadResponse; it is a plain reply", c)
+		}
+	}
+	if taken != 8 {
+		t.Errorf("%d cases taken, want 8", taken)
+	}
+}
+
+// FuzzReplyHead: a reply head parseReplyHead takes is read as
+// http.ReadResponse reads it, body and what follows included.
+func FuzzReplyHead(f *testing.F) {
+	for _, c := range replyCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkReplyHead(t, data)
+	})
+}
+
+// FuzzReplyHeadParts builds replies most of whose heads parseReplyHead
+// takes (FuzzReplyHead's mutations of whole replies seldom keep one
+// valid): a status, a fuzzed header between the usual ones, a body framed
+// by Content-Length or chunked, and the next reply's bytes after it.
+func FuzzReplyHeadParts(f *testing.F) {
+	f.Add(200, "Content-Type", "application/json", "Connection", "keep-alive", []byte("{}"), false)
+	f.Add(500, "content-type", "text/event-stream", "connection", "Close", []byte("data: x\n\n"), true)
+	f.Add(429, "X-Odd", " \tv\x80 ", "Content-Length", "7", []byte("hello"), true)
+	f.Fuzz(func(t *testing.T, status int, k1, v1, k2, v2 string, body []byte, chunked bool) {
+		var b strings.Builder
+		b.WriteString("HTTP/1.1 ")
+		b.WriteString(strings.Repeat("0", max(0, 3-len(itoa(status)))) + itoa(status))
+		b.WriteString(" OK\r\nDate: today\r\n")
+		b.WriteString(k1 + ": " + v1 + "\r\n")
+		b.WriteString(k2 + ":" + v2 + "\r\n")
+		if chunked {
+			b.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+			if len(body) > 0 {
+				b.WriteString(itoaHex(len(body)) + "\r\n" + string(body) + "\r\n")
+			}
+			b.WriteString("0\r\n\r\n")
+		} else {
+			b.WriteString("Content-Length: " + itoa(len(body)) + "\r\n\r\n" + string(body))
+		}
+		b.WriteString("HTTP/1.1 200 OK\r\n")
+		checkReplyHead(t, []byte(b.String()))
+	})
+}
+
+func itoa(n int) string    { return strconv.Itoa(n) }
+func itoaHex(n int) string { return strconv.FormatInt(int64(n), 16) }
