@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http/httputil"
 	"net/textproto"
-	"strings"
 )
 
 // replyHead is what a generation needs of its reply's status line and
@@ -117,16 +116,24 @@ func cutLine(buf []byte) (line, rest []byte, ok bool) {
 }
 
 // validKey reports a header name of token characters (RFC 9110 §5.1),
-// which is what textproto takes.
+// which is what textproto takes: a bit per byte below 128 in two words.
 func validKey(k []byte) bool {
+	const (
+		lo = (1<<10-1)<<'0' | 1<<'!' | 1<<'#' | 1<<'$' | 1<<'%' | 1<<'&' | 1<<'\'' | 1<<'*' | 1<<'+' | 1<<'-' | 1<<'.'
+		hi = (1<<26-1)<<('A'-64) | (1<<26-1)<<('a'-64) | 1<<('^'-64) | 1<<('_'-64) | 1<<('`'-64) | 1<<('|'-64) | 1<<('~'-64)
+	)
 	if len(k) == 0 {
 		return false
 	}
 	for _, c := range k {
+		var bit uint64
 		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
+		case c < 64:
+			bit = uint64(lo) >> c & 1
+		case c < 128:
+			bit = uint64(hi) >> (c - 64) & 1
+		}
+		if bit == 0 {
 			return false
 		}
 	}

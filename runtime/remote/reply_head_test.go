@@ -151,3 +151,17 @@ func FuzzReplyHeadParts(f *testing.F) {
 
 func itoa(n int) string    { return strconv.Itoa(n) }
 func itoaHex(n int) string { return strconv.FormatInt(int64(n), 16) }
+
+// validKey takes a byte exactly when RFC 9110's token does.
+func TestValidKeyBytes(t *testing.T) {
+	const tchar = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	for c := range 256 {
+		want := strings.IndexByte(tchar, byte(c)) >= 0
+		if got := validKey([]byte{byte(c)}); got != want {
+			t.Errorf("byte %#x: %v, want %v", c, got, want)
+		}
+	}
+	if validKey(nil) {
+		t.Error("an empty name taken")
+	}
+}
