@@ -3,6 +3,7 @@ package remote
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"testing"
@@ -111,6 +112,38 @@ func FuzzPostMatchesRequestWrite(f *testing.F) {
 		got, want := postBytes(t, b, program, thread, body)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("program %q thread %q:\n got %q\nwant %q", program, thread, head(got), head(want))
+		}
+	})
+}
+
+// BenchmarkPostWrite is a generation's request written: from the
+// backend's template ("template"), and as send wrote it before session
+// 12 ("request": an *http.Request with its context, its body's reader and
+// (*http.Request).Write).
+func BenchmarkPostWrite(b *testing.B) {
+	be := testBackend(b, "http://127.0.0.1:8000,kind=vllm", nil)
+	body := []byte(`{"messages":[{"role":"user","content":"call-1"}],"model":"m","stream":true,"stream_options":{"include_usage":true}}`)
+	w := bufio.NewWriterSize(io.Discard, 4<<10)
+	ctx := context.Background()
+	b.Run("writer=template", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p := postRequest{t: &be.post, body: body}
+			if err := p.write(w); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("writer=request", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			req := (&http.Request{Method: http.MethodPost, URL: be.chatURL, Host: be.chatURL.Host, Header: be.header,
+				Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+				Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)),
+				GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }}).WithContext(ctx)
+			if err := req.Write(w); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -165,3 +165,48 @@ func TestValidKeyBytes(t *testing.T) {
 		t.Error("an empty name taken")
 	}
 }
+
+// BenchmarkReplyHead is a loopback benchmark's reply read to its end
+// (routerload's fake backend's: net/http's server, Content-Length): by
+// parseReplyHead and lengthBody ("plain"), and by http.ReadResponse
+// ("readresponse"), as the inline transport read every reply before
+// session 12.
+func BenchmarkReplyHead(b *testing.B) {
+	reply := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nDate: Fri, 27 Nov 2026 16:00:00 GMT\r\nContent-Length: 9\r\n\r\ndata: x\n\n")
+	var src bytes.Reader
+	br := bufio.NewReaderSize(&src, 4<<10)
+	var sink [64]byte
+	b.Run("reader=plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			src.Reset(reply)
+			br.Reset(&src)
+			_, _ = br.Peek(1)
+			buf, _ := br.Peek(br.Buffered())
+			h, n, ok := parseReplyHead(buf)
+			if !ok {
+				b.Fatal("not taken")
+			}
+			_, _ = br.Discard(n)
+			body := lengthBody{r: br, n: h.length}
+			if _, err := body.Read(sink[:]); err != io.EOF {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("reader=readresponse", func(b *testing.B) {
+		req := &http.Request{Method: http.MethodPost}
+		b.ReportAllocs()
+		for b.Loop() {
+			src.Reset(reply)
+			br.Reset(&src)
+			resp, err := http.ReadResponse(br, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := resp.Body.Read(sink[:]); err != io.EOF {
+				b.Fatal(err)
+			}
+		}
+	})
+}
