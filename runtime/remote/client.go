@@ -292,8 +292,8 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 		if ch.Pitstop != nil && len(ch.Pitstop.ToolRound) > 0 && string(ch.Pitstop.ToolRound) != "null" {
 			emit(Event{Kind: EventBackendToolRound, Text: string(ch.Pitstop.ToolRound)})
 		}
-		if ch.Model != "" {
-			rep.Model = ch.Model
+		if ch.Model.seen && ch.Model.name != "" {
+			rep.Model = ch.Model.name
 		}
 		if ch.Usage != nil {
 			applyUsage(&rep.Usage, ch.Usage)

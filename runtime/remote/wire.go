@@ -75,7 +75,7 @@ type wireUsage struct {
 }
 
 type wireChunk struct {
-	Model   string `json:"model"`
+	Model   modelName `json:"model"`
 	Choices []struct {
 		Index int `json:"index"`
 		// Content and FinishReason: null and "" mean the same here, and
