@@ -65,9 +65,10 @@ func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
 }
 
 // wireScratch is a body's wire values, kept from call to call in a
-// backend's pool: made per call, the request's fields (and the priority
-// they point at) and the messages' slice were three allocations, each
-// handed to the encoder in an interface.
+// backend's pool: made per call, the request's fields, the priority they
+// point at, the messages' slice and that slice boxed for the encoder were
+// four allocations (a value handed to the encoder in an interface is made
+// on the heap).
 type wireScratch struct {
 	w              wireRequest
 	priority, slot int
@@ -169,9 +170,9 @@ func (b *Backend) sendInline(ctx context.Context, req *Request, data []byte, emi
 	return b.readReply(ib.status, ib.json, ib, emit)
 }
 
-// readReply reads a generation's reply, of status and (json) Content-Type
+// readReply reads a generation's reply, of status and (isJSON) Content-Type
 // application/json, from its body.
-func (b *Backend) readReply(status int, json bool, body io.Reader, emit func(Event)) (Reply, error) {
+func (b *Backend) readReply(status int, isJSON bool, body io.Reader, emit func(Event)) (Reply, error) {
 	if status != http.StatusOK {
 		msg := errorMessage(status, body)
 		switch {
@@ -181,7 +182,7 @@ func (b *Backend) readReply(status int, json bool, body io.Reader, emit func(Eve
 			return Reply{}, &failure{rejected: true, status: status, msg: msg}
 		}
 	}
-	if json {
+	if isJSON {
 		return b.readJSON(body, emit)
 	}
 	return b.readStream(body, emit)
