@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pitstop-llm/pitstop/internal/testutil"
 )
 
 // replyCases are replies as backends write them (net/http's chunked
@@ -209,4 +213,43 @@ func BenchmarkReplyHead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The replies net/http's server writes (a stream flushed event by event,
+// chunked; a whole answer, with its length; an error) are in the plain
+// form: a generation's reply from a pitstop or Go backend never goes to
+// http.ReadResponse.
+func TestReplyHeadTakesNetHTTPReplies(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch r.URL.Path {
+		case "/stream":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, e := range strings.SplitAfter(testutil.CannedReply, "\n\n") {
+				_, _ = io.WriteString(w, e)
+				w.(http.Flusher).Flush()
+			}
+		case "/json":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"choices":[]}`)
+		default:
+			http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
+		}
+	}))
+	defer s.Close()
+	for _, path := range []string{"/stream", "/json", "/error"} {
+		c, err := net.Dial("tcp", s.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.WriteString(c, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+		data, err := io.ReadAll(c)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !checkReplyHead(t, data) {
+			t.Errorf("%s: net/http's reply left to http.ReadResponse: %q", path, data)
+		}
+	}
 }
