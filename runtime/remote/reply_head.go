@@ -29,7 +29,7 @@ type replyHead struct {
 // head not yet all in buf), which http.ReadResponse then reads: the
 // inline transport's post takes what it reads here without the map of
 // every header, the strings of their values and the *http.Response that
-// http.ReadResponse makes (eight allocations a call, session 12 in
+// http.ReadResponse makes (ten allocations a call with its body's, session 12 in
 // docs/results-router.md §4). FuzzReplyHead holds every head it takes
 // to http.ReadResponse's reading of the same bytes, body included.
 func parseReplyHead(buf []byte) (h replyHead, n int, ok bool) {
