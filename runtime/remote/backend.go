@@ -29,6 +29,11 @@ type Backend struct {
 	// header is a generation's request headers, shared read-only by its
 	// requests (a transport does not change a request).
 	header http.Header
+	// post is a generation's request head as the inline transport writes
+	// it (chatURL and header, written once by net/http).
+	post postTemplate
+	// wires are body's *wireScratch.
+	wires sync.Pool
 	// events are readStream's *eventDecoder: one lives for a reply, and
 	// goes back for the next unless the reply was malformed.
 	events sync.Pool
@@ -69,6 +74,9 @@ func newBackend(s Spec, client *http.Client) (*Backend, error) {
 			return nil, fmt.Errorf("backend %s: $%s is empty or not set (api-key-env)", b.name, s.APIKeyEnv)
 		}
 		b.header.Set("Authorization", "Bearer "+b.apiKey)
+	}
+	if b.post, err = newPostTemplate(b.chatURL, b.header); err != nil {
+		return nil, fmt.Errorf("backend %s: %v", b.name, err)
 	}
 	return b, nil
 }
@@ -186,7 +194,7 @@ func (b *Backend) check(ctx context.Context, timeout time.Duration) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /v1/models: %s", errorMessage(resp))
+		return fmt.Errorf("GET /v1/models: %s", errorMessage(resp.StatusCode, resp.Body))
 	}
 	var list struct {
 		Data []struct {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,8 +26,14 @@ const maxEventBytes = 4 << 20
 // body is the JSON the router sends: the request, with the backend kind's
 // own fields.
 func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
-	w := wireRequest{Stream: true, StreamOptions: wireStreamOptions{IncludeUsage: true},
+	s, _ := b.wires.Get().(*wireScratch)
+	if s == nil {
+		s = &wireScratch{}
+	}
+	defer s.release(&b.wires)
+	s.w = wireRequest{Stream: true, StreamOptions: wireStreamOptions{IncludeUsage: true},
 		MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed, Stop: req.Stop, ResponseFormat: req.ResponseFormat}
+	w := &s.w
 	w.Model = req.Model
 	if w.Model == "" || !b.serves(w.Model) {
 		w.Model = b.firstModel()
@@ -40,7 +47,8 @@ func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
 	case KindVLLM, KindSGLang:
 		// Lower is earlier in both, as the router's queue key
 		// (docs/router.md).
-		w.Priority = &priority
+		s.priority = priority
+		w.Priority = &s.priority
 		if b.spec.Kind == KindVLLM {
 			w.CacheSalt = req.CacheSalt
 		}
@@ -49,10 +57,37 @@ func (b *Backend) body(req *Request, priority int, slot int) ([]byte, error) {
 	case KindLlamaCpp:
 		w.CachePrompt = true
 		if slot >= 0 {
-			w.IDSlot = &slot
+			s.slot = slot
+			w.IDSlot = &s.slot
 		}
 	}
-	return req.encodeBody(&w)
+	return req.encodeBody(w, &s.msgs)
+}
+
+// wireScratch is a body's wire values, kept from call to call in a
+// backend's pool: made per call, the request's fields, the priority they
+// point at, the messages' slice and that slice boxed for the encoder were
+// four allocations (a value handed to the encoder in an interface is made
+// on the heap).
+type wireScratch struct {
+	w              wireRequest
+	priority, slot int
+	msgs           []wireMessage
+}
+
+// maxScratchMessages bounds the messages' room a pooled wireScratch keeps.
+const maxScratchMessages = 64
+
+// release empties s (it keeps no call's strings while pooled) and puts it
+// back in pool.
+func (s *wireScratch) release(pool *sync.Pool) {
+	s.w = wireRequest{}
+	if cap(s.msgs) > maxScratchMessages {
+		s.msgs = nil
+	}
+	clear(s.msgs[:cap(s.msgs)])
+	s.msgs = s.msgs[:0]
+	pool.Put(s)
 }
 
 // send runs one generation on the backend, streaming: emit sees every
@@ -65,6 +100,9 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 	if err != nil {
 		return Reply{}, &failure{rejected: true, msg: fmt.Sprintf("encoding the request: %v", err)}
 	}
+	if b.inline != nil && b.client.Transport == b.inline {
+		return b.sendInline(ctx, req, data, emit)
+	}
 	h := b.header
 	if b.spec.Kind == KindPitstop && req.ProgramID != "" {
 		h = h.Clone()
@@ -75,17 +113,11 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 	}
 	// The request follows ctx (the caller gone, the backend's generation
 	// ends) until the reply is read; the reading of the body's end after
-	// it (drainRest) is not cut by the call's end, which cancels ctx. The
-	// inline transport watches ctx itself and lets go of it when asked
-	// (inlineBody.detach): no context of the request's own, which would
-	// cost a detached context, its cancel and a second watch on ctx (eight
-	// allocations a call, docs/results-router.md §4, session 11).
-	inline := b.inline != nil && b.client.Transport == b.inline
-	rctx, cancel, detach := ctx, context.CancelFunc(func() {}), func() bool { return true }
-	if !inline {
-		rctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
-		detach = context.AfterFunc(ctx, cancel)
-	}
+	// it (drainRest) is not cut by the call's end, which cancels ctx: a
+	// context of the request's own, detached from ctx when the reply is
+	// read. (The inline transport watches ctx itself, sendInline.)
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	detach := context.AfterFunc(ctx, cancel)
 	// The body is a bytes.Reader in io.NopCloser, a type net/http knows to
 	// be in memory: with any other, (*http.Request).Write flushes the
 	// headers before the body, two writes (and wake-ups) per request.
@@ -95,48 +127,65 @@ func (b *Backend) send(ctx context.Context, req *Request, priority, slot int, em
 		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}).WithContext(rctx)
 	resp, err := b.client.Transport.RoundTrip(hreq)
 	if err != nil {
-		if !inline {
-			detach()
-			cancel()
-		}
+		detach()
+		cancel()
 		return Reply{}, &failure{down: true, msg: err.Error()}
 	}
-	ib, _ := resp.Body.(*inlineBody) // the inline transport's: it watches ctx
 	body := &endReader{r: resp.Body}
 	defer func() {
-		if ib != nil {
-			ib.detach()
-		} else {
-			detach()
-		}
-		switch {
-		case body.ended || err != nil:
+		detach()
+		if body.ended || err != nil {
 			resp.Body.Close()
-			if ib == nil {
-				cancel()
-			}
-		case ib != nil:
-			go drainRest(resp.Body, ib.abort)
-		default:
+			cancel()
+		} else {
 			go drainRest(resp.Body, cancel)
 		}
 	}()
-	if resp.StatusCode != http.StatusOK {
-		msg := errorMessage(resp)
+	return b.readReply(resp.StatusCode, strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"), body, emit)
+}
+
+// sendInline is send over the inline transport: the request written from
+// the backend's template, ctx watched by the transport itself and let go
+// of when the reply is read (inlineBody.detach), so no context of the
+// request's own, which would cost a detached context, its cancel and a
+// second watch on ctx (eight allocations a call, docs/results-router.md
+// §4, session 11).
+func (b *Backend) sendInline(ctx context.Context, req *Request, data []byte, emit func(Event)) (rep Reply, err error) {
+	p := postRequest{t: &b.post, body: data}
+	if b.spec.Kind == KindPitstop && req.ProgramID != "" {
+		p.program, p.thread = req.ProgramID, req.Thread
+	}
+	ib, err := b.inline.post(ctx, &p)
+	if err != nil {
+		return Reply{}, &failure{down: true, msg: err.Error()}
+	}
+	defer func() {
+		ib.detach()
+		if ib.eof || err != nil {
+			ib.Close()
+		} else {
+			go drainRest(ib, ib.abort)
+		}
+	}()
+	return b.readReply(ib.status, ib.json, ib, emit)
+}
+
+// readReply reads a generation's reply, of status and (isJSON) Content-Type
+// application/json, from its body.
+func (b *Backend) readReply(status int, isJSON bool, body io.Reader, emit func(Event)) (Reply, error) {
+	if status != http.StatusOK {
+		msg := errorMessage(status, body)
 		switch {
-		case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-			return Reply{}, &failure{down: resp.StatusCode != http.StatusTooManyRequests, status: resp.StatusCode, msg: msg}
+		case status >= 500 || status == http.StatusTooManyRequests:
+			return Reply{}, &failure{down: status != http.StatusTooManyRequests, status: status, msg: msg}
 		default:
-			return Reply{}, &failure{rejected: true, status: resp.StatusCode, msg: msg}
+			return Reply{}, &failure{rejected: true, status: status, msg: msg}
 		}
 	}
-	ct := resp.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, "application/json") {
-		rep, err = b.readJSON(body, emit)
-	} else {
-		rep, err = b.readStream(body, emit)
+	if isJSON {
+		return b.readJSON(body, emit)
 	}
-	return rep, err
+	return b.readStream(body, emit)
 }
 
 // endReader tells whether its reader reached its end.
@@ -176,22 +225,22 @@ func drainRest(body io.ReadCloser, cancel context.CancelFunc) {
 
 // errorMessage reads an error answer's message (OpenAI's error JSON, or
 // the start of whatever it is).
-func errorMessage(resp *http.Response) string {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+func errorMessage(status int, body io.Reader) string {
+	data, _ := io.ReadAll(io.LimitReader(body, 64<<10))
 	var e struct {
 		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(data, &e) == nil && len(e.Error) > 0 {
 		var we wireError
 		if json.Unmarshal(e.Error, &we) == nil && we.Message != "" {
-			return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, we.Message)
+			return fmt.Sprintf("HTTP %d: %s", status, we.Message)
 		}
 		var s string
 		if json.Unmarshal(e.Error, &s) == nil {
-			return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, s)
+			return fmt.Sprintf("HTTP %d: %s", status, s)
 		}
 	}
-	return fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, strings.TrimSpace(string(data)))
+	return fmt.Sprintf("HTTP %d: %.200s", status, strings.TrimSpace(string(data)))
 }
 
 // readStream reads a server-sent-events reply.
@@ -208,7 +257,9 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 	}()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(ed.line[:0], maxEventBytes)
-	var content strings.Builder
+	// The reply's text, in the decoder's kept room: one allocation for the
+	// string at the end, where a strings.Builder grows one per doubling.
+	content := ed.content[:0]
 	var calls toolCalls
 	rep.Usage.CachedTokens = -1
 	sawDone, sawChunk := false, false
@@ -242,8 +293,8 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 		if ch.Pitstop != nil && len(ch.Pitstop.ToolRound) > 0 && string(ch.Pitstop.ToolRound) != "null" {
 			emit(Event{Kind: EventBackendToolRound, Text: string(ch.Pitstop.ToolRound)})
 		}
-		if ch.Model != "" {
-			rep.Model = ch.Model
+		if ch.Model.seen && ch.Model.name != "" {
+			rep.Model = ch.Model.name
 		}
 		if ch.Usage != nil {
 			applyUsage(&rep.Usage, ch.Usage)
@@ -253,7 +304,7 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 				continue
 			}
 			if c.Delta.Content != "" {
-				content.WriteString(c.Delta.Content)
+				content = append(content, c.Delta.Content...)
 				emit(Event{Kind: EventContent, Text: c.Delta.Content})
 			}
 			for _, tc := range c.Delta.ToolCalls {
@@ -276,7 +327,11 @@ func (b *Backend) readStream(r io.Reader, emit func(Event)) (rep Reply, err erro
 	if !sawDone && rep.FinishReason == "" {
 		return rep, &failure{down: true, msg: "the stream ended before the reply did (no finish_reason, no [DONE])"}
 	}
-	return finishReply(rep, content.String(), &calls)
+	text := string(content)
+	if cap(content) <= maxKeptContent {
+		ed.content = content[:0]
+	}
+	return finishReply(rep, text, &calls)
 }
 
 // readJSON reads a non-stream reply (a server that ignores "stream").

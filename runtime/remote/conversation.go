@@ -33,8 +33,9 @@ type sentConversation struct {
 // generation of the request: when the messages of the last one are
 // still its first ones (compared field by field: a string compares at
 // once with itself), that encoding is copied and only the new messages
-// are encoded. A Request is used by one generation at a time.
-func (req *Request) encodeBody(w *wireRequest) ([]byte, error) {
+// are encoded. A Request is used by one generation at a time. room is
+// the room for the new messages' wire form, reused (wireScratch).
+func (req *Request) encodeBody(w *wireRequest, room *[]wireMessage) ([]byte, error) {
 	const head = `{"messages":`
 	s := &req.sent
 	k := len(s.msgs)
@@ -57,7 +58,8 @@ func (req *Request) encodeBody(w *wireRequest) ([]byte, error) {
 	}
 	if k < len(req.Messages) || k == 0 {
 		at := len(data)
-		if data, err = appendJSON(data, toWireMessages(req.Messages[k:])); err != nil {
+		*room = appendWireMessages((*room)[:0], req.Messages[k:])
+		if data, err = appendJSON(data, room); err != nil {
 			return nil, err
 		}
 		if k > 0 {

@@ -59,7 +59,8 @@ func FuzzEncodeBody(f *testing.F) {
 		req := &Request{Messages: msgs[:2], Tools: tools}
 		for _, n := range []int{2, 3, 0} {
 			req.Messages = msgs[:n]
-			got, gerr := req.encodeBody(&w)
+			var room []wireMessage
+			got, gerr := req.encodeBody(&w, &room)
 			want, werr := json.Marshal(struct {
 				Messages []wireMessage `json:"messages"`
 				*wireRequest

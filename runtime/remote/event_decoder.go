@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"encoding/json"
 
 	segjson "github.com/segmentio/encoding/json"
@@ -22,13 +23,49 @@ type eventDecoder struct {
 	// reply to reply: the library makes room for ten choices at a slice's
 	// first element (640 B per reply otherwise).
 	chunk wireChunk
+	// content is readStream's room for a reply's text, kept up to
+	// maxKeptContent.
+	content []byte
 }
 
-// resetChunk empties chunk for the next event, keeping its choices' room.
+// maxKeptContent bounds the text room a pooled eventDecoder keeps.
+const maxKeptContent = 64 << 10
+
+// resetChunk empties chunk for the next event, keeping its choices' room
+// and its model's name (modelName).
 func (ed *eventDecoder) resetChunk() {
 	choices := ed.chunk.Choices[:cap(ed.chunk.Choices)]
 	clear(choices)
-	ed.chunk = wireChunk{Choices: choices[:0]}
+	model := ed.chunk.Model
+	ed.chunk = wireChunk{Choices: choices[:0], Model: modelName{name: model.name, raw: model.raw}}
+}
+
+// modelName is an event's "model": the same in every event of most
+// streams (vLLM and OpenAI send it in each), and in every reply of a
+// backend. Kept from event to event and reply to reply (resetChunk), it
+// is decoded when its JSON differs from the last one's, not once per
+// event (a string allocation each). seen says the event had one.
+type modelName struct {
+	name string
+	raw  []byte // the JSON name was decoded from
+	seen bool
+}
+
+// UnmarshalJSON takes a JSON string as a string field does (null: no
+// change).
+func (m *modelName) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil
+	}
+	if m.raw == nil || !bytes.Equal(data, m.raw) {
+		var s string
+		if err := segjson.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		m.name, m.raw = s, append(m.raw[:0], data...)
+	}
+	m.seen = true
+	return nil
 }
 
 func newEventDecoder() *eventDecoder {

@@ -112,3 +112,29 @@ func BenchmarkEventDecode(b *testing.B) {
 		}
 	})
 }
+
+// A backend's model name is kept from reply to reply on its pooled
+// decoder, but a reply says only the model its own events name.
+func TestReadStreamModelPerReply(t *testing.T) {
+	be := &Backend{}
+	read := func(stream string) string {
+		t.Helper()
+		rep, err := be.readStream(strings.NewReader(stream), func(Event) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Model
+	}
+	const done = `data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	for i, c := range []struct{ stream, want string }{
+		{`data: {"model":"m-1","choices":[]}` + "\n\n" + done, "m-1"},
+		{`data: {"model":"m-1","choices":[]}` + "\n\n" + `data: {"model":"m-1","choices":[]}` + "\n\n" + done, "m-1"},
+		{done, ""},
+		{`data: {"model":"m\u002d2","choices":[]}` + "\n\n" + `data: {"model":null,"choices":[]}` + "\n\n" + done, "m-2"},
+		{`data: {"model":"m-1","choices":[]}` + "\n\n" + `data: {"model":"","choices":[]}` + "\n\n" + done, "m-1"},
+	} {
+		if got := read(c.stream); got != c.want {
+			t.Errorf("reply %d: model %q, want %q", i, got, c.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,14 @@ import (
 // net/http's own: (*http.Request).Write and http.ReadResponse, so a reply
 // is an *http.Response like any other (chunked bodies, trailers, headers
 // parsed by the standard library); only the pool and the cancellation are
-// written here. The request's context ends a request at once by closing
-// its connection (context.AfterFunc), as net/http does.
+// written here. A generation's request (post) is the exception, for its
+// cost per call (session 12): its bytes are the ones Write made once for
+// its backend (postTemplate), and a reply head in the plain form servers
+// write is read by parseReplyHead, its chunks by net/http's chunked
+// reader; any other head goes to http.ReadResponse. Two differential
+// fuzz tests hold both to net/http's bytes and readings. The request's
+// context ends a request at once by closing its connection
+// (context.AfterFunc), as net/http does.
 //
 // It speaks plain HTTP/1.1 to one host: https backends and backends behind
 // a proxy keep net/http's Transport (transport=nethttp, the fallback),
@@ -34,6 +41,9 @@ type inlineTransport struct {
 	// headerWait bounds the wait for a reply's headers (net/http's
 	// ResponseHeaderTimeout of the router's transport).
 	headerWait time.Duration
+	// postReq is the request http.ReadResponse is given for a post's
+	// reply (it reads only the method), shared read-only.
+	postReq *http.Request
 
 	mu     sync.Mutex
 	idle   []*inlineConn // most recently used last
@@ -57,7 +67,7 @@ type inlineConn struct {
 }
 
 func newInlineTransport(addr string, maxIdle int, headerWait time.Duration) *inlineTransport {
-	return &inlineTransport{addr: addr, maxIdle: maxIdle, headerWait: headerWait,
+	return &inlineTransport{addr: addr, maxIdle: maxIdle, headerWait: headerWait, postReq: &http.Request{Method: http.MethodPost},
 		dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}}
 }
 
@@ -66,28 +76,45 @@ func newInlineTransport(addr string, maxIdle int, headerWait time.Duration) *inl
 // of the reply) is replaced by a new one and the request sent again, as
 // net/http does for a request it can send again (GetBody).
 func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
+	resp, _, err := t.roundTrip(req.Context(), req, nil)
+	return resp, err
+}
+
+// post sends a generation's request (written from its backend's
+// template, its body in memory: it can always be sent again) and reads
+// its reply's head, as RoundTrip does for an *http.Request; the body it
+// returns holds the reply's status and whether it is JSON.
+func (t *inlineTransport) post(ctx context.Context, p *postRequest) (*inlineBody, error) {
+	_, body, err := t.roundTrip(ctx, t.postReq, p)
+	return body, err
+}
+
+// roundTrip is RoundTrip's, and post's with p (req is then the stand-in
+// that http.ReadResponse reads the method of; the reply, nil when its
+// head was read by parseReplyHead, is in the body).
+func (t *inlineTransport) roundTrip(ctx context.Context, req *http.Request, p *postRequest) (*http.Response, *inlineBody, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			closeBody(req)
-			return nil, err
+			return nil, nil, err
 		}
 		pc, err := t.get(ctx)
 		if err != nil {
 			closeBody(req)
-			return nil, err
+			return nil, nil, err
 		}
-		resp, err := t.exchange(ctx, pc, req)
-		if err == nil || !pc.reused || !errors.Is(err, errIdleClosed) || (req.Body != nil && req.GetBody == nil) {
+		resp, body, err := t.exchange(ctx, pc, req, p)
+		resend := p != nil || req.Body == nil || req.GetBody != nil
+		if err == nil || !pc.reused || !errors.Is(err, errIdleClosed) || !resend {
 			if errors.Is(err, errIdleClosed) {
 				err = io.ErrUnexpectedEOF
 			}
-			return resp, err
+			return resp, body, err
 		}
-		if req.Body != nil {
+		if p == nil && req.Body != nil {
 			body, gerr := req.GetBody()
 			if gerr != nil {
-				return nil, gerr
+				return nil, nil, gerr
 			}
 			r2 := *req
 			r2.Body = body
@@ -105,20 +132,27 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// exchange writes req on pc and reads the reply's headers; the body is
-// read by the caller (inlineBody), and the connection goes back to the
-// pool at its end.
-func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *http.Request) (*http.Response, error) {
+// exchange writes req (or p) on pc and reads the reply's head; the body
+// is read by the caller (inlineBody), and the connection goes back to the
+// pool at its end. A post's reply head in the plain form is read by
+// parseReplyHead (resp nil), any other by http.ReadResponse.
+func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *http.Request, p *postRequest) (*http.Response, *inlineBody, error) {
 	stop := context.AfterFunc(ctx, pc.close)
-	fail := func(err error) (*http.Response, error) {
+	fail := func(err error) (*http.Response, *inlineBody, error) {
 		stop()
 		pc.c.Close()
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	if err := req.Write(pc.bw); err != nil {
+	var err error
+	if p != nil {
+		err = p.write(pc.bw)
+	} else {
+		err = req.Write(pc.bw)
+	}
+	if err != nil {
 		if isReset(err) {
 			err = errIdleClosed // a reused connection the backend had closed
 		}
@@ -138,6 +172,24 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *htt
 			}
 			return fail(err)
 		}
+		if p != nil {
+			buf, _ := pc.br.Peek(pc.br.Buffered())
+			if h, n, ok := parseReplyHead(buf); ok {
+				_, _ = pc.br.Discard(n)
+				if t.headerWait > 0 {
+					_ = pc.c.SetReadDeadline(time.Time{})
+				}
+				b := &inlineBody{t: t, pc: pc, stop: stop, ctx: ctx, keep: !h.close, status: h.status, json: h.json}
+				if h.chunked {
+					b.chunked = newChunkedBody(pc.br)
+					b.r = &b.chunked
+				} else {
+					b.length = lengthBody{r: pc.br, n: h.length}
+					b.r = &b.length
+				}
+				return nil, b, nil
+			}
+		}
 		r, err := http.ReadResponse(pc.br, req)
 		if err != nil {
 			return fail(err)
@@ -156,8 +208,10 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *htt
 	// A body that ends only with the connection (no length, not chunked)
 	// leaves nothing to reuse.
 	keep := !resp.Close && !req.Close && (resp.ContentLength >= 0 || len(resp.TransferEncoding) > 0)
-	resp.Body = &inlineBody{t: t, pc: pc, r: resp.Body, stop: stop, ctx: ctx, keep: keep}
-	return resp, nil
+	b := &inlineBody{t: t, pc: pc, r: resp.Body, stop: stop, ctx: ctx, keep: keep,
+		status: resp.StatusCode, json: strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")}
+	resp.Body = b
+	return resp, b, nil
 }
 
 // isReset reports a connection the peer reset.
@@ -178,6 +232,16 @@ type inlineBody struct {
 	ctx  context.Context
 	keep bool
 	done bool
+	// status and json are the reply's status and whether its
+	// Content-Type is application/json (post's caller has no
+	// *http.Response); length or chunked is the body's framing when
+	// parseReplyHead read the head (r points at it).
+	status  int
+	json    bool
+	length  lengthBody
+	chunked chunkedBody
+	// eof: a read returned io.EOF (the body was read to its end).
+	eof bool
 	// detached: the request's context no longer ends the body (detach);
 	// live: the connection was not closed by it before (stop's result).
 	detached, live bool
@@ -194,10 +258,12 @@ const (
 
 func (b *inlineBody) Read(p []byte) (int, error) {
 	if b.done {
+		b.eof = true
 		return 0, io.EOF
 	}
 	n, err := b.r.Read(p)
 	if err == io.EOF {
+		b.eof = true
 		b.finish(true)
 	} else if err != nil {
 		b.finish(false)

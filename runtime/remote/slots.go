@@ -100,7 +100,7 @@ func (b *Backend) slotAction(ctx context.Context, slot int, action, file string)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("slot %d %s: %s", slot, action, errorMessage(resp))
+		return fmt.Errorf("slot %d %s: %s", slot, action, errorMessage(resp.StatusCode, resp.Body))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/pitstop-llm/pitstop/models/chat"
 )
@@ -74,7 +75,7 @@ type wireUsage struct {
 }
 
 type wireChunk struct {
-	Model   string `json:"model"`
+	Model   modelName `json:"model"`
 	Choices []struct {
 		Index int `json:"index"`
 		// Content and FinishReason: null and "" mean the same here, and
@@ -100,7 +101,17 @@ type wireError struct {
 }
 
 func toWireMessages(msgs []chat.Message) []wireMessage {
-	out := make([]wireMessage, len(msgs))
+	return appendWireMessages(make([]wireMessage, 0, len(msgs)), msgs)
+}
+
+// appendWireMessages appends msgs' wire form to out (never nil: an empty
+// conversation is [], not null).
+func appendWireMessages(out []wireMessage, msgs []chat.Message) []wireMessage {
+	if out == nil {
+		out = make([]wireMessage, 0, len(msgs))
+	} else {
+		out = slices.Grow(out, len(msgs))
+	}
 	for i := range msgs {
 		m := &msgs[i]
 		w := wireMessage{Role: m.Role, Content: &m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
@@ -116,7 +127,7 @@ func toWireMessages(msgs []chat.Message) []wireMessage {
 		for _, tc := range m.ToolCalls {
 			w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: tc.ID, Type: "function", Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})
 		}
-		out[i] = w
+		out = append(out, w)
 	}
 	return out
 }
