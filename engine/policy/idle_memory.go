@@ -32,9 +32,18 @@ import (
 // free blocks above the watermark cover one iteration's growth of the
 // batch: a full token budget of prefill plus a block for each running call.
 // No threshold: blocks against blocks.
+//
+// "idle-lost" preserves a call at idle memory only when a discard is
+// predicted to lose its context: when the prefix cache more likely than
+// not evicts the freed blocks before the tool returns (Pitstop.evictionRisk
+// at least 1/2, the tool's median outlasting the free blocks' survival).
+// Otherwise the discard keeps the blocks cached at no expected cost and
+// leaves them to whoever needs them, and the call comes back through the
+// rank instead of ahead of it as a preserved call does (the engine resumes
+// a call whose KV is on the device as running).
 type idleMemory struct {
-	on    bool
-	short int64 // the last iteration in which memory was short, -1 never
+	on, lost bool
+	short    int64 // the last iteration in which memory was short, -1 never
 }
 
 // newIdleMemory reads Options.PitstopHandling.
@@ -44,8 +53,10 @@ func newIdleMemory(mode string) (idleMemory, error) {
 		return idleMemory{short: -1}, nil
 	case "idle":
 		return idleMemory{on: true, short: -1}, nil
+	case "idle-lost":
+		return idleMemory{on: true, lost: true, short: -1}, nil
 	}
-	return idleMemory{}, fmt.Errorf("unknown pitstop handling %q (valid: waste, idle)", mode)
+	return idleMemory{}, fmt.Errorf("unknown pitstop handling %q (valid: waste, idle, idle-lost)", mode)
 }
 
 // wanted records that memory was short in the view's iteration.
@@ -79,6 +90,9 @@ func (p *Pitstop) idleHandle(v *engine.View, s *engine.Sequence) (handling.Kind,
 	st := stateOf(s)
 	if st.kindSet && st.kind != handling.Preserve {
 		return 0, false // chosen while memory was short, and still on the device: a swap on its way out
+	}
+	if p.memory.lost && p.evictionRisk(v, s) < 0.5 {
+		return 0, false // a discard keeps the context cached: the default's choice
 	}
 	return handling.Preserve, true
 }

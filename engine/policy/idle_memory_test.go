@@ -7,26 +7,34 @@ import (
 	"github.com/pitstop-llm/pitstop/handling"
 )
 
-// A short context paused on a long tool with nothing else in the engine:
+// A short context paused on a tool with nothing else in the engine:
 // InferCept's wastes ("waste", the default) discard it (holding it for the
 // tool costs more token-seconds than its recompute), and "idle" preserves
 // it, since no call could use its blocks; it resumes without recomputing.
+// "idle-lost" preserves it only when the free blocks (2,048 tokens, taken at
+// 32 a 10 ms iteration at most: 0.64 s) are more likely than not consumed
+// before the tool (exponential, of the predicted mean) returns: on a 5 s
+// tool, not on a 0.1 s one.
 func TestIdleMemoryPreservesWhenNothingWaits(t *testing.T) {
 	for _, tc := range []struct {
 		mode string
+		tool float64
 		want handling.Kind
 	}{
-		{"waste", handling.Discard},
-		{"idle", handling.Preserve},
+		{"waste", 5, handling.Discard},
+		{"idle", 5, handling.Preserve},
+		{"idle", 0.1, handling.Preserve},
+		{"idle-lost", 5, handling.Preserve},
+		{"idle-lost", 0.1, handling.Discard},
 	} {
 		h := newHarness(t, NewPitstop(Options{PitstopHandling: tc.mode}), testConfig())
-		h.submit("P", "pp", "main", 8, []seg{{decode: 2, tool: 5, ret: 2}, {decode: 2}}, nil)
+		h.submit("P", "pp", "main", 8, []seg{{decode: 2, tool: tc.tool, ret: 2}, {decode: 2}}, nil)
 		h.run(nil)
 		got := h.paused["P"]
 		if len(got) != 1 || got[0] != tc.want {
-			t.Errorf("%s: P handled %v at its tool call, want %v", tc.mode, got, tc.want)
+			t.Errorf("%s, %g s tool: P handled %v at its tool call, want %v", tc.mode, tc.tool, got, tc.want)
 		}
-		if tc.mode == "idle" && len(h.later["P"]) != 0 {
+		if tc.want == handling.Preserve && len(h.later["P"]) != 0 {
 			t.Errorf("idle: P's handling changed while it waited (%v) with nothing else in the engine", h.later["P"])
 		}
 	}

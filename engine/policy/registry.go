@@ -143,7 +143,9 @@ type Options struct {
 	// the prefix cache's eviction risk) or "idle" (session 12: a paused call
 	// is preserved while memory is idle, nothing waiting for blocks and the
 	// free pool covering the batch's growth, and priced as "waste" from the
-	// first iteration memory is short; idle_memory.go).
+	// first iteration memory is short; idle_memory.go) or "idle-lost"
+	// ("idle" only for a call whose freed blocks the prefix cache would more
+	// likely than not evict before its tool returns).
 	PitstopHandling string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
