@@ -69,6 +69,7 @@ func (p *Pitstop) Admit(v *engine.View, s *engine.Sequence, budget int) bool {
 	}
 	if r.peak != nil && !r.peak.fits(v, s, budget) {
 		r.held = v.Iteration
+		p.memory.wanted(v)
 		return false
 	}
 	short := admitBlocks(v, s, budget) - v.FreeNow()
@@ -79,6 +80,7 @@ func (p *Pitstop) Admit(v *engine.View, s *engine.Sequence, budget int) bool {
 		return true
 	}
 	r.held = v.Iteration
+	p.memory.wanted(v)
 	return false
 }
 
@@ -130,6 +132,7 @@ func admitBlocks(v *engine.View, s *engine.Sequence, _ int) int {
 // predicted tool time remaining); when none fits, the smallest context, so
 // the recompute is no larger than the room needs.
 func (p *Pitstop) PausedVictim(v *engine.View, paused []*engine.Sequence) *engine.Sequence {
+	p.memory.wanted(v) // a paused call is evicted for room
 	if !p.room.victim {
 		return p.BasePolicy.PausedVictim(v, paused)
 	}

@@ -111,6 +111,9 @@ import (
 //     (the default since session 11), a call not on the device is admitted
 //     only when its peak memory fits beside the preserved calls that come
 //     back before it is done (peak_admit.go).
+//     With PitstopHandling "idle" or "idle-lost" (session 12, not the
+//     default), memory nobody waits for is priced at zero: a paused call is
+//     preserved while memory is idle (idle_memory.go).
 //
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
 // the call became ready instead of memory-over-time), NoDynamicHandling
@@ -141,6 +144,7 @@ type Pitstop struct {
 	readmit    readmitWait
 	recache    readmitCache // cached-prefix-aware re-admission (readmit_cache.go)
 	room       hostRoom     // host-tier-aware admission (host_room.go)
+	memory     idleMemory   // the price of device memory now (idle_memory.go)
 	fcfs       fcfsReference
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
@@ -165,6 +169,7 @@ func NewPitstop(o Options) *Pitstop {
 	rank, _ := newRankMode(o)
 	recache, _ := newReadmitCache(o.PitstopReadmit)
 	room, _ := newHostRoom(o.PitstopHostRoom)
+	memory, _ := newIdleMemory(o.PitstopHandling)
 	lead, _ := newProgramLead(o.PitstopProgramLead)
 	lead.started, _ = newAdmission(o.PitstopAdmission)
 	p := &Pitstop{
@@ -194,6 +199,7 @@ func NewPitstop(o Options) *Pitstop {
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 		recache:    recache,
 		room:       room,
+		memory:     memory,
 		lead:       lead,
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, swap: swapOf(tail), lag: lagOf(tail)},
 	}
@@ -487,6 +493,9 @@ func (p *Pitstop) score(v *engine.View, s *engine.Sequence, st *callState) float
 // re-checked every iteration with the remaining time estimated as the time
 // already spent (a tool known to be late is expected to take as long again).
 func (p *Pitstop) Handle(v *engine.View, s *engine.Sequence) handling.Kind {
+	if k, ok := p.idleHandle(v, s); ok {
+		return k // PitstopHandling "idle": memory is worth nothing now (idle_memory.go)
+	}
 	st := stateOf(s)
 	elapsed := s.ToolElapsed(v.Now)
 	overdue := elapsed > s.Tool().Expected
@@ -547,6 +556,7 @@ func toolTimeOf(v *engine.View, s *engine.Sequence) handling.ToolTime {
 }
 
 func (p *Pitstop) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
+	p.memory.wanted(v) // a running call gives way: memory is short
 	return leastWasteEvict(v, s)
 }
 

@@ -138,6 +138,15 @@ type Options struct {
 	// "off", "admit" (session 9's default), "victim" or "peak" (the default
 	// since session 11: admit plus the peak-memory admission, peak_admit.go).
 	PitstopHostRoom string
+	// PitstopHandling is how pitstop prices the device memory a paused call
+	// holds: "waste" (the default: InferCept's memory-over-time wastes with
+	// the prefix cache's eviction risk) or "idle" (session 12: a paused call
+	// is preserved while memory is idle, nothing waiting for blocks and the
+	// free pool covering the batch's growth, and priced as "waste" from the
+	// first iteration memory is short; idle_memory.go) or "idle-lost"
+	// ("idle" only for a call whose freed blocks the prefix cache would more
+	// likely than not evict before its tool returns).
+	PitstopHandling string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -300,6 +309,8 @@ func (o Options) Validate() error {
 		return badReadmit(o)
 	case badHostRoom(o) != nil:
 		return badHostRoom(o)
+	case badHandling(o) != nil:
+		return badHandling(o)
 	case badLead(o) != nil:
 		return badLead(o)
 	case o.PitstopTailBound < 0:
@@ -376,3 +387,6 @@ func badReadmit(o Options) error { _, err := newReadmitCache(o.PitstopReadmit); 
 
 // badHostRoom is newHostRoom's error on o.PitstopHostRoom.
 func badHostRoom(o Options) error { _, err := newHostRoom(o.PitstopHostRoom); return err }
+
+// badHandling is newIdleMemory's error on o.PitstopHandling.
+func badHandling(o Options) error { _, err := newIdleMemory(o.PitstopHandling); return err }
