@@ -355,6 +355,9 @@ func TestPitstopHandling(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// The waste pricing, which the default "idle-lost" keeps for
+			// memory that is short; the scene's pool is idle.
+			tc.opts.PitstopHandling = "waste"
 			p := NewPitstop(tc.opts)
 			h := newHarness(t, p, testConfig())
 			h.submit("c", "p", "main", 40, []seg{{decode: 8, tool: tc.truth, ret: 4}, {decode: 4}},
@@ -416,7 +419,8 @@ func TestPitstopCachedHandling(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.NumBlocks = tc.blocks
-			cfg.Cost.SwapGathered = true // one copy per direction: swapping is cheap
+			cfg.Cost.SwapGathered = true      // one copy per direction: swapping is cheap
+			tc.opts.PitstopHandling = "waste" // the pricing under test; the pool here is idle
 			h := newHarness(t, NewPitstop(tc.opts), cfg)
 			h.submit("c", "p", "main", 2000, []seg{{decode: 8, tool: 2, ret: 4}, {decode: 4}}, nil)
 			h.submit("busy", "q", "main", 8, []seg{{decode: 400}}, nil)

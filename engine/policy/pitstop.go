@@ -111,9 +111,10 @@ import (
 //     (the default since session 11), a call not on the device is admitted
 //     only when its peak memory fits beside the preserved calls that come
 //     back before it is done (peak_admit.go).
-//     With PitstopHandling "idle" or "idle-lost" (session 12, not the
-//     default), memory nobody waits for is priced at zero: a paused call is
-//     preserved while memory is idle (idle_memory.go).
+//     With PitstopHandling "idle-lost" (the default since session 12) or
+//     "idle", memory nobody waits for is priced at zero: a paused call is
+//     preserved while memory is idle (idle_memory.go); "waste" prices it
+//     as above at every iteration.
 //
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
 // the call became ready instead of memory-over-time), NoDynamicHandling

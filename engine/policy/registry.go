@@ -139,13 +139,14 @@ type Options struct {
 	// since session 11: admit plus the peak-memory admission, peak_admit.go).
 	PitstopHostRoom string
 	// PitstopHandling is how pitstop prices the device memory a paused call
-	// holds: "waste" (the default: InferCept's memory-over-time wastes with
+	// holds: "waste" (session 11's: InferCept's memory-over-time wastes with
 	// the prefix cache's eviction risk) or "idle" (session 12: a paused call
 	// is preserved while memory is idle, nothing waiting for blocks and the
 	// free pool covering the batch's growth, and priced as "waste" from the
 	// first iteration memory is short; idle_memory.go) or "idle-lost"
 	// ("idle" only for a call whose freed blocks the prefix cache would more
-	// likely than not evict before its tool returns).
+	// likely than not evict before its tool returns; the default since
+	// session 12).
 	PitstopHandling string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
@@ -252,6 +253,13 @@ func (o Options) Defaults() Options {
 	// with no lead.
 	if o.PitstopHostRoom == "" {
 		o.PitstopHostRoom = "peak"
+	}
+	// Session 12's handling (docs/results-policies.md, "session 12: light
+	// load" and "session 12, lead"): memory nobody waits for is priced at
+	// zero for a paused call whose discarded context the prefix cache would
+	// lose; "waste" is session 11's.
+	if o.PitstopHandling == "" {
+		o.PitstopHandling = "idle-lost"
 	}
 	if o.PitstopAdmission == "" {
 		o.PitstopAdmission = "started"

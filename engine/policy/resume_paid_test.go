@@ -21,7 +21,7 @@ func TestResumePaid(t *testing.T) {
 	keys := map[string][2]float64{}
 	classes := map[string]float64{}
 	for _, tail := range []string{"aging+warm", "aging+warm+resume"} {
-		o := Options{PitstopTail: tail, NoCachedHandling: true, NoDynamicHandling: true}
+		o := Options{PitstopTail: tail, NoCachedHandling: true, NoDynamicHandling: true, PitstopHandling: "waste"} // swapped at its tool: waste pricing
 		if err := o.Validate(); err != nil {
 			t.Fatal(err)
 		}
