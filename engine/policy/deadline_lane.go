@@ -136,7 +136,8 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	}
 	need := d.interval + d.ahead/float64(d.shadow.servers())
 	if d.wake != nil {
-		need = d.ahead / float64(d.shadow.servers())
+		// the next re-rank the lane can ask for is the next iteration's
+		need = d.ahead/float64(d.shadow.servers()) + v.Cost.IterTime(v.Running+1)
 		if lax >= need {
 			d.wake.deferTo(v.Now.Seconds() + lax - need)
 		}

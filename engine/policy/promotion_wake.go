@@ -21,7 +21,8 @@ import (
 // against deadlines 17 s after arrival, and the promoted calls were
 // promoted a median 0.8 s after they arrived (docs/results-policies.md,
 // session 12). No constant: the wake is each candidate's own laxity less
-// the device time already promoted ahead of it.
+// the device time already promoted ahead of it and one iteration (the
+// soonest a re-rank can come).
 type laneWake struct {
 	at float64 // the earliest time a deferred candidate's laxity runs out, seconds
 }
