@@ -4,8 +4,8 @@ package policy
 // "aging+warm+first-final-gated"): the lane promotes only while the p99 of
 // the end-to-end times this policy has produced lately (edfSchedule's
 // realized window) is past arrival order's p99 for the same calls (the
-// larger of the shadow queue's p99 and fcfsReference's T, the floor the lane's
-// deadlines already hold: due).
+// larger of the shadow queue's p99 and fcfsReference's T, times the
+// deadline slack: the floor the lane's deadlines already hold, due).
 //
 // Why: a promotion serves a call ahead of the ones the rank puts first, so
 // the mean pays for it (at azure-code @1 the promoted long prompts gained
@@ -25,5 +25,5 @@ func (d *deadlineLane) tailPastArrivalOrder() bool {
 		return false
 	}
 	p, ok := d.edf.realized.p99()
-	return ok && p > max(fcfs, d.reference)
+	return ok && p > d.slackOr1()*max(fcfs, d.reference)
 }
