@@ -62,6 +62,10 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // has no tool ahead), "aging+warm+first-final-lag" (that, with the lag),
 // "aging+warm+first-final-gated" (first-final promoting only while the
 // realized p99 is past arrival order's: tailPastArrivalOrder),
+// "aging+warm+first-final-wake" (first-final promoting a call at the
+// re-rank its laxity runs out by, which it asks for: laneWake),
+// "aging+warm+first-final-gated-wake" (both), "-gated-wake-lag" (both
+// with the lag),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
