@@ -7,6 +7,9 @@ import "testing"
 // is past arrival order's (the shadow's); "aging+warm+first-final", the
 // same lane without the trigger, promotes it in every state.
 func TestTailPastArrivalOrder(t *testing.T) {
+	if d := NewPitstop(Options{PitstopTail: "aging+warm+first-gated"}).deadlines; !d.gated || !d.first || d.final {
+		t.Fatal("aging+warm+first-gated: want the trigger on first's lane, without the end test")
+	}
 	for _, c := range []struct {
 		name             string
 		tail             string
