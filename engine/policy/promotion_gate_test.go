@@ -10,6 +10,9 @@ func TestTailPastArrivalOrder(t *testing.T) {
 	if d := NewPitstop(Options{PitstopTail: "aging+warm+first-gated"}).deadlines; !d.gated || !d.first || d.final {
 		t.Fatal("aging+warm+first-gated: want the trigger on first's lane, without the end test")
 	}
+	if d := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit"}).deadlines; !d.gated || !d.first || !d.final || d.fit == nil {
+		t.Fatal("aging+warm+first-final-gated-fit: want the trigger and the no-eviction test on first-final's lane")
+	}
 	for _, c := range []struct {
 		name             string
 		tail             string
