@@ -123,6 +123,7 @@ type benchCase struct {
 	opts         Options
 	aged         bool // pitstop with its arrival-order reference known (T = 20 s), so the aging re-ranks
 	modeled      bool // pitstop with a ready program model (4,096 heavy-tailed programs of 10 calls each)
+	tailPast     bool // pitstop with a realized p99 past any arrival-order one, so a gated lane is open
 }
 
 // benchCases are every policy with its defaults, and pitstop in each fixed
@@ -156,6 +157,10 @@ func benchCases() []benchCase {
 	// Session 11's lane of calls that have not started or have no tool ahead, with and without the lag.
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final"}, aged: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-lag", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-lag"}, aged: true})
+	// Session 12's trigger (the realized p99 past arrival order's) and last-moment promotion.
+	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated"}, aged: true, tailPast: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated-wake", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated-wake"}, aged: true, tailPast: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated-fit", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated-fit"}, aged: true, tailPast: true})
 	// Session 8's re-admission rule off (the default has it on), to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
 	cs = append(cs, benchCase{name: "pitstop-aged-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}, aged: true})
@@ -181,6 +186,11 @@ func BenchmarkOrdering10k(b *testing.B) {
 			}
 			if c.aged {
 				pol.(*Pitstop).fcfs = fcfsReference{num: 10, den: 1, own: p99Window{n: fcfsMinCalls, q99: 10}}
+			}
+			if c.tailPast {
+				for range fcfsMinCalls {
+					pol.(*Pitstop).deadlines.edf.realized.record(math.MaxFloat64)
+				}
 			}
 			if c.modeled {
 				m := &pol.(*Pitstop).model

@@ -45,6 +45,14 @@ type deadlineLane struct {
 	// swap, when set (PitstopTail "aging+warm+swap"), promotes a call only
 	// if its admission evicts by swaps alone (promotionSwap).
 	swap *promotionSwap
+	// gated, when set (PitstopTail "aging+warm+first-final-gated"), lets
+	// the lane promote only while its realized p99 is past arrival order's
+	// (tailPastArrivalOrder).
+	gated bool
+	// wake, when set (PitstopTail "aging+warm+first-final-gated-wake"),
+	// promotes a call at the re-rank its laxity runs out by, which it asks
+	// for, instead of at the last periodic one before (laneWake).
+	wake *laneWake
 	// lag, when set (PitstopTail "aging+warm+first-lag"), is added to a
 	// candidate's predicted rest (promotionLag).
 	lag *promotionLag
@@ -110,6 +118,9 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	if !d.promotable(s) {
 		return dl, false // started, or a tool ahead: it waits in the rank
 	}
+	if d.gated && !d.tailPastArrivalOrder() {
+		return dl, false // the tail is arrival order's: a promotion buys no bar
+	}
 	if k := keyOf(s); st.restFor != k {
 		st.restDev, st.restTool = restParts(v, s, st)
 		st.restFor = k // a waiting call keeps its rest across re-ranks
@@ -124,6 +135,13 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 		return dl, false
 	}
 	need := d.interval + d.ahead/float64(d.shadow.servers())
+	if d.wake != nil {
+		// the next re-rank the lane can ask for is the next iteration's
+		need = d.ahead/float64(d.shadow.servers()) + v.Cost.IterTime(v.Running+1)
+		if lax >= need {
+			d.wake.deferTo(v.Now.Seconds() + lax - need)
+		}
+	}
 	if lax >= need {
 		return dl, false
 	}
@@ -176,6 +194,9 @@ func (d *deadlineLane) rerank(v *engine.View) {
 	d.next, d.rerankAt, d.lastRerank = 0, v.Iteration, now
 	if d.fit != nil {
 		d.fit.rerank(v)
+	}
+	if d.wake != nil {
+		d.wake.reset()
 	}
 	if d.swap != nil {
 		d.swap.rerank(v)

@@ -202,7 +202,7 @@ func NewPitstop(o Options) *Pitstop {
 		room:       room,
 		memory:     memory,
 		lead:       lead,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, swap: swapOf(tail), lag: lagOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	if p.forced == byGittinsRest {
 		// The index starts as the call's order (model not ready): no
@@ -240,6 +240,17 @@ func swapOf(r tailRules) *promotionSwap {
 		return nil
 	}
 	return &promotionSwap{}
+}
+
+// wakeOf is the deadline lane's last-moment promotion when the tail rule
+// asks for it, else nil.
+func wakeOf(r tailRules) *laneWake {
+	if !r.wake {
+		return nil
+	}
+	w := &laneWake{}
+	w.reset()
+	return w
 }
 
 // lagOf is the deadline lane's learned lag when the tail rule asks for it
@@ -587,6 +598,9 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 		due = true
 	}
 	due = p.refresh.due(v) || due
+	if p.deadlines.wake != nil && p.deadlines.wake.due(v) {
+		due = true // a deferred candidate's laxity ran out (laneWake)
+	}
 	if due && p.tail.deadline {
 		p.deadlines.rerank(v) // the promoted calls are counted afresh
 		p.deadlines.reference, _ = p.fcfs.bound(p.fcfsSlack)

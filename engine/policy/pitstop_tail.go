@@ -28,6 +28,8 @@ type tailRules struct {
 	swap     bool    // a promotion only of a call whose evictions are swaps (promotionSwap)
 	lag      bool    // the promoted calls' learned lag added to a candidate's rest (promotionLag)
 	final    bool    // a promotion only of a call with no tool ahead (finalStretch); with first, either
+	gated    bool    // promotions only while the realized p99 is past arrival order's (tailPastArrivalOrder)
+	wake     bool    // a promotion at the re-rank the candidate's laxity runs out by (laneWake)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -58,6 +60,14 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // "aging+warm+final" (the lane promoting only a call with no tool ahead:
 // finalStretch), "aging+warm+first-final" (a call that has not started or
 // has no tool ahead), "aging+warm+first-final-lag" (that, with the lag),
+// "aging+warm+first-final-gated" (first-final promoting only while the
+// realized p99 is past arrival order's: tailPastArrivalOrder),
+// "aging+warm+first-gated" (the same with first's test alone),
+// "aging+warm+first-final-gated-fit" (the trigger and promotionFit),
+// "aging+warm+first-final-wake" (first-final promoting a call at the
+// re-rank its laxity runs out by, which it asks for: laneWake),
+// "aging+warm+first-final-gated-wake" (both), "-gated-lag" (the trigger
+// with the lag), "-gated-wake-lag" (both with the lag),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
@@ -127,6 +137,27 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+warm+first-final-lag":
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.lag = true, true, true, true, true, true, true, true
 		return r, nil
+	case o.PitstopTail == "aging+warm+first-final-gated":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated = true, true, true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+first-final-gated-wake":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated, r.wake = true, true, true, true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+first-final-wake":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.wake = true, true, true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+first-final-gated-fit":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated, r.fit = true, true, true, true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+first-gated":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.gated = true, true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+first-final-gated-lag":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated, r.lag = true, true, true, true, true, true, true, true, true
+		return r, nil
+	case o.PitstopTail == "aging+warm+first-final-gated-wake-lag":
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated, r.wake, r.lag = true, true, true, true, true, true, true, true, true, true
+		return r, nil
 	case o.PitstopTail == "aging+warm+swap":
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.swap = true, true, true, true, true, true
 		return r, nil
@@ -134,7 +165,7 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+swap, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+swap, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost

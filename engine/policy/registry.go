@@ -79,7 +79,9 @@ type Options struct {
 	// prefix-cached aged from its program's first arrival),
 	// "aging+warm+first-final" ("aging+warm" with the deadline lane
 	// promoting only calls that have not started or have no tool call
-	// ahead), "aging"
+	// ahead), "aging+warm+first-final-gated-fit" (that lane promoting only
+	// while its realized p99 is past arrival order's, and only a call whose
+	// peak fits in the free blocks: session 12), "aging"
 	// (generalized cμ aging of the memory-over-time key against arrival
 	// order's p99, learned online), "guard" (the tail guard alone, the order
 	// before session 7), and the others newTailRules lists.
