@@ -150,10 +150,11 @@ POLICIES = ("fcfs", "vllm-opt", "infercept", "lamps", "atlas", "pitstop")
 
 
 def why(seed):
-    """The first word of the reason the lowest unsustained trial failed."""
+    """Why the lowest unsustained trial failed, briefly."""
     for t in seed["trials"]:
         if not t["sustained"] and t["rate"] == seed["lowest_unsustained_rate"]:
-            return f"{t['rate']:g}: {t.get('reason', '').split(':')[0]}"
+            r = re.sub(r" of the programs due finished < [\d.]+", "", t.get("reason", ""))
+            return f"{t['rate']:g} ({r.replace('latency: ', '').replace(' > target', ' >')})"
     return "none unsustained"
 
 
