@@ -168,7 +168,7 @@ def grid(paths):
         for p in d["policies"]:
             for sd in p["seeds"]:
                 fams.setdefault(fam, {}).setdefault(p["policy"], {})[sd["seed"]] = sd
-    print("| family | " + " | ".join(POLICIES) + " | best other | pitstop / best other | start, resolution, p99 target |")
+    print("| family | " + " | ".join(POLICIES) + " | best other | pitstop / best other (mean; first seed) | start, resolution, p99 target |")
     print("|---|" + "---:|" * len(POLICIES) + "---|---:|---|")
     notes, whys = [], []
     for fam, pols in fams.items():
@@ -180,7 +180,7 @@ def grid(paths):
             if p not in pols:
                 cells.append("–")
                 continue
-            per = "/".join(f"{pols[p][s]['sustained_rate']:g}" for s in sorted(pols[p]))
+            per = "/".join(f"{pols[p][s]['sustained_rate']:.4g}" for s in sorted(pols[p]))
             cells.append(f"{mean[p]:.4g} ({per})" if len(pols[p]) > 1 else per)
             for s, sd in sorted(pols[p].items()):
                 r = sd["sustained_rate"]
@@ -192,6 +192,10 @@ def grid(paths):
         top = max(others.values())
         best = ", ".join(p for p, v in others.items() if v == top)
         ratio = f"{mean['pitstop'] / top:.3f}x" if "pitstop" in mean and top > 0 else "–"
+        if "pitstop" in mean and len(common) > 1:  # and on the first seed alone
+            first = {p: v[common[0]]["sustained_rate"] for p, v in pols.items()}
+            top1 = max(r for p, r in first.items() if p != "pitstop")
+            ratio += f" (seed {common[0]}: {first['pitstop'] / top1:.3f}x)" if top1 > 0 else ""
         starts = sorted({(t["rate"]) for v in pols.values() for sd in v.values() for t in sd["trials"][:1]})
         seeds = ",".join(str(s) for s in common)
         print(f"| {fam} (seeds {seeds}) | " + " | ".join(cells) +
