@@ -3,6 +3,7 @@
 
     scripts/policy_standing.py recompute DIR [PITSTOP_DIR] SEED FAMILY...
     scripts/policy_standing.py sustained SOURCE...
+    scripts/policy_standing.py grid REPORT...
 
 recompute (Show 3): per family, at the top rate of its grid, every policy's
 recomputed tokens (M, with recompute_by's split into tool discards /
@@ -20,6 +21,17 @@ SOURCE is a sustained report (bench --sustained --json) or a log of `make
 bench-policies` (its printed tables); later sources replace earlier ones for
 the same family and policy, so list the oldest first. Pass only pitstop
 searches made with its default tail: the file names' tags are not read.
+
+grid (Show 2 on one binary): REPORTs are sustained reports (bench --sustained
+--json), each searching every policy on one family and one or more seeds (one
+report per seed, e.g. scripts/policy_sustained.sh with SEEDS=1 and --seed S).
+Per family one row: each policy's sustained rate (per seed, then the mean
+over the seeds every policy has), the best other non-oracle policy, pitstop's
+ratio to it, the search's settings (start, resolution, p99 target) and its
+boundaries: a rate of 0 (not sustained even at the resolution: the search's
+floor) or at the report's max_rate (its ceiling) is not a measurement and is
+flagged. Then, per family, why each policy's lowest unsustained rate failed
+(seed 1).
 """
 import json
 import re
@@ -134,11 +146,77 @@ def sustained(sources):
     print("\n".join(lines))
 
 
+POLICIES = ("fcfs", "vllm-opt", "infercept", "lamps", "atlas", "pitstop")
+
+
+def why(seed):
+    """Why the lowest unsustained trial failed, briefly."""
+    for t in seed["trials"]:
+        if not t["sustained"] and t["rate"] == seed["lowest_unsustained_rate"]:
+            r = re.sub(r" of the programs due finished < [\d.]+", "", t.get("reason", ""))
+            return f"{t['rate']:g} ({r.replace('latency: ', '').replace(' > target', ' >')})"
+    return "none unsustained"
+
+
+def grid(paths):
+    fams, meta = {}, {}
+    for path in paths:
+        with open(path) as fh:
+            d = json.load(fh)
+        fam = family(d["workload"], d["profile"])
+        meta.setdefault(fam, []).append(d)
+        for p in d["policies"]:
+            for sd in p["seeds"]:
+                fams.setdefault(fam, {}).setdefault(p["policy"], {})[sd["seed"]] = sd
+    print("| family | " + " | ".join(POLICIES) + " | best other | pitstop / best other (mean; first seed) | start, resolution, p99 target |")
+    print("|---|" + "---:|" * len(POLICIES) + "---|---:|---|")
+    notes, whys = [], []
+    for fam, pols in fams.items():
+        m = meta[fam][0]
+        common = sorted(set.intersection(*(set(v) for v in pols.values())))
+        mean = {p: sum(v[s]["sustained_rate"] for s in common) / len(common) for p, v in pols.items()}
+        cells = []
+        for p in POLICIES:
+            if p not in pols:
+                cells.append("–")
+                continue
+            per = "/".join(f"{pols[p][s]['sustained_rate']:.4g}" for s in sorted(pols[p]))
+            cells.append(f"{mean[p]:.4g} ({per})" if len(pols[p]) > 1 else per)
+            for s, sd in sorted(pols[p].items()):
+                r = sd["sustained_rate"]
+                if r == 0:
+                    notes.append(f"- {fam} {p} seed {s}: 0, the search's floor (not sustained at {sd['lowest_unsustained_rate']:g})")
+                elif r >= m["max_rate"]:
+                    notes.append(f"- {fam} {p} seed {s}: {r:g}, the search's ceiling (max_rate)")
+        others = {p: v for p, v in mean.items() if p != "pitstop"}
+        top = max(others.values())
+        best = ", ".join(p for p, v in others.items() if v == top)
+        ratio = f"{mean['pitstop'] / top:.3f}x" if "pitstop" in mean and top > 0 else "–"
+        if "pitstop" in mean and len(common) > 1:  # and on the first seed alone
+            first = {p: v[common[0]]["sustained_rate"] for p, v in pols.items()}
+            top1 = max(r for p, r in first.items() if p != "pitstop")
+            ratio += f" (seed {common[0]}: {first['pitstop'] / top1:.3f}x)" if top1 > 0 else ""
+        starts = sorted({(t["rate"]) for v in pols.values() for sd in v.values() for t in sd["trials"][:1]})
+        seeds = ",".join(str(s) for s in common)
+        print(f"| {fam} (seeds {seeds}) | " + " | ".join(cells) +
+              f" | {best} {top:.4g} | {ratio} | {'/'.join(f'{x:g}' for x in starts)}, {m['resolution']:g}, "
+              f"{m['p99_e2e_target_s']:g} s |")
+        whys.append(f"- {fam}: " + "; ".join(f"{p} {why(pols[p][min(pols[p])])}" for p in POLICIES if p in pols))
+    print()
+    print("Boundaries (a rate at the search's floor or ceiling is not a measurement):")
+    print("\n".join(notes) if notes else "- none: every rate lies strictly between the floor (0) and the ceiling")
+    print()
+    print("Lowest unsustained rate and why, first seed:")
+    print("\n".join(whys))
+
+
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("recompute", "sustained"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("recompute", "sustained", "grid"):
         sys.exit(__doc__)
     if sys.argv[1] == "recompute":
         recompute(sys.argv[2:])
+    elif sys.argv[1] == "grid":
+        grid(sys.argv[2:])
     else:
         sustained(sys.argv[2:])
 
