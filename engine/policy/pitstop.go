@@ -52,7 +52,7 @@ import (
 //     so short calls that wait a little are not promoted, as a fixed counter
 //     or β would. In the other orders it cost the mean more than it saved
 //     the tail, and is not applied.
-//   - Aging (PitstopTail "aging", the default; "guard" switches it off): a
+//   - Aging (PitstopTail "aging", in every default; "guard" switches it off): a
 //     waiting call's memory-over-time is divided by (1 + age/T)², T arrival
 //     order's p99 end-to-end time learned online (fcfsReference), the
 //     generalized cμ rule for a delay cost that grows past arrival order's
@@ -65,6 +65,13 @@ import (
 //     call older than θ·T goes ahead in arrival order (the late lane; with
 //     rescue only while it can still end within T) or the aging runs against
 //     θ·T.
+//   - The default tail since session 12 is "aging+warm+first-final-gated-fit":
+//     the aging (with "+warm": a call whose context is still prefix-cached
+//     aged from its program's first arrival) plus the deadline lane below,
+//     promoting only a call that has not started or will run to its end,
+//     only while the p99 this policy realizes is past arrival order's
+//     (promotion_gate.go) and only when its peak fits the free blocks
+//     (promotion_fit.go).
 //   - Least-laxity promotion against per-call arrival-order deadlines
 //     (PitstopTail "deadline", "aging+deadline"; off by default, measured
 //     in docs/results-policies.md, session 9): a shadow first-come-first-

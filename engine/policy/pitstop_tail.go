@@ -35,8 +35,8 @@ type tailRules struct {
 // shadowed reports whether the rules need the arrival-order deadlines.
 func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 
-// newTailRules reads the options: PitstopTail is "aging" (the default with
-// "+warm", below),
+// newTailRules reads the options: PitstopTail is "aging" (with "+warm" and
+// the gated, fitting first-final lane the default, below),
 // "guard" (no aging: the tail guard alone, the behaviour before it), "lane"
 // (the guard and the late lane), "aging+lane", "rescue" (the guard and the
 // late lane of the calls that can still end within T), "aging+rescue" or

@@ -245,8 +245,13 @@ func (o Options) Defaults() Options {
 	// context is still prefix-cached aged from its program's first arrival.
 	// Session 11's "aging+warm+first-final" sustains more on azure-code and
 	// costs Show 1's means there ("session 11, lead").
+	// Session 12 (docs/results-policies.md, "a lane that promotes only
+	// while its tail is past arrival order's" and "session 12, lead"): the
+	// deadline lane of first-final on it, promoting only while the p99 this
+	// policy realizes is past arrival order's and only a call whose peak
+	// fits the free blocks.
 	if o.PitstopTail == "" {
-		o.PitstopTail = "aging+warm"
+		o.PitstopTail = "aging+warm+first-final-gated-fit"
 	}
 	// Session 11's host room (docs/results-policies.md, "session 11:
 	// admissions and preserved calls" and "session 11, lead"): the
