@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/pitstop-llm/pitstop/engine"
 )
@@ -71,6 +72,18 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
+// laneTails are the "aging+warm+" suffixes: the deadline lane of
+// "aging+feasible-p99" on "aging+warm", with the filters each dash-joined
+// part names (first: firstWait, final: finalStretch, gated:
+// tailPastArrivalOrder, wake: laneWake, fit: promotionFit, lag:
+// promotionLag, swap: promotionSwap). Only the combinations measured
+// (docs/results-policies.md, sessions 11-12) are offered.
+var laneTails = map[string]bool{
+	"first": true, "first-lag": true, "final": true, "first-final": true, "first-final-lag": true,
+	"first-final-gated": true, "first-final-gated-fit": true, "first-gated": true, "first-final-wake": true,
+	"first-final-gated-wake": true, "first-final-gated-lag": true, "first-final-gated-wake-lag": true, "swap": true,
+}
+
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
 	switch {
@@ -122,44 +135,12 @@ func newTailRules(o Options) (tailRules, error) {
 	case o.PitstopTail == "aging+warm+resume":
 		r.aging, r.warm, r.resume = true, true, true
 		return r, nil
-	case o.PitstopTail == "aging+warm+first":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first = true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-lag":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.lag = true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+final":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.final = true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-final":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final = true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-final-lag":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.lag = true, true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-final-gated":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated = true, true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-final-gated-wake":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated, r.wake = true, true, true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-final-wake":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.wake = true, true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-final-gated-fit":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated, r.fit = true, true, true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-gated":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.gated = true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-final-gated-lag":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated, r.lag = true, true, true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+first-final-gated-wake-lag":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.first, r.final, r.gated, r.wake, r.lag = true, true, true, true, true, true, true, true, true, true
-		return r, nil
-	case o.PitstopTail == "aging+warm+swap":
-		r.aging, r.warm, r.deadline, r.feasible, r.toP99, r.swap = true, true, true, true, true, true
+	case strings.HasPrefix(o.PitstopTail, "aging+warm+") && laneTails[strings.TrimPrefix(o.PitstopTail, "aging+warm+")]:
+		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
+		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
+			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "wake": &r.wake,
+				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap}[part] = true
+		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
