@@ -25,13 +25,14 @@
 // made once, read without a header map, held to net/http's by two
 // differential fuzz tests: what they spare a call is measured in
 // docs/results-router.md §4, session 12.
+//
 // net/http's Transport hands every request to a connection's writeLoop and
 // readLoop goroutines and back (a fifth of the router's CPU at 1,000
 // calls/s). valyala/fasthttp would avoid that too, but its Do takes no
 // context: a streamed reply is cut by closing its body stream from another
 // goroutine, which raced the stream's Read (valyala/fasthttp#2359, 2026),
 // and its own request and response types would need the fault handling
-// re-proved; the pool here is some 250 lines over the standard library. https backends, backends behind a
-// proxy and transport=nethttp keep net/http's Transport (TLS, HTTP/2,
-// proxies): the fallback.
+// re-proved; the pool here is some 250 lines over the standard library.
+// https backends, backends behind a proxy and transport=nethttp keep
+// net/http's Transport (TLS, HTTP/2, proxies): the fallback.
 package remote
