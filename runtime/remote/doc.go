@@ -20,10 +20,9 @@
 // read on the caller's goroutine, with the standard library's
 // (*http.Request).Write and http.ReadResponse, so the wire format, chunked
 // bodies and every behaviour built on *http.Response stay net/http's. A
-// generation's request and the plain form of its reply's head are the
-// exception (inline_post.go, reply_head.go): written from bytes net/http
-// made once, read without a header map, held to net/http's by two
-// differential fuzz tests: what they spare a call is measured in
+// generation's request is the exception (inline_post.go): written from
+// bytes net/http made once per backend, held to (*http.Request).Write's by
+// a differential fuzz test: what it spares a call is measured in
 // docs/results-router.md §4, session 12.
 //
 // net/http's Transport hands every request to a connection's writeLoop and

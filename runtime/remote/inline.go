@@ -24,10 +24,11 @@ import (
 // parsed by the standard library); only the pool and the cancellation are
 // written here. A generation's request (post) is the exception, for its
 // cost per call (session 12): its bytes are the ones Write made once for
-// its backend (postTemplate), and a reply head in the plain form servers
-// write is read by parseReplyHead, its chunks by net/http's chunked
-// reader; any other head goes to http.ReadResponse. Two differential
-// fuzz tests hold both to net/http's bytes and readings. The request's
+// its backend (postTemplate), held to Write's bytes by a differential
+// fuzz test; its reply is read by http.ReadResponse like any other (a
+// hand-read reply head spared ~1 µs and 10 allocations of a call's ~120
+// µs of CPU: not worth a second HTTP parser, docs/results-router.md §4,
+// session 12). The request's
 // context ends a request at once by closing its connection
 // (context.AfterFunc), as net/http does.
 //
@@ -90,8 +91,8 @@ func (t *inlineTransport) post(ctx context.Context, p *postRequest) (*inlineBody
 }
 
 // roundTrip is RoundTrip's, and post's with p (req is then the stand-in
-// that http.ReadResponse reads the method of; the reply, nil when its
-// head was read by parseReplyHead, is in the body).
+// that http.ReadResponse reads the method of; the reply's status and
+// type are also in the body).
 func (t *inlineTransport) roundTrip(ctx context.Context, req *http.Request, p *postRequest) (*http.Response, *inlineBody, error) {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -134,8 +135,7 @@ func closeBody(req *http.Request) {
 
 // exchange writes req (or p) on pc and reads the reply's head; the body
 // is read by the caller (inlineBody), and the connection goes back to the
-// pool at its end. A post's reply head in the plain form is read by
-// parseReplyHead (resp nil), any other by http.ReadResponse.
+// pool at its end.
 func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *http.Request, p *postRequest) (*http.Response, *inlineBody, error) {
 	stop := context.AfterFunc(ctx, pc.close)
 	fail := func(err error) (*http.Response, *inlineBody, error) {
@@ -171,24 +171,6 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *htt
 				return fail(errIdleClosed)
 			}
 			return fail(err)
-		}
-		if p != nil {
-			buf, _ := pc.br.Peek(pc.br.Buffered())
-			if h, n, ok := parseReplyHead(buf); ok {
-				_, _ = pc.br.Discard(n)
-				if t.headerWait > 0 {
-					_ = pc.c.SetReadDeadline(time.Time{})
-				}
-				b := &inlineBody{t: t, pc: pc, stop: stop, ctx: ctx, keep: !h.close, status: h.status, json: h.json}
-				if h.chunked {
-					b.chunked = newChunkedBody(pc.br)
-					b.r = &b.chunked
-				} else {
-					b.length = lengthBody{r: pc.br, n: h.length}
-					b.r = &b.length
-				}
-				return nil, b, nil
-			}
 		}
 		r, err := http.ReadResponse(pc.br, req)
 		if err != nil {
@@ -234,12 +216,9 @@ type inlineBody struct {
 	done bool
 	// status and json are the reply's status and whether its
 	// Content-Type is application/json (post's caller has no
-	// *http.Response); length or chunked is the body's framing when
-	// parseReplyHead read the head (r points at it).
-	status  int
-	json    bool
-	length  lengthBody
-	chunked chunkedBody
+	// *http.Response).
+	status int
+	json   bool
 	// eof: a read returned io.EOF (the body was read to its end).
 	eof bool
 	// detached: the request's context no longer ends the body (detach);
