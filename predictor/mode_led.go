@@ -119,7 +119,10 @@ func ServedPoints(pred []int, probs [][]float32, overflowTokens int, recs []Trac
 		b := blends.program(r)
 		pt := step.Predict(b, r.Input, pred[i], p, overflowTokens)
 		mixed[i], modes[i], served[i] = pt.Mixed, pt.Mode, pt.Point
-		blends.keep(r, step.Observe(b, r.Input, pt, r.PreToolOutputTokens, r.Tool))
+		b = step.Observe(b, r.Input, pt, r.PreToolOutputTokens, r.Tool)
+		if r.Program != "" {
+			blends.progs[blendKey(r)] = b
+		}
 	}
 	return mixed, modes, served
 }

@@ -171,30 +171,23 @@ func sq(x float64) float64 { return x * x }
 // ProgramBlend per program, then the deployment's ExpertMix (nil: none).
 // Programs are told apart by source and program id; a record with segment 0
 // starts its program afresh and a record without a program id is its own
-// program. A program's records may branch (a search tree): each continues
-// the blend of the conversation its history says it continues
-// (program_branch.go).
+// program.
 type ProgramBlends struct {
-	progs    map[string]ProgramBlend            // per program: the blend after its latest record
-	branches map[string]map[string]ProgramBlend // per program and conversation left (conversationKey)
-	Mix      *ExpertMix
+	progs map[string]ProgramBlend
+	Mix   *ExpertMix
 }
 
 // NewProgramBlends starts a replay with no programs seen; mix may be nil.
 func NewProgramBlends(mix *ExpertMix) *ProgramBlends {
-	return &ProgramBlends{progs: map[string]ProgramBlend{}, branches: map[string]map[string]ProgramBlend{}, Mix: mix}
+	return &ProgramBlends{progs: map[string]ProgramBlend{}, Mix: mix}
 }
 
 func blendKey(r TraceRecord) string { return r.Source + "\x00" + r.Program }
 
-// program is the blend r's prediction starts from: that of the
-// conversation r continues on its branch, else its program's latest.
+// program is the blend r's prediction starts from.
 func (m *ProgramBlends) program(r TraceRecord) ProgramBlend {
 	if r.Program == "" || r.Segment == 0 {
 		return ProgramBlend{}
-	}
-	if b, ok := m.branchOf(r); ok {
-		return b
 	}
 	return m.progs[blendKey(r)]
 }
@@ -215,7 +208,9 @@ func (m *ProgramBlends) Observe(r TraceRecord, pred int, probs []float32, overfl
 		blended, _ := b.Predict(pred, probs, overflowTokens)
 		m.Mix.Observe(b, pred, blended, r.PreToolOutputTokens)
 	}
-	m.keep(r, b.Observe(pred, r.PreToolOutputTokens, r.Tool))
+	if r.Program != "" {
+		m.progs[blendKey(r)] = b.Observe(pred, r.PreToolOutputTokens, r.Tool)
+	}
 }
 
 // BlendByProgram replays model predictions pred (with their distributions
