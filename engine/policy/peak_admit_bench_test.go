@@ -97,3 +97,87 @@ func BenchmarkPeakAdmit(b *testing.B) {
 		}
 	}
 }
+
+// peakStepper keeps 64 short calls running (each replaced by a new one when
+// it finishes) in front of waiting calls whose predicted output never fits:
+// every iteration the first of those is refused by the peak rule and holds
+// back the rest.
+type peakStepper struct {
+	b    *testing.B
+	e    *engine.Engine
+	next int
+}
+
+// huge predicts an output far past the device's blocks; it never runs.
+type huge struct{}
+
+func (huge) Next(*engine.Sequence, int32) engine.Action { return engine.Action{Token: 1} }
+func (huge) Forecast(*engine.Sequence) engine.Forecast {
+	p := engine.Prediction{Decode: 1 << 22}
+	return engine.Forecast{Predicted: p, Truth: p, HasTruth: true}
+}
+
+func (r *peakStepper) submit(ctl engine.Controller) {
+	r.next++
+	prompt := make([]int32, 64)
+	for i := range prompt {
+		prompt[i] = int32(r.next*64 + i + 1)
+	}
+	if _, err := r.e.SubmitNow(engine.Request{Prompt: prompt, Program: fmt.Sprint("p", r.next), Thread: "main", Controller: ctl}); err != nil {
+		r.b.Fatal(err)
+	}
+}
+
+func (r *peakStepper) Observe(ev *engine.Event) {
+	if ev.Kind == engine.EvFinished {
+		r.e.At(ev.Time, func() { r.submit(endless{}) })
+	}
+}
+
+// BenchmarkPeakAdmitStep is one whole engine iteration per op (ranking,
+// batch building with the engine's own walk of the run queue,
+// postprocessing) under pitstop's defaults, with 64 short calls running and
+// 100, 1,000 or 10,000 waiting calls refused by the peak rule: the cost of
+// a refusal at the head of a long queue as the engine pays it.
+func BenchmarkPeakAdmitStep(b *testing.B) {
+	for _, w := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("waiting=%d", w), func(b *testing.B) {
+			p := NewPitstop(Options{})
+			cfg := engine.Config{NumBlocks: 1 << 14, BlockSize: 16, HostBlocks: 1 << 16,
+				MaxBatchedTokens: 512, MaxSeqs: 256, Cost: testCost()}
+			r := &peakStepper{b: b}
+			e, err := engine.New(cfg, engine.NewVirtualClock(), zeroExec{}, p, r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.e = e
+			for range 64 {
+				r.submit(endless{})
+			}
+			for range w {
+				r.submit(huge{})
+			}
+			step := func() {
+				if _, ok, err := e.StepOnce(); err != nil || !ok {
+					b.Fatalf("step: ok %v, %v", ok, err)
+				}
+			}
+			for range 600 { // the first calls finish and are replaced
+				step()
+			}
+			refused := 0
+			b.ResetTimer()
+			for range b.N {
+				step()
+				if p.room.held == e.Iterations() {
+					refused++
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(refused)/float64(b.N), "refused/op")
+			if l := e.Load(); l.Running != 64 || l.Waiting != w {
+				b.Fatalf("%d running and %d waiting, want 64 and %d (the scene is wrong)", l.Running, l.Waiting, w)
+			}
+		})
+	}
+}
