@@ -123,13 +123,7 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) (report.Run, error) {
 	}
 	rc := cfg.Run
 	rc.Clock = engine.NewVirtualClock() // the driver's notion of virtual time
-	d := &driver{
-		cfg:   rc,
-		col:   report.NewCollector(),
-		noise: newNoise(rc.Seed),
-		calls: make(map[callKey]*scriptCall),
-	}
-	d.col.SetSLO(rc.SLOTTFT, rc.SLOTPOT)
+	d := newDriver(rc)
 	cl := &clusterRun{d: d, bal: cfg.Balancer, state: cluster.State{Replicas: make([]cluster.Replica, len(cfg.Replicas))}}
 	d.cl = cl
 	for i, r := range cfg.Replicas {
@@ -171,16 +165,9 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) (report.Run, error) {
 		if err := r.eng.Check(); err != nil {
 			return report.Run{}, fmt.Errorf("replica %d: block invariants broken after the run: %w", i, err)
 		}
-		leaked += r.eng.Leaked()
-		if r.eng.Live() > 0 && !d.stopped {
-			leaked += r.eng.Blocks().UsedBlocks()
-		}
+		leaked += d.leaked(r.eng)
 	}
-	d.col.SetLeakedBlocks(leaked)
-	run := d.col.Summarize(rc.Name, rc.Rate)
-	run.Seed = rc.Seed
-	run.Predictor = rc.Predictors.stats()
-	run.DurationS = rc.Duration
+	run := d.summary(leaked)
 	run.Replicas = len(cl.reps)
 	run.Balancer = cfg.Balancer.Name()
 	if cl.promptTokens > 0 {

@@ -94,12 +94,9 @@ type programRun struct {
 	pos      map[int]string         // call index → its position (report.PosFirst, PosBurst, PosLater), set when released
 }
 
-// Run replays the workload and returns the run's summary. It fails if the
-// block invariants break or blocks leak.
-func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
-	if cfg.Clock == nil {
-		cfg.Clock = engine.NewVirtualClock()
-	}
+// newDriver is a driver of cfg's workload with an empty collector that
+// measures cfg's SLO.
+func newDriver(cfg RunConfig) *driver {
 	d := &driver{
 		cfg:   cfg,
 		col:   report.NewCollector(),
@@ -107,6 +104,16 @@ func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
 		calls: make(map[callKey]*scriptCall),
 	}
 	d.col.SetSLO(cfg.SLOTTFT, cfg.SLOTPOT)
+	return d
+}
+
+// Run replays the workload and returns the run's summary. It fails if the
+// block invariants break or blocks leak.
+func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = engine.NewVirtualClock()
+	}
+	d := newDriver(cfg)
 	eng, err := engine.New(cfg.Engine, cfg.Clock, cfg.Executor, cfg.Policy, d)
 	if err != nil {
 		return report.Run{}, err
@@ -142,16 +149,27 @@ func Run(ctx context.Context, cfg RunConfig) (report.Run, error) {
 	if err := eng.Check(); err != nil {
 		return report.Run{}, fmt.Errorf("block invariants broken after the run: %w", err)
 	}
-	leaked := eng.Leaked()
+	return d.summary(d.leaked(eng)), nil
+}
+
+// leaked is the blocks eng leaked, and those its unfinished calls still
+// hold unless the run was stopped.
+func (d *driver) leaked(eng *engine.Engine) int {
+	n := eng.Leaked()
 	if eng.Live() > 0 && !d.stopped {
-		leaked += eng.Blocks().UsedBlocks() // anything still held by unfinished calls counts
+		n += eng.Blocks().UsedBlocks() // anything still held by unfinished calls counts
 	}
+	return n
+}
+
+// summary is the run's report, leaked blocks counted.
+func (d *driver) summary(leaked int) report.Run {
 	d.col.SetLeakedBlocks(leaked)
-	run := d.col.Summarize(cfg.Name, cfg.Rate)
-	run.Seed = cfg.Seed
-	run.Predictor = cfg.Predictors.stats()
-	run.DurationS = cfg.Duration
-	return run, nil
+	run := d.col.Summarize(d.cfg.Name, d.cfg.Rate)
+	run.Seed = d.cfg.Seed
+	run.Predictor = d.cfg.Predictors.stats()
+	run.DurationS = d.cfg.Duration
+	return run
 }
 
 func newNoise(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0x9e3779b9)) }

@@ -79,6 +79,7 @@ type Engine struct {
 	iter      int64
 	stats     IterationStats
 	watermark int
+	wholeWalk bool // tests only: fillBatch walks the whole run queue and asks Admit of every call, as before it stopped early
 
 	mu            sync.Mutex
 	inbox         []func()

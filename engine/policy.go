@@ -98,6 +98,12 @@ type Shaper interface {
 // limit; the engine's limits are never exceeded.
 type BatchLimits struct {
 	Tokens int // tokens in the batch (SOLA's k_i): prefill chunks and decodes together
+	// RefusalHolds says that Admit's refusal of a waiting or swapped call
+	// refuses, with no side effect, every waiting and swapped call ranked
+	// after it in this iteration (pitstop's host room): the engine stops
+	// asking, as after a HoldBack, and its walk of the run queue ends at the
+	// last running call.
+	RefusalHolds bool
 }
 
 // Admission decides what a waiting or swapped call that does not fit (no

@@ -16,32 +16,45 @@ import (
 // the token budget and refuse calls (Shaper).
 func (e *Engine) buildBatch() {
 	budget := e.cfg.MaxBatchedTokens
-	if lim := e.policy.Shape(&e.view); lim.Tokens > 0 && lim.Tokens < budget {
+	lim := e.policy.Shape(&e.view)
+	if lim.Tokens > 0 && lim.Tokens < budget {
 		budget = lim.Tokens
 	}
-	if refused := e.fillBatch(true, budget, e.cfg.MaxSeqs); refused && len(e.batch.Items) == 0 {
+	if refused := e.fillBatch(true, lim.RefusalHolds, budget, e.cfg.MaxSeqs); refused && len(e.batch.Items) == 0 {
 		// Refusals left nothing to run: run the one call the engine alone
 		// would run first.
-		e.fillBatch(false, e.cfg.MaxBatchedTokens, 1)
+		e.fillBatch(false, false, e.cfg.MaxBatchedTokens, 1)
 	}
 }
 
 // fillBatch adds up to maxSeqs calls to the batch in rank order within
 // budget tokens, asking the policy's Admit before each when ask; it reports
-// whether Admit refused one.
-func (e *Engine) fillBatch(ask bool, budget, maxSeqs int) (refused bool) {
+// whether Admit refused one. Once no waiting or swapped call may join (a
+// HoldBack, or a refusal that holds), only running calls are left to add:
+// the walk ends at the last of them rather than at the queue's end (with
+// 10,000 waiting calls behind a refusal, most of an iteration's own work).
+func (e *Engine) fillBatch(ask, holds bool, budget, maxSeqs int) (refused bool) {
 	admit := true
+	running := len(e.active) // running calls not yet met; one preempted before its turn keeps the walk going
 	for i := 0; i < len(e.queue.entries) && budget > 0 && len(e.batch.Items) < maxSeqs; i++ {
+		if !admit && running == 0 && !e.wholeWalk {
+			break
+		}
 		ent := &e.queue.entries[i]
 		s := ent.s
 		if !e.queue.valid(ent) || s.lastEvicted == e.iter || !s.Runnable() {
 			continue
 		}
-		if s.state != Running && !admit {
+		if s.state == Running {
+			running--
+		} else if !admit {
 			continue
 		}
 		if ask && !e.policy.Admit(&e.view, s, budget) {
 			refused = true
+			if holds && s.state != Running && !e.wholeWalk {
+				admit = false
+			}
 			continue
 		}
 		switch s.state {

@@ -161,6 +161,11 @@ func benchCases() []benchCase {
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated"}, aged: true, tailPast: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated-wake", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated-wake"}, aged: true, tailPast: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated-fit", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated-fit"}, aged: true, tailPast: true})
+	// Today's defaults (Options.Defaults(), whatever they are when the
+	// benchmark runs; session 12's gated lane open when they have it), and
+	// session 10's tail aging+warm beside them, to compare in one run.
+	cs = append(cs, benchCase{name: "pitstop-defaults", policy: "pitstop", aged: true, tailPast: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-warm", policy: "pitstop", opts: Options{PitstopTail: "aging+warm"}, aged: true})
 	// Session 8's re-admission rule off (the default has it on), to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
 	cs = append(cs, benchCase{name: "pitstop-aged-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}, aged: true})
@@ -187,7 +192,7 @@ func BenchmarkOrdering10k(b *testing.B) {
 			if c.aged {
 				pol.(*Pitstop).fcfs = fcfsReference{num: 10, den: 1, own: p99Window{n: fcfsMinCalls, q99: 10}}
 			}
-			if c.tailPast {
+			if c.tailPast && pol.(*Pitstop).deadlines.edf != nil { // a default tail without the gated lane has nothing to open
 				for range fcfsMinCalls {
 					pol.(*Pitstop).deadlines.edf.realized.record(math.MaxFloat64)
 				}
@@ -240,6 +245,7 @@ func orderingStep(b *testing.B, pol engine.Policy, ctl func(i int) engine.Contro
 	changed := make([]entry, 256)
 	reranks := 0
 	b.ResetTimer()
+	cpu0, cpuOK := processCPU()
 	for i := range b.N {
 		v.Iteration++
 		v.Now += 20 * time.Millisecond
@@ -256,6 +262,9 @@ func orderingStep(b *testing.B, pol engine.Policy, ctl func(i int) engine.Contro
 			changed[j] = entry{pol.Priority(v, s), s.ID()}
 		}
 		slices.SortFunc(changed, cmpE)
+	}
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op") // the whole process's, GC included
 	}
 	b.ReportMetric(float64(reranks)/float64(b.N), "reranks/op")
 }

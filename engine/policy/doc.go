@@ -21,7 +21,8 @@
 //	               again each iteration while the KV is on device
 //	Traits         prefix cache; preempting to admit               neither
 //	Refresh        re-rank every runnable call this iteration      never
-//	Shape, Admit   this iteration's token cap; who may join it     the engine's limits; everyone
+//	Shape, Admit   this iteration's token cap; who may join it;    the engine's limits; everyone
+//	               whether a refusal holds back the rest
 //	HoldBack       whether a waiting or swapped call that does     yes: no overtaking
 //	               not fit holds back the calls ranked after it
 //	PausedVictim   which paused call's device KV gives way when    the most predicted tool time left
@@ -40,7 +41,7 @@
 // (Evict); mlfq, plas, atlas and srpt preempt (Traits), the first three
 // swapping while the host tier has room; sola and vllm-prefill-first shape
 // batches (Shape, Admit), and pitstop with Options.PitstopHostRoom "admit"
-// admits and picks paused victims by the host tier's room (Admit,
+// admits and picks paused victims by the host tier's room (Shape, Admit,
 // PausedVictim: host_room.go); lamps, pitstop, sola and the Autellix family
 // re-rank over time (Refresh); most follow events (Observe). Any policy
 // takes Belady's rule on a full host tier with Options.HostEviction "resume"

@@ -57,6 +57,13 @@ func newHostRoom(mode string) (hostRoom, error) {
 	return hostRoom{}, fmt.Errorf("unknown pitstop host-room rule %q (valid: off, admit, victim, peak)", mode)
 }
 
+// Shape tells the engine, with the rule on, that a refusal holds back the
+// waiting and swapped calls ranked after it (Admit refuses each, held, with
+// no side effect), so the engine stops asking them.
+func (p *Pitstop) Shape(*engine.View) engine.BatchLimits {
+	return engine.BatchLimits{RefusalHolds: p.room.on}
+}
+
 // Admit refuses, with the rule on, a call whose admission would evict paused
 // calls' KV that the host tier has no room for (see hostRoom).
 func (p *Pitstop) Admit(v *engine.View, s *engine.Sequence, budget int) bool {

@@ -38,17 +38,20 @@ func (h *Heap[T]) Remove(i int) T { return heap.Remove((*adapter[T])(h), i).(T) 
 // Expire is one step of a table's expiry: it looks at the items due (due
 // says it of the earliest), batch at most, earliest first. For each, renew
 // either sets its next due time and reports true, and the item is filed
-// again there, or reports false, and it is taken out. touched is how many
-// items it looked at; more reports that due items may be left.
+// again there, or reports false, and it is taken out: by Expire, or by
+// renew itself (Remove at its index, and no other change to the heap), as
+// the router's forget does. touched is how many items it looked at; more
+// reports that due items may be left.
 func (h *Heap[T]) Expire(batch int, due, renew func(T) bool) (touched int, more bool) {
 	for h.Len() > 0 && due(h.First()) {
 		if touched == batch {
 			return touched, true
 		}
 		touched++
+		n := h.Len()
 		if renew(h.First()) {
 			h.Fix(0)
-		} else {
+		} else if h.Len() == n {
 			h.Pop()
 		}
 	}

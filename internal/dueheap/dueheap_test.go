@@ -83,3 +83,34 @@ func TestExpireRenewsOrDrops(t *testing.T) {
 		t.Fatalf("left %v, want 5 9 12 14 (the odd due ones dropped, the even renewed)", left)
 	}
 }
+
+// A renew that takes its item out itself (as the router's forget does) is
+// not followed by a second removal: every other item stays.
+func TestExpireRenewMayRemoveItself(t *testing.T) {
+	var h Heap[*row]
+	for _, d := range []int{5, 1, 4, 2, 3, 9} {
+		h.Push(&row{due: d})
+	}
+	var seen []int
+	touched, more := h.Expire(10, func(r *row) bool { return r.due < 4 }, func(r *row) bool {
+		seen = append(seen, r.due)
+		if r.due == 2 {
+			r.due = 7
+			return true
+		}
+		if h.Remove(r.idx) != r || r.idx != -1 {
+			t.Fatalf("removed the wrong item for %d", r.due)
+		}
+		return false
+	})
+	if touched != 3 || more || !slices.Equal(seen, []int{1, 2, 3}) {
+		t.Fatalf("looked at %v (touched %d, more %v), want 1 2 3, 3, false", seen, touched, more)
+	}
+	var left []int
+	for h.Len() > 0 {
+		left = append(left, h.Pop().due)
+	}
+	if !slices.Equal(left, []int{4, 5, 7, 9}) {
+		t.Fatalf("left %v, want 4 5 7 9 (1 and 3 removed by renew, 2 renewed to 7)", left)
+	}
+}

@@ -185,17 +185,11 @@ func (b *Backend) check(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if b.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+b.apiKey)
-	}
-	resp, err := b.client.Do(req)
+	resp, err := b.ask(req, "GET /v1/models")
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /v1/models: %s", errorMessage(resp.StatusCode, resp.Body))
-	}
 	var list struct {
 		Data []struct {
 			ID string `json:"id"`
@@ -212,6 +206,24 @@ func (b *Backend) check(ctx context.Context, timeout time.Duration) error {
 	b.models, b.checked = models, time.Now()
 	b.mu.Unlock()
 	return nil
+}
+
+// ask does one of the backend's own requests (not a generation: those go
+// through the post template) with its API key; an answer other than 200 OK
+// is an error that names what was asked and says the server's message.
+func (b *Backend) ask(req *http.Request, what string) (*http.Response, error) {
+	if b.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+b.apiKey)
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, fmt.Errorf("%s: %s", what, errorMessage(resp.StatusCode, resp.Body))
+	}
+	return resp, nil
 }
 
 // booked records a finished generation.

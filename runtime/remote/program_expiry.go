@@ -106,19 +106,14 @@ func (r *Router) expirePrograms(now time.Time) int {
 func (r *Router) expireStep(now time.Time) (forgot, touched int, more bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for r.due.Len() > 0 && r.due.First().due.Before(now) {
-		if touched == expireBatch {
-			return forgot, touched, true
-		}
-		touched++
-		u := r.due.First()
+	touched, more = r.due.Expire(expireBatch, func(u *programUse) bool { return u.due.Before(now) }, func(u *programUse) bool {
 		if deadline := u.last.Add(r.cfg.ProgramTTL); !deadline.Before(now) {
 			u.due = deadline
-			r.due.Fix(0)
-			continue
+			return true
 		}
-		r.forgetLocked(u.program)
+		r.forgetLocked(u.program) // takes u out of the heap itself
 		forgot++
-	}
-	return forgot, touched, false
+		return false
+	})
+	return forgot, touched, more
 }

@@ -91,18 +91,11 @@ func (b *Backend) slotAction(ctx context.Context, slot int, action, file string)
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if b.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+b.apiKey)
-	}
-	resp, err := b.client.Do(req)
+	resp, err := b.ask(req, fmt.Sprintf("slot %d %s", slot, action))
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("slot %d %s: %s", slot, action, errorMessage(resp.StatusCode, resp.Body))
-	}
-	return nil
+	return resp.Body.Close()
 }
 
 // DefaultSwapAfter is the predicted tool time from which a llama.cpp
