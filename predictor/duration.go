@@ -208,7 +208,7 @@ func (d *DurationEstimator) PredictDuration(tool string) float64 {
 }
 
 // Quantile returns the tool's streaming p50 (q = 0.5) or p90 (q = 0.9)
-// estimate; ok is false for another q or a tool with no samples.
+// estimate, the p90 never below the p50; ok is false for another q or a tool with no samples.
 func (d *DurationEstimator) Quantile(tool string, q float64) (v float64, ok bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -220,7 +220,10 @@ func (d *DurationEstimator) Quantile(tool string, q float64) (v float64, ok bool
 	case 0.5:
 		return s.P50.Value(), true
 	case 0.9:
-		return s.P90.Value(), true
+		// Two P² estimators are not ordered with each other: on few or
+		// bimodal samples the p90's markers can sit below the p50's. A
+		// quantile function never decreases, so the p90 is at least the p50.
+		return max(s.P90.Value(), s.P50.Value()), true
 	}
 	return 0, false
 }
