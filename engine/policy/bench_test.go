@@ -161,6 +161,7 @@ func benchCases() []benchCase {
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated"}, aged: true, tailPast: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated-wake", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated-wake"}, aged: true, tailPast: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated-fit", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated-fit"}, aged: true, tailPast: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-sure-fit", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-sure-fit"}, aged: true, tailPast: true})
 	// Session 8's re-admission rule off (the default has it on), to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
 	cs = append(cs, benchCase{name: "pitstop-aged-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}, aged: true})
