@@ -52,6 +52,14 @@ def main(dir):
         r = [(fcfs[k][2] - fcfs[k][0]) / v[2] for k, v in shadow.items() if lo <= v[0] < hi and v[2] > 0]
         print(f"  arrivals {lo}-{hi} s: {len(r)} calls, fcfs's end-to-end / the shadow's, median {statistics.median(r):.2f}")
 
+    # the p99 of the last 1,000 calls finished, as the lane's realized window holds it
+    for name, d in (("fcfs", fcfs), ("default", dflt), ("gated-fit", gf)):
+        row = []
+        for t in (600, 700, 900, 1300, 1464, 1500):
+            done = sorted((v[2], v[2] - v[0]) for v in d.values() if v[2] <= t)[-1000:]
+            row.append(f"{t}s {p99([x[1] for x in done]):.1f}")
+        print(f"window p99 (last 1,000 finished), {name}: " + ", ".join(row))
+
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
