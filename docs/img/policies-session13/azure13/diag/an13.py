@@ -6,7 +6,7 @@ realized-p99 arrival-order-p99", DIAG_DL one line per call's shadow entry
 "name arrival start end floor slots") and prints the figures quoted in
 docs/results-policies.md, session 13.
 
-usage: an13.py DIR   (DIR holds calls-default.txt, calls-gated-fit.txt,
+usage: an13.py DIR   (DIR holds calls-default.txt (aging+warm), calls-gated-fit.txt,
                       calls-fcfs.txt, prom-gated-fit.txt, dl-gated-fit.txt)
 """
 import statistics
@@ -32,14 +32,14 @@ def main(dir):
     fcfs = calls(f"{dir}/calls-fcfs.txt")
     bar = 1.1 * p99(v[2] - v[0] for v in fcfs.values())
     print(f"bar: p99 <= {bar:.2f} s (1.1x fcfs's)")
-    for name, d in (("fcfs", fcfs), ("default", dflt), ("gated-fit", gf)):
+    for name, d in (("fcfs", fcfs), ("aging+warm", dflt), ("gated-fit", gf)):
         over = [v for v in d.values() if v[2] - v[0] > bar]
         short_ttft = sum(1 for v in over if v[1] - v[0] < 1.5)
         print(f"{name}: {len(over)} calls past the bar ({short_ttft} with TTFT < 1.5 s); "
               f"mean {statistics.mean(v[2] - v[0] for v in d.values()):.3f} s")
     prom = [l.split() for l in open(f"{dir}/prom-gated-fit.txt")]
     e = [dflt[p[0]][2] - dflt[p[0]][0] for p in prom]
-    print(f"promotions: {len(prom)}; the same calls under the default: "
+    print(f"promotions: {len(prom)}; the same calls under aging+warm: "
           f"{sum(1 for x in e if x <= 40)} ended within 40 s, {sum(1 for x in e if 40 < x <= bar)} in (40, bar], "
           f"{sum(1 for x in e if x > bar)} past the bar")
     shadow = {}
@@ -53,7 +53,7 @@ def main(dir):
         print(f"  arrivals {lo}-{hi} s: {len(r)} calls, fcfs's end-to-end / the shadow's, median {statistics.median(r):.2f}")
 
     # the p99 of the last 1,000 calls finished, as the lane's realized window holds it
-    for name, d in (("fcfs", fcfs), ("default", dflt), ("gated-fit", gf)):
+    for name, d in (("fcfs", fcfs), ("aging+warm", dflt), ("gated-fit", gf)):
         row = []
         for t in (600, 700, 900, 1300, 1464, 1500):
             done = sorted((v[2], v[2] - v[0]) for v in d.values() if v[2] <= t)[-1000:]
