@@ -161,6 +161,7 @@ func benchCases() []benchCase {
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated"}, aged: true, tailPast: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated-wake", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated-wake"}, aged: true, tailPast: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-gated-fit", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-gated-fit"}, aged: true, tailPast: true})
+	cs = append(cs, benchCase{name: "pitstop-aging-warm-first-final-sure-fit", policy: "pitstop", opts: Options{PitstopTail: "aging+warm+first-final-sure-fit"}, aged: true, tailPast: true})
 	// Today's defaults (Options.Defaults(), whatever they are when the
 	// benchmark runs; session 12's gated lane open when they have it), and
 	// session 10's tail aging+warm beside them, to compare in one run.

@@ -49,6 +49,10 @@ type deadlineLane struct {
 	// the lane promote only while its realized p99 is past arrival order's
 	// (tailPastArrivalOrder).
 	gated bool
+	// sure, when set (PitstopTail "aging+warm+first-final-sure-fit"),
+	// lets it promote only while the realized p99 is past arrival order's
+	// with 95 % confidence (tailSurelyPastArrivalOrder).
+	sure bool
 	// wake, when set (PitstopTail "aging+warm+first-final-gated-wake"),
 	// promotes a call at the re-rank its laxity runs out by, which it asks
 	// for, instead of at the last periodic one before (laneWake).
@@ -120,6 +124,9 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	}
 	if d.gated && !d.tailPastArrivalOrder() {
 		return dl, false // the tail is arrival order's: a promotion buys no bar
+	}
+	if d.sure && !d.tailSurelyPastArrivalOrder() {
+		return dl, false // the tail may be arrival order's: a promotion may buy no bar
 	}
 	if k := keyOf(s); st.restFor != k {
 		st.restDev, st.restTool = restParts(v, s, st)

@@ -209,7 +209,7 @@ func NewPitstop(o Options) *Pitstop {
 		room:       room,
 		memory:     memory,
 		lead:       lead,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	if p.forced == byGittinsRest {
 		// The index starts as the call's order (model not ready): no

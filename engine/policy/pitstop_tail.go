@@ -30,6 +30,7 @@ type tailRules struct {
 	lag      bool    // the promoted calls' learned lag added to a candidate's rest (promotionLag)
 	final    bool    // a promotion only of a call with no tool ahead (finalStretch); with first, either
 	gated    bool    // promotions only while the realized p99 is past arrival order's (tailPastArrivalOrder)
+	sure     bool    // the same with 95 % confidence (tailSurelyPastArrivalOrder)
 	wake     bool    // a promotion at the re-rank the candidate's laxity runs out by (laneWake)
 }
 
@@ -69,19 +70,22 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // re-rank its laxity runs out by, which it asks for: laneWake),
 // "aging+warm+first-final-gated-wake" (both), "-gated-lag" (the trigger
 // with the lag), "-gated-wake-lag" (both with the lag),
+// "aging+warm+first-final-sure" and "-sure-fit" (the trigger at 95 %
+// confidence: tailSurelyPastArrivalOrder),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
 // laneTails are the "aging+warm+" suffixes: the deadline lane of
 // "aging+feasible-p99" on "aging+warm", with the filters each dash-joined
 // part names (first: firstWait, final: finalStretch, gated:
-// tailPastArrivalOrder, wake: laneWake, fit: promotionFit, lag:
+// tailPastArrivalOrder, sure: tailSurelyPastArrivalOrder, wake: laneWake, fit: promotionFit, lag:
 // promotionLag, swap: promotionSwap). Only the combinations measured
 // (docs/results-policies.md, sessions 11-12) are offered.
 var laneTails = map[string]bool{
 	"first": true, "first-lag": true, "final": true, "first-final": true, "first-final-lag": true,
 	"first-final-gated": true, "first-final-gated-fit": true, "first-gated": true, "first-final-wake": true,
 	"first-final-gated-wake": true, "first-final-gated-lag": true, "first-final-gated-wake-lag": true, "swap": true,
+	"first-final-sure": true, "first-final-sure-fit": true,
 }
 
 func newTailRules(o Options) (tailRules, error) {
@@ -138,7 +142,7 @@ func newTailRules(o Options) (tailRules, error) {
 	case strings.HasPrefix(o.PitstopTail, "aging+warm+") && laneTails[strings.TrimPrefix(o.PitstopTail, "aging+warm+")]:
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
-			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "wake": &r.wake,
+			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "wake": &r.wake,
 				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap}[part] = true
 		}
 		return r, nil
@@ -146,7 +150,7 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+swap, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+swap, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
