@@ -161,6 +161,7 @@ type Pitstop struct {
 	lane       lateLane
 	lead       programLead  // how far an older program goes ahead in arrival order (program_lead.go)
 	deadlines  deadlineLane // least-laxity promotion against arrival-order deadlines (deadline_lane.go)
+	batch      batchOrder   // the order of the calls on the device (decode_first.go)
 }
 
 // NewPitstop builds the policy.
@@ -180,6 +181,7 @@ func NewPitstop(o Options) *Pitstop {
 	memory, _ := newIdleMemory(o.PitstopHandling)
 	lead, _ := newProgramLead(o.PitstopProgramLead)
 	lead.started, _ = newAdmission(o.PitstopAdmission)
+	batch, _ := newBatchOrder(o.PitstopBatch)
 	p := &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -209,6 +211,7 @@ func NewPitstop(o Options) *Pitstop {
 		room:       room,
 		memory:     memory,
 		lead:       lead,
+		batch:      batch,
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	if p.forced == byGittinsRest {
@@ -326,9 +329,9 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	}
 	if s.State() == engine.Running {
 		if ord == byArrival {
-			return engine.Priority{Class: 0, Key: st.row.first.Seconds()}
+			return p.batch.running(s, st.row.first.Seconds())
 		}
-		return engine.Priority{Class: 0, Key: s.Arrival().Seconds()}
+		return p.batch.running(s, s.Arrival().Seconds()) // decode_first.go
 	}
 	var key float64
 	if p.noMOT {

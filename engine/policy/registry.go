@@ -150,6 +150,11 @@ type Options struct {
 	// likely than not evict before its tool returns; the default since
 	// session 12).
 	PitstopHandling string
+	// PitstopBatch orders pitstop's calls on the device among themselves
+	// (batchOrder): "arrival" (the default) or "decode-first" (the calls
+	// that need one token ahead of those prefilling, vLLM's chunked-prefill
+	// rule; session 13).
+	PitstopBatch string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -326,6 +331,8 @@ func (o Options) Validate() error {
 		return badHostRoom(o)
 	case badHandling(o) != nil:
 		return badHandling(o)
+	case badBatch(o) != nil:
+		return badBatch(o)
 	case badLead(o) != nil:
 		return badLead(o)
 	case o.PitstopTailBound < 0:
