@@ -142,6 +142,7 @@ type Pitstop struct {
 	refresh    scoreRefresh
 	noQueues   bool
 	fixedOrder bool
+	autoOff    autoOff      // "auto"'s rules switched off (auto_rules.go)
 	lastOrder  programOrder // the order of the last full re-rank
 	forced     programOrder
 	restRules  restRules // "gittins-rest"'s hand-set rules switched back on
@@ -192,7 +193,8 @@ func NewPitstop(o Options) *Pitstop {
 		cvHigh:     o.ProgramCVHigh,
 		refresh:    scoreRefresh{every: o.ScoreRefresh},
 		noQueues:   o.NoProgramQueues,
-		fixedOrder: o.ProgramOrder != "" && o.ProgramOrder != "auto",
+		fixedOrder: !isAuto(o.ProgramOrder),
+		autoOff:    autoOffOf(o.ProgramOrder),
 		forced:     forcedOrder(o.ProgramOrder),
 		restRules:  restRulesOf(o.ProgramOrder),
 		noMOT:      o.NoMemoryOverTime,
@@ -287,21 +289,27 @@ var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemai
 // order is the program-level order now (see Pitstop); the measurements
 // behind each rule are in docs/results-policies.md.
 func (p *Pitstop) order() programOrder {
+	t, m := &p.a.table, &p.model
+	dags := 2*t.threaded >= t.programs
 	switch {
 	case p.fixedOrder && p.forced == byGittinsRest:
 		return p.restOrder()
 	case p.fixedOrder:
 		return p.forced
-	case p.noQueues || !p.a.table.anyMulti:
+	case p.noQueues || !t.anyMulti:
 		return byCall
-	case !p.model.ready() && 2*p.a.table.threaded >= p.a.table.programs:
+	case !m.ready() && p.autoOff.warmup:
+		return byCall
+	case !m.ready() && dags:
 		return byArrival // mostly DAGs (tree searches): arrival order until their CV is known
-	case !p.model.ready():
+	case !m.ready():
 		return byQueue
-	case p.model.cv < p.cvLow && 2*p.a.table.threaded >= p.a.table.programs:
+	case m.cv < p.cvLow && dags:
 		return byArrival
-	case p.model.cv > p.cvHigh || p.a.table.threaded > 0 && 2*p.a.table.threaded < p.a.table.programs:
+	case m.cv > p.cvHigh:
 		return byQueue
+	case t.threaded > 0 && !dags && !p.autoOff.shape:
+		return byQueue // DAGs and chains mixed: sizes differ by kind
 	}
 	return byCall
 }

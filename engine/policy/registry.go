@@ -168,7 +168,8 @@ type Options struct {
 	// it from the CV: call, remaining, arrival, queues, gittins, or
 	// gittins-rest (the Gittins index of the program's remaining service
 	// given the call's own rest, gittins_order.go) with any of the old
-	// rules back on: +cv, +shape, +warmup, +guard. Default auto.
+	// rules back on: +cv, +shape, +warmup, +guard. Default auto; "auto-shape",
+	// "auto-warmup" (or both) switch one of auto's rules off (auto_rules.go).
 	ProgramOrder string
 	// ProgramIdle is how long, in seconds, a program must have had no call in
 	// the engine before pitstop counts it as complete and learns from its
@@ -300,8 +301,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("check intervals must be at least 1 iteration")
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
-	case o.ProgramOrder != "" && o.ProgramOrder != "auto" && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup, +guard)", o.ProgramOrder)
+	case !isAuto(o.ProgramOrder) && !validOrder(o.ProgramOrder):
+		return fmt.Errorf("unknown program order %q (valid: auto, auto with any of -shape, -warmup, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup, +guard)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
