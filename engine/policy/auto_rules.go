@@ -9,8 +9,8 @@ import "strings"
 // "auto-warmup" the warm-up order (the call's own order, not arrival order
 // or the queues, until the program model is ready); both may follow "auto"
 // ("auto-shape-warmup"). The CV thresholds are switched off by their own
-// values (ProgramCVLow below 0, ProgramCVHigh above any CV), the tail guard
-// by PitstopSlowdown < 0.
+// values (ProgramCVLow below 0, ProgramCVHigh above any CV). The tail guard
+// (PitstopSlowdown) was the fourth rule, removed in session 13.
 type autoOff struct {
 	shape, warmup bool
 }
