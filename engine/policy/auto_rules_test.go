@@ -5,6 +5,8 @@ import "testing"
 // TestAutoRulesOff: each of "auto"'s rules switched off alone changes
 // Pitstop.order exactly where that rule decides, and nowhere else; with
 // single-call programs no switch changes anything (the order is the call's).
+// Mixed shapes of one size are in the call's order: the shape rule that put
+// them in the queues was removed in session 13.
 func TestAutoRulesOff(t *testing.T) {
 	heavy := func(i int) float64 {
 		if i%10 == 0 {
@@ -32,11 +34,9 @@ func TestAutoRulesOff(t *testing.T) {
 		o    Options
 		want []programOrder // per situation
 	}{
-		{"auto", Options{}, []programOrder{byCall, byArrival, byQueue, byQueue, byArrival, byQueue, byCall}},
-		{"auto-warmup", Options{ProgramOrder: "auto-warmup"}, []programOrder{byCall, byCall, byCall, byQueue, byArrival, byQueue, byCall}},
-		{"auto-shape", Options{ProgramOrder: "auto-shape"}, []programOrder{byCall, byArrival, byQueue, byQueue, byArrival, byCall, byCall}},
-		{"CV off", Options{ProgramCVLow: -1, ProgramCVHigh: 1e9}, []programOrder{byCall, byArrival, byQueue, byCall, byCall, byQueue, byCall}},
-		{"auto-shape-warmup", Options{ProgramOrder: "auto-shape-warmup"}, []programOrder{byCall, byCall, byCall, byQueue, byArrival, byCall, byCall}},
+		{"auto", Options{}, []programOrder{byCall, byArrival, byQueue, byQueue, byArrival, byCall, byCall}},
+		{"auto-warmup", Options{ProgramOrder: "auto-warmup"}, []programOrder{byCall, byCall, byCall, byQueue, byArrival, byCall, byCall}},
+		{"CV off", Options{ProgramCVLow: -1, ProgramCVHigh: 1e9}, []programOrder{byCall, byArrival, byQueue, byCall, byCall, byCall, byCall}},
 	}
 	for _, v := range variants {
 		for i, sit := range situations {
@@ -57,7 +57,7 @@ func TestAutoRulesOff(t *testing.T) {
 }
 
 func TestAutoOrderNames(t *testing.T) {
-	for _, ok := range []string{"", "auto", "auto-shape", "auto-warmup", "auto-shape-warmup", "auto-warmup-shape"} {
+	for _, ok := range []string{"", "auto", "auto-warmup"} {
 		if err := (Options{ProgramOrder: ok}).Validate(); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
@@ -65,12 +65,12 @@ func TestAutoOrderNames(t *testing.T) {
 			t.Errorf("%q: not an auto order", ok)
 		}
 	}
-	for _, bad := range []string{"auto-", "auto-cv", "auto-shape-shape", "autoshape", "auto+shape"} {
+	for _, bad := range []string{"auto-", "auto-cv", "auto-shape", "auto-warmup-warmup", "autowarmup"} {
 		if err := (Options{ProgramOrder: bad}).Validate(); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if off := autoOffOf("auto-warmup-shape"); off != (autoOff{shape: true, warmup: true}) {
-		t.Errorf("rules off %+v", off)
+	if p := NewPitstop(Options{ProgramOrder: "auto-warmup"}); p.fixedOrder || !p.noWarmup {
+		t.Errorf("auto-warmup: fixed %v, no warm-up %v", p.fixedOrder, p.noWarmup)
 	}
 }

@@ -12,7 +12,8 @@ import (
 // (docs/results-policies.md, session 11): "+cv" the CV thresholds
 // (ProgramCVLow: arrival order of programs for DAG programs of about one
 // size; ProgramCVHigh: the attained-service queues for a heavy tail),
-// "+shape" the queues where DAG and chain programs are mixed, "+warmup"
+// "+shape" the queues where DAG and chain programs are mixed (no longer in
+// "auto" since session 13: there it never changed a report), "+warmup"
 // arrival order (mostly DAGs) or the queues until the program model is
 // ready ("+guard", the tail guard, went with the guard in session 13).
 // Without them the index

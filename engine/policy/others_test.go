@@ -213,10 +213,10 @@ func TestPitstopTailBound(t *testing.T) {
 // the call's memory-over-time decides. Programs of several calls: in the
 // program's attained-service queue (the less-served program first, as ATLAS)
 // until the model of completed programs is ready, and then when their service
-// is heavy-tailed (CV above ProgramCVHigh) or programs of different shapes
-// (some DAGs, some not) are mixed; in arrival order when programs are of one
-// size (CV below ProgramCVLow) and mostly DAGs (tree searches); the call's
-// memory-over-time in between.
+// is heavy-tailed (CV above ProgramCVHigh); in arrival order when programs
+// are of one size (CV below ProgramCVLow) and mostly DAGs (tree searches);
+// the call's memory-over-time in between, shapes mixed or not (session 13
+// removed the shape rule).
 func TestProgramOrder(t *testing.T) {
 	oneSize := func(i int) float64 { return 10 + float64(i%3) }
 	cases := []struct {
@@ -243,7 +243,7 @@ func TestProgramOrder(t *testing.T) {
 		}, byCall},
 		{"one size, mostly DAGs", true, 3, oneSize, byArrival},
 		{"one size, no DAGs", true, 0, oneSize, byCall},
-		{"mixed shapes", true, 1, oneSize, byQueue},
+		{"mixed shapes, one size", true, 1, oneSize, byCall},
 	}
 	// What ranks first in two pairs of waiting calls under each order:
 	// (old program with 5 s of service and a short call, new program with a

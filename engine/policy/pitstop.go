@@ -19,7 +19,8 @@ import (
 //   - A program-level order from Autellix's process table (ATLAS's
 //     critical-path service of each program, kept from engine events),
 //     chosen from what the completed programs look like (programModel: the
-//     coefficient of variation, CV, of their service) and their shapes:
+//     coefficient of variation, CV, of their service) and whether they are
+//     DAGs:
 //     while every program is a single call (its tool calls are segments of
 //     that call) there is none: a call's attained service only says how far
 //     it got. Otherwise a waiting call goes into its program's
@@ -27,14 +28,17 @@ import (
 //     programs first, as ATLAS; memory-over-time inside a queue) until enough
 //     programs completed (unless most programs are DAGs: arrival order, as
 //     below, meanwhile), and then when their service is heavy-tailed (CV
-//     above ProgramCVHigh: a program that ran long will run longer) or when
-//     programs of different shapes are mixed (some DAGs, some chains: sizes
-//     differ by kind). When programs are of one size (CV below ProgramCVLow)
+//     above ProgramCVHigh: a program that ran long will run longer). When
+//     programs are of one size (CV below ProgramCVLow)
 //     and mostly DAGs (tree searches), programs finish in arrival order, as
 //     in Continuum: sharing the engine between equal programs only delays
 //     all of them; a program's own calls go longest first (LPT), since the
 //     program ends with its longest branch. In between, the call's
 //     memory-over-time alone decides. ProgramOrder fixes the order instead.
+//     Each rule switched off alone loses points of docs/results-policies.md's
+//     grid on mcts or fanout (session 13); session 2's shape rule (the queues
+//     whenever DAG and chain programs were mixed) lost none, its report
+//     identical on every family, and was removed.
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
 //     the tool overruns its prediction, with the remaining time taken as the
@@ -138,7 +142,7 @@ type Pitstop struct {
 	refresh    scoreRefresh
 	noQueues   bool
 	fixedOrder bool
-	autoOff    autoOff      // "auto"'s rules switched off (auto_rules.go)
+	noWarmup   bool         // "auto-warmup": no warm-up order (auto_rules.go)
 	lastOrder  programOrder // the order of the last full re-rank
 	forced     programOrder
 	restRules  restRules // "gittins-rest"'s hand-set rules switched back on
@@ -189,7 +193,7 @@ func NewPitstop(o Options) *Pitstop {
 		refresh:    scoreRefresh{every: o.ScoreRefresh},
 		noQueues:   o.NoProgramQueues,
 		fixedOrder: !isAuto(o.ProgramOrder),
-		autoOff:    autoOffOf(o.ProgramOrder),
+		noWarmup:   o.ProgramOrder == "auto-warmup",
 		forced:     forcedOrder(o.ProgramOrder),
 		restRules:  restRulesOf(o.ProgramOrder),
 		noMOT:      o.NoMemoryOverTime,
@@ -293,7 +297,7 @@ func (p *Pitstop) order() programOrder {
 		return p.forced
 	case p.noQueues || !t.anyMulti:
 		return byCall
-	case !m.ready() && p.autoOff.warmup:
+	case !m.ready() && p.noWarmup:
 		return byCall
 	case !m.ready() && dags:
 		return byArrival // mostly DAGs (tree searches): arrival order until their CV is known
@@ -303,8 +307,6 @@ func (p *Pitstop) order() programOrder {
 		return byArrival
 	case m.cv > p.cvHigh:
 		return byQueue
-	case t.threaded > 0 && !dags && !p.autoOff.shape:
-		return byQueue // DAGs and chains mixed: sizes differ by kind
 	}
 	return byCall
 }

@@ -161,8 +161,8 @@ type Options struct {
 	// it from the CV: call, remaining, arrival, queues, gittins, or
 	// gittins-rest (the Gittins index of the program's remaining service
 	// given the call's own rest, gittins_order.go) with any of the old
-	// rules back on: +cv, +shape, +warmup. Default auto; "auto-shape",
-	// "auto-warmup" (or both) switch one of auto's rules off (auto_rules.go).
+	// rules back on: +cv, +shape, +warmup. Default auto; "auto-warmup"
+	// switches auto's warm-up order off (auto_rules.go).
 	ProgramOrder string
 	// ProgramIdle is how long, in seconds, a program must have had no call in
 	// the engine before pitstop counts it as complete and learns from its
@@ -294,7 +294,7 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case !isAuto(o.ProgramOrder) && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto, auto with any of -shape, -warmup, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto, auto-warmup, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
