@@ -12,13 +12,15 @@ import (
 // (docs/results-policies.md, session 11): "+cv" the CV thresholds
 // (ProgramCVLow: arrival order of programs for DAG programs of about one
 // size; ProgramCVHigh: the attained-service queues for a heavy tail),
-// "+shape" the queues where DAG and chain programs are mixed, "+warmup"
+// "+shape" the queues where DAG and chain programs are mixed (no longer in
+// "auto" since session 13: there it never changed a report), "+warmup"
 // arrival order (mostly DAGs) or the queues until the program model is
-// ready, "+guard" the tail guard (PitstopSlowdown). Without them the index
+// ready ("+guard", the tail guard, went with the guard in session 13).
+// Without them the index
 // alone orders programs, from the first call on: until ten programs have
 // completed it knows nothing of programs and is the call's own order.
 type restRules struct {
-	cv, shape, warmup, guard bool
+	cv, shape, warmup bool
 }
 
 // parseProgramOrder reads Options.ProgramOrder's fixed orders: a name of
@@ -44,8 +46,6 @@ func parseProgramOrder(name string) (programOrder, restRules, bool) {
 			r.shape = true
 		case "warmup":
 			r.warmup = true
-		case "guard":
-			r.guard = true
 		default:
 			return 0, restRules{}, false
 		}

@@ -146,18 +146,18 @@ func TestRestIndexPastSamples(t *testing.T) {
 }
 
 func TestProgramOrderNames(t *testing.T) {
-	for _, ok := range []string{"gittins-rest", "gittins-rest+cv", "gittins-rest+shape+guard", "gittins-rest+warmup", "gittins", "auto"} {
+	for _, ok := range []string{"gittins-rest", "gittins-rest+cv", "gittins-rest+shape+warmup", "gittins-rest+warmup", "gittins", "auto"} {
 		if err := (Options{ProgramOrder: ok}).Validate(); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"gittins-rest+", "gittins-rest+tail", "gittins+cv", "rest"} {
+	for _, bad := range []string{"gittins-rest+", "gittins-rest+tail", "gittins-rest+guard", "gittins+cv", "rest"} {
 		if err := (Options{ProgramOrder: bad}).Validate(); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	_, r, _ := parseProgramOrder("gittins-rest+cv+guard")
-	if r != (restRules{cv: true, guard: true}) {
+	_, r, _ := parseProgramOrder("gittins-rest+cv+warmup")
+	if r != (restRules{cv: true, warmup: true}) {
 		t.Errorf("rules %+v", r)
 	}
 }

@@ -182,39 +182,6 @@ func longAndShort(t *testing.T, p *Pitstop) (long, short *engine.Sequence, v *en
 	return long, short, h.view(h.e.Now(), 3)
 }
 
-// TestPitstopTailGuard: with PitstopSlowdown G, while programs are in
-// attained-service queues, a waiting call goes ahead of the ranked calls once
-// it has waited G times its own predicted service (the rest of the call, its
-// tool included), and not before; not in the other orders, nor when off.
-func TestPitstopTailGuard(t *testing.T) {
-	p := NewPitstop(Options{PitstopSlowdown: 10, ProgramOrder: "queues"})
-	long, short, v := longAndShort(t, p)
-	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
-		t.Fatalf("before the guard: order %v, want %v", got, want)
-	}
-	// 10 s of waiting: 5x its ≈2 s of service, under the guard.
-	v.Now += 10 * time.Second
-	if got, want := order(p, v, long, short), []string{"short", "long"}; !slices.Equal(got, want) {
-		t.Fatalf("at 5x its service: order %v, want %v", got, want)
-	}
-	// 30 s: past 10x, it goes ahead (class 1.5) of the short call.
-	v.Now += 20 * time.Second
-	if got, want := order(p, v, long, short), []string{"long", "short"}; !slices.Equal(got, want) {
-		t.Fatalf("past the guard: order %v, want %v", got, want)
-	}
-	if pr := p.Priority(v, long); pr.Class != 1.5 {
-		t.Fatalf("guarded call in class %v, want 1.5", pr.Class)
-	}
-	for _, o := range []Options{{PitstopSlowdown: 10, ProgramOrder: "call"}, {PitstopSlowdown: -1, ProgramOrder: "queues"}} {
-		if pr := NewPitstop(o).Priority(v, long); pr.Class == 1.5 {
-			t.Fatalf("%+v: guard applied", o)
-		}
-	}
-	if d := (Options{}).Defaults().PitstopSlowdown; d != 50 {
-		t.Fatalf("default guard %v, want 50", d)
-	}
-}
-
 // TestPitstopTailBound: with an explicit bound, a waiting call whose time
 // since arrival plus the predicted rest of its service passes the bound goes
 // ahead of the ranked calls (class 1.5), earliest deadline first; before
@@ -246,10 +213,10 @@ func TestPitstopTailBound(t *testing.T) {
 // the call's memory-over-time decides. Programs of several calls: in the
 // program's attained-service queue (the less-served program first, as ATLAS)
 // until the model of completed programs is ready, and then when their service
-// is heavy-tailed (CV above ProgramCVHigh) or programs of different shapes
-// (some DAGs, some not) are mixed; in arrival order when programs are of one
-// size (CV below ProgramCVLow) and mostly DAGs (tree searches); the call's
-// memory-over-time in between.
+// is heavy-tailed (CV above ProgramCVHigh); in arrival order when programs
+// are of one size (CV below ProgramCVLow) and mostly DAGs (tree searches);
+// the call's memory-over-time in between, shapes mixed or not (session 13
+// removed the shape rule).
 func TestProgramOrder(t *testing.T) {
 	oneSize := func(i int) float64 { return 10 + float64(i%3) }
 	cases := []struct {
@@ -276,7 +243,7 @@ func TestProgramOrder(t *testing.T) {
 		}, byCall},
 		{"one size, mostly DAGs", true, 3, oneSize, byArrival},
 		{"one size, no DAGs", true, 0, oneSize, byCall},
-		{"mixed shapes", true, 1, oneSize, byQueue},
+		{"mixed shapes, one size", true, 1, oneSize, byCall},
 	}
 	// What ranks first in two pairs of waiting calls under each order:
 	// (old program with 5 s of service and a short call, new program with a

@@ -19,7 +19,8 @@ import (
 //   - A program-level order from Autellix's process table (ATLAS's
 //     critical-path service of each program, kept from engine events),
 //     chosen from what the completed programs look like (programModel: the
-//     coefficient of variation, CV, of their service) and their shapes:
+//     coefficient of variation, CV, of their service) and whether they are
+//     DAGs:
 //     while every program is a single call (its tool calls are segments of
 //     that call) there is none: a call's attained service only says how far
 //     it got. Otherwise a waiting call goes into its program's
@@ -27,14 +28,17 @@ import (
 //     programs first, as ATLAS; memory-over-time inside a queue) until enough
 //     programs completed (unless most programs are DAGs: arrival order, as
 //     below, meanwhile), and then when their service is heavy-tailed (CV
-//     above ProgramCVHigh: a program that ran long will run longer) or when
-//     programs of different shapes are mixed (some DAGs, some chains: sizes
-//     differ by kind). When programs are of one size (CV below ProgramCVLow)
+//     above ProgramCVHigh: a program that ran long will run longer). When
+//     programs are of one size (CV below ProgramCVLow)
 //     and mostly DAGs (tree searches), programs finish in arrival order, as
 //     in Continuum: sharing the engine between equal programs only delays
 //     all of them; a program's own calls go longest first (LPT), since the
 //     program ends with its longest branch. In between, the call's
 //     memory-over-time alone decides. ProgramOrder fixes the order instead.
+//     Each rule switched off alone loses points of docs/results-policies.md's
+//     grid on mcts or fanout (session 13); session 2's shape rule (the queues
+//     whenever DAG and chain programs were mixed) lost none, its report
+//     identical on every family, and was removed.
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
 //     the tool overruns its prediction, with the remaining time taken as the
@@ -44,14 +48,11 @@ import (
 //     call whose program has waited β times its service goes ahead of the
 //     other waiting calls) and LAMPS's counter (PitstopStarvation: a call that
 //     has not run for that many iterations goes ahead until it finishes).
-//   - A tail guard (PitstopSlowdown G, default 50): while programs are in
-//     attained-service queues, a waiting call that has waited G times the
-//     predicted rest of its own service goes ahead of the ranked calls, the
-//     longest-waiting first, so the calls of long programs (which the queues
-//     put last) cannot wait without bound; relative to the call's own size,
-//     so short calls that wait a little are not promoted, as a fixed counter
-//     or β would. In the other orders it cost the mean more than it saved
-//     the tail, and is not applied.
+//   - No tail guard: session 3's (a call in the queues that had waited 50
+//     times the predicted rest of its service went ahead) was removed in
+//     session 13, its place not earned beside the aging: switched off alone
+//     it lost no point of Show 1 on any family and seed and no sustained
+//     rate (docs/results-policies.md, session 13).
 //   - Aging (PitstopTail "aging", in every default; "guard" switches it off): a
 //     waiting call's memory-over-time is divided by (1 + age/T)², T arrival
 //     order's p99 end-to-end time learned online (fcfsReference), the
@@ -134,7 +135,6 @@ type Pitstop struct {
 	model      programModel
 	starve     starvation
 	beta       float64
-	slowdown   float64
 	tailBound  float64
 	weight     float64
 	cvLow      float64
@@ -142,6 +142,7 @@ type Pitstop struct {
 	refresh    scoreRefresh
 	noQueues   bool
 	fixedOrder bool
+	noWarmup   bool         // "auto-warmup": no warm-up order (auto_rules.go)
 	lastOrder  programOrder // the order of the last full re-rank
 	forced     programOrder
 	restRules  restRules // "gittins-rest"'s hand-set rules switched back on
@@ -187,14 +188,14 @@ func NewPitstop(o Options) *Pitstop {
 		model:      newProgramModel(o.ProgramIdle),
 		starve:     starve,
 		beta:       max(o.PitstopBeta, 0),
-		slowdown:   max(o.PitstopSlowdown, 0),
 		tailBound:  o.PitstopTailBound,
 		weight:     o.ProgramWeight,
 		cvLow:      o.ProgramCVLow,
 		cvHigh:     o.ProgramCVHigh,
 		refresh:    scoreRefresh{every: o.ScoreRefresh},
 		noQueues:   o.NoProgramQueues,
-		fixedOrder: o.ProgramOrder != "" && o.ProgramOrder != "auto",
+		fixedOrder: !isAuto(o.ProgramOrder),
+		noWarmup:   o.ProgramOrder == "auto-warmup",
 		forced:     forcedOrder(o.ProgramOrder),
 		restRules:  restRulesOf(o.ProgramOrder),
 		noMOT:      o.NoMemoryOverTime,
@@ -290,28 +291,32 @@ var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemai
 // order is the program-level order now (see Pitstop); the measurements
 // behind each rule are in docs/results-policies.md.
 func (p *Pitstop) order() programOrder {
+	t, m := &p.a.table, &p.model
+	dags := 2*t.threaded >= t.programs
 	switch {
 	case p.fixedOrder && p.forced == byGittinsRest:
 		return p.restOrder()
 	case p.fixedOrder:
 		return p.forced
-	case p.noQueues || !p.a.table.anyMulti:
+	case p.noQueues || !t.anyMulti:
 		return byCall
-	case !p.model.ready() && 2*p.a.table.threaded >= p.a.table.programs:
+	case !m.ready() && p.noWarmup:
+		return byCall
+	case !m.ready() && dags:
 		return byArrival // mostly DAGs (tree searches): arrival order until their CV is known
-	case !p.model.ready():
+	case !m.ready():
 		return byQueue
-	case p.model.cv < p.cvLow && 2*p.a.table.threaded >= p.a.table.programs:
+	case m.cv < p.cvLow && dags:
 		return byArrival
-	case p.model.cv > p.cvHigh || p.a.table.threaded > 0 && 2*p.a.table.threaded < p.a.table.programs:
+	case m.cv > p.cvHigh:
 		return byQueue
 	}
 	return byCall
 }
 
 // Priority: calls on the device first (class 0); then starving and
-// β-promoted calls (class 1); then calls past the tail guard in queue order
-// (class 1.5, by the time they became ready); then the others: class 2 +
+// β-promoted calls (class 1); then the calls a tail rule promotes (class
+// 1.25–1.5, see the cases); then the others: class 2 +
 // their program's queue (byQueue), 2 + the program's arrival·1e-6
 // (byArrival) or 2, each by
 // memory-over-time, lowest first (plus the program's expected remaining work
@@ -391,9 +396,6 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		if dl, ok := p.deadlines.urgent(v, s, st); ok {
 			return engine.Priority{Class: 1.5, Key: dl}
 		}
-		if p.guarded(ord) && p.overdue(v, s, st) {
-			return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
-		}
 	case p.inLane(v, s) && p.lane.bySize:
 		// The late lane by the ranked key: the most calls ended within T
 		// per unit of device time.
@@ -402,8 +404,6 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		// Waited past arrival order's p99 end-to-end time: served in
 		// arrival order, ahead of the ranked calls.
 		return engine.Priority{Class: 1.5, Key: s.Arrival().Seconds()}
-	case p.guarded(ord) && p.overdue(v, s, st):
-		return engine.Priority{Class: 1.5, Key: s.ReadyAt().Seconds()}
 	}
 	return engine.Priority{Class: class, Key: key}
 }
@@ -419,21 +419,6 @@ func (p *Pitstop) lateVsFCFS(v *engine.View, s *engine.Sequence) bool {
 	}
 	b, ok := p.fcfs.bound(p.fcfsSlack)
 	return ok && v.Wait(s).Seconds() > b
-}
-
-// guarded reports whether the tail guard acts in order ord: in the queues
-// and the Gittins levels, and in "gittins-rest" only with "+guard".
-func (p *Pitstop) guarded(ord programOrder) bool {
-	return ord == byQueue || ord == byGittins || ord == byGittinsRest && p.restRules.guard
-}
-
-// overdue is the tail guard: the call has waited (in all its runnable
-// stretches) more than PitstopSlowdown times the predicted rest of its own
-// service (restOfService). Measured on the current segment alone instead,
-// short segments of long tool-calling calls crossed the guard under load and
-// turned the order into FCFS (docs/results-policies.md, tail guard).
-func (p *Pitstop) overdue(v *engine.View, s *engine.Sequence, st *callState) bool {
-	return p.slowdown > 0 && v.Wait(s).Seconds() > p.slowdown*restOfService(v, s, st)
 }
 
 // restOfService is the predicted rest of a call's service in seconds: its
@@ -585,8 +570,7 @@ func (p *Pitstop) Evict(v *engine.View, s *engine.Sequence) handling.Kind {
 func (p *Pitstop) Traits() engine.Traits { return engine.Traits{PrefixCache: true} }
 
 // Refresh re-ranks every runnable call when the program order changes, every
-// 4·AgingEvery iterations while programs are in queues (AgingEvery with β;
-// the tail guard's threshold, tens of times a call's service, needs no more),
+// 4·AgingEvery iterations while programs are in queues (AgingEvery with β),
 // when a call starved, and every ScoreRefresh iterations when set. The aging
 // (the waiting calls' keys age at different rates) re-ranks every
 // 4·AgingEvery iterations too: more often would break the ordering step's

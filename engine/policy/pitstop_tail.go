@@ -39,12 +39,13 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 
 // newTailRules reads the options: PitstopTail is "aging" (with "+warm" and
 // the gated, fitting first-final lane the default, below),
-// "guard" (no aging: the tail guard alone, the behaviour before it), "lane"
-// (the guard and the late lane), "aging+lane", "rescue" (the guard and the
+// "guard" (no aging: the behaviour before it, without session 3's tail
+// guard, removed in session 13), "lane"
+// (the late lane without aging), "aging+lane", "rescue" (the
 // late lane of the calls that can still end within T), "aging+rescue" or
 // "aging+control" (no lane: the aging against θ·T, θ ≤ 1 moved by the lane's
 // controller, so the aging strengthens only while more than 1% of the calls
-// pass T), "deadline" (the guard and least-laxity promotion against each
+// pass T), "deadline" (least-laxity promotion against each
 // call's arrival-order deadline: deadlineLane), "aging+deadline",
 // "aging+feasible" (the aging and that promotion, of the calls that can
 // still make their deadlines behind the promoted ones: edfSchedule),

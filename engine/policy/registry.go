@@ -53,14 +53,6 @@ type Options struct {
 	// Autellix policies use StarvationThreshold and Beta.
 	PitstopStarvation int64
 	PitstopBeta       float64
-	// PitstopSlowdown is pitstop's tail guard: while programs are in
-	// attained-service queues, a waiting call that has waited more than
-	// PitstopSlowdown times the predicted rest of its own service goes ahead
-	// of the ranked calls, oldest first, so the calls of long programs cannot
-	// wait without bound. Default 50; < 0: off. (Measured in
-	// docs/results-policies.md: in the other orders, and at 20, it cost the
-	// mean more than it saved the tail.)
-	PitstopSlowdown float64
 	// PitstopTailBound is an explicit bound on a call's end-to-end latency,
 	// in seconds (the deployment's latency target; 0: none): a waiting call
 	// whose time since arrival plus the predicted rest of its service would
@@ -83,8 +75,9 @@ type Options struct {
 	// while its realized p99 is past arrival order's, and only a call whose
 	// peak fits in the free blocks: session 12), "aging"
 	// (generalized cμ aging of the memory-over-time key against arrival
-	// order's p99, learned online), "guard" (the tail guard alone, the order
-	// before session 7), and the others newTailRules lists.
+	// order's p99, learned online), "guard" (no aging: the order before
+	// session 7, without the tail guard removed in session 13), and the
+	// others newTailRules lists.
 	// PitstopAgingPower is the aging's exponent (default 2) and
 	// PitstopAgingClock what it ages by: "age" (time since arrival, the
 	// default) or "wait" (time runnable and not running). Measured in
@@ -173,7 +166,8 @@ type Options struct {
 	// it from the CV: call, remaining, arrival, queues, gittins, or
 	// gittins-rest (the Gittins index of the program's remaining service
 	// given the call's own rest, gittins_order.go) with any of the old
-	// rules back on: +cv, +shape, +warmup, +guard. Default auto.
+	// rules back on: +cv, +shape, +warmup. Default auto; "auto-warmup"
+	// switches auto's warm-up order off (auto_rules.go).
 	ProgramOrder string
 	// ProgramIdle is how long, in seconds, a program must have had no call in
 	// the engine before pitstop counts it as complete and learns from its
@@ -244,7 +238,6 @@ func (o Options) Defaults() Options {
 	deff(&o.ProgramTTL, 600)
 	deff(&o.ProgramIdle, 120)
 	deff(&o.ProgramWeight, 1)
-	deff(&o.PitstopSlowdown, 50)
 	// Session 10's default tail (docs/results-policies.md, "react past
 	// capacity" and "session 10, lead"): the aging, with a call whose
 	// context is still prefix-cached aged from its program's first arrival.
@@ -305,8 +298,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("check intervals must be at least 1 iteration")
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
-	case o.ProgramOrder != "" && o.ProgramOrder != "auto" && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup, +guard)", o.ProgramOrder)
+	case !isAuto(o.ProgramOrder) && !validOrder(o.ProgramOrder):
+		return fmt.Errorf("unknown program order %q (valid: auto, auto-warmup, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
