@@ -13,8 +13,9 @@ import (
 // discarded context, re-prefilled in chunks) takes the whole budget, and
 // every call ranked after it that only needs its next token is left out of
 // the batch for as many iterations as the chunks last. In "arrival" (the
-// default) calls on the device go by their arrival (their program's in
-// arrival order of programs), so an old call's re-prefill stalls the decodes
+// default until session 13) calls on the device go by their arrival (their
+// program's in arrival order of programs), so an old call's re-prefill
+// stalls the decodes
 // of younger calls; measured on fanout (docs/results-policies.md, session
 // 13), that stall, not the order of the waiting calls, is what pitstop's
 // mean lost to vllm-opt, whose calls on the device go by the time they
@@ -23,7 +24,7 @@ import (
 //
 // "decode-first" is vLLM's chunked-prefill rule: the calls on the device
 // that need one token go first, the prefilling ones take the budget left,
-// each group in the default's order. A decode costs one token of budget and
+// each group in arrival's order. The default since session 13. A decode costs one token of budget and
 // a stalled one delays a call that already holds its KV and its answer half
 // written, while a chunk can be cut to whatever is left; so no call on the
 // device waits for another's prefill, whatever the load or the workload.

@@ -144,9 +144,9 @@ type Options struct {
 	// session 12).
 	PitstopHandling string
 	// PitstopBatch orders pitstop's calls on the device among themselves
-	// (batchOrder): "arrival" (the default) or "decode-first" (the calls
+	// (batchOrder): "decode-first" (the default since session 13: the calls
 	// that need one token ahead of those prefilling, vLLM's chunked-prefill
-	// rule; session 13).
+	// rule) or "arrival" (every call on the device in arrival order, before).
 	PitstopBatch string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
@@ -250,6 +250,13 @@ func (o Options) Defaults() Options {
 	// fits the free blocks.
 	if o.PitstopTail == "" {
 		o.PitstopTail = "aging+warm+first-final-gated-fit"
+	}
+	// Session 13 (docs/results-policies.md, "the last mean ties" and
+	// "session 13, lead"): the calls on the device that need one token go
+	// before those prefilling, vLLM's chunked-prefill rule; an old call's
+	// re-prefill no longer takes the token budget from younger decodes.
+	if o.PitstopBatch == "" {
+		o.PitstopBatch = "decode-first"
 	}
 	// Session 11's host room (docs/results-policies.md, "session 11:
 	// admissions and preserved calls" and "session 11, lead"): the
