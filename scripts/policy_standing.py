@@ -4,6 +4,7 @@
     scripts/policy_standing.py recompute DIR [PITSTOP_DIR] SEED FAMILY...
     scripts/policy_standing.py sustained SOURCE...
     scripts/policy_standing.py grid REPORT...
+    scripts/policy_standing.py targets GRID_DIR [SCRIPT]
 
 recompute (Show 3): per family, at the top rate of its grid, every policy's
 recomputed tokens (M, with recompute_by's split into tool discards /
@@ -32,6 +33,13 @@ boundaries: a rate of 0 (not sustained even at the resolution: the search's
 floor) or at the report's max_rate (its ceiling) is not a measurement and is
 flagged. Then, per family, why each policy's lowest unsustained rate failed
 (seed 1).
+
+targets (the p99 targets of scripts/policy_sustained.sh, reproducibly): per
+family, 3x the lowest p99 call e2e of the non-oracle policies at the lowest
+(light) rate of its grid report GRID_DIR/FAMILY-s1.json (scripts/policy_rates.sh,
+seed 1), rounded to 3 significant figures, beside the target SCRIPT
+(scripts/policy_sustained.sh) passes as --sustained-p99, and whether they
+agree within 1 %. Exit status 1 when one disagrees.
 """
 import json
 import re
@@ -210,10 +218,45 @@ def grid(paths):
     print("\n".join(whys))
 
 
+FAMILIES = ("infercept-multi", "mixed", "coding", "fanout", "infercept-single", "infercept-multi-vicuna",
+            "infercept-single-vicuna", "chat", "react", "mcts", "azure-conv", "mooncake-conv", "azure-code")
+
+
+def script_targets(path):
+    """{family: --sustained-p99} from scripts/policy_sustained.sh's case arms."""
+    arm = re.compile(r"^\s*([\w-]+)\)\s.*--sustained-p99 ([\d.]+)")
+    return {m.group(1): float(m.group(2)) for m in map(arm.match, open(path)) if m}
+
+
+def targets(args):
+    d = args[0]
+    have = script_targets(args[1] if len(args) > 1 else "scripts/policy_sustained.sh")
+    print("| family | light rate | lowest p99 there, s (policy) | 3x, s | script's target, s | |")
+    print("|---|---:|---:|---:|---:|---|")
+    bad = 0
+    for f in FAMILIES:
+        try:
+            with open(f"{d}/{f}-s1.json") as fh:
+                runs = [r for r in json.load(fh)["runs"] if r["policy"] in POLICIES]
+        except FileNotFoundError:
+            sys.exit(f"targets: no grid report {d}/{f}-s1.json (scripts/policy_rates.sh OUTDIR 1 {f})")
+        light = min(r["rate"] for r in runs)
+        best = min((r for r in runs if r["rate"] == light), key=lambda r: r["e2e_p99_s"])
+        want = float(f"{3 * best['e2e_p99_s']:.3g}")
+        got = have.get(f)
+        ok = got is not None and abs(got - want) <= 0.01 * want
+        bad += not ok
+        print(f"| {f} | {light:g} | {best['e2e_p99_s']:.2f} ({best['policy']}) | {want:g} | "
+              f"{'–' if got is None else f'{got:g}'} | {'agrees' if ok else 'DIFFERS'} |")
+    sys.exit(1 if bad else 0)
+
+
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("recompute", "sustained", "grid"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("recompute", "sustained", "grid", "targets"):
         sys.exit(__doc__)
-    if sys.argv[1] == "recompute":
+    if sys.argv[1] == "targets":
+        targets(sys.argv[2:])
+    elif sys.argv[1] == "recompute":
         recompute(sys.argv[2:])
     elif sys.argv[1] == "grid":
         grid(sys.argv[2:])
