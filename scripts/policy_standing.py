@@ -161,7 +161,8 @@ def why(seed):
     """Why the lowest unsustained trial failed, briefly."""
     for t in seed["trials"]:
         if not t["sustained"] and t["rate"] == seed["lowest_unsustained_rate"]:
-            r = re.sub(r" of the programs due finished < [\d.]+", "", t.get("reason", ""))
+            r = re.sub(r" of the programs due finished( \(.*?\))? < [\d.]+( by more than [\d.]+ sd)?", r"\1",
+                       t.get("reason", ""))
             return f"{t['rate']:g} ({r.replace('latency: ', '').replace(' > target', ' >')})"
     return "none unsustained"
 
