@@ -32,7 +32,9 @@ ratio to it, the search's settings (start, resolution, p99 target) and its
 boundaries: a rate of 0 (not sustained even at the resolution: the search's
 floor) or at the report's max_rate (its ceiling) is not a measurement and is
 flagged. Then, per family, why each policy's lowest unsustained rate failed
-(seed 1).
+(seed 1), and the sustained rates whose trial read below the throughput bar
+and passed on the test's confidence bound (with the ratio it would have
+failed below).
 
 targets (the p99 targets of scripts/policy_sustained.sh, reproducibly): per
 family, 3x the lowest p99 call e2e of the non-oracle policies at the lowest
@@ -217,6 +219,21 @@ def grid(paths):
     print()
     print("Lowest unsustained rate and why, first seed:")
     print("\n".join(whys))
+    bound = []
+    for fam, pols in fams.items():
+        m = meta[fam][0]
+        z, bar = m.get("throughput_z", 0), m["min_throughput"]
+        for p in POLICIES:
+            for s, sd in sorted(pols.get(p, {}).items()):
+                t = next((t for t in sd["trials"] if t["sustained"] and t["rate"] == sd["sustained_rate"]), None)
+                if t and t["throughput_ratio"] < bar and t.get("throughput_due"):
+                    fence = (bar * t["throughput_due"] - z * t["throughput_sd"]) / t["throughput_due"]
+                    bound.append(f"- {fam} {p} seed {s} @{t['rate']:g}: {t['throughput_ratio']:.3f} of due "
+                                 f"({t['throughput_done']} of {t['throughput_due']:.1f}, sd {t['throughput_sd']:.1f}; "
+                                 f"fails below {fence:.3f})")
+    print()
+    print("Sustained rates whose trial read below the bar and passed on the confidence bound (z sd):")
+    print("\n".join(bound) if bound else "- none")
 
 
 FAMILIES = ("infercept-multi", "mixed", "coding", "fanout", "infercept-single", "infercept-multi-vicuna",
