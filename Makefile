@@ -51,17 +51,17 @@ run: build agent ort
 cluster-demo: build agent
 	@scripts/cluster_demo.sh $(BIN) $(AGENT) $(CLUSTER_PORT) $(OUT)/cluster-demo
 
-# The p99 targets are 3x the best policy's p99 call e2e at light load (rate 1 and 0.1;
-# docs/results-policies.md, "Sustained rate").
+# The p99 targets are 3x the best policy's p99 call e2e at the light rate of session 12's
+# grid (scripts/policy_standing.py targets docs/img/policies-session12/lead/default-grid).
 bench-policies: build
 	@mkdir -p $(OUT)
 	$(BIN) bench --sustained --workload infercept-multi --executor sim --profile a100-40g-gptj-6b \
 		--policies fcfs,vllm-opt,infercept,lamps,atlas,pitstop --duration 1800 --sustained-seeds 3 \
-		--sustained-start 2 --sustained-resolution 0.25 --sustained-p99 984 --parallel 2 \
+		--sustained-start 2 --sustained-resolution 0.25 --sustained-p99 994 --parallel 2 \
 		--json $(OUT)/infercept-multi-sustained.json --out $(OUT)
 	$(BIN) bench --sustained --workload mixed --executor sim --profile a100-80g-llama3-8b \
 		--policies fcfs,vllm-opt,infercept,lamps,atlas,pitstop --duration 1800 --sustained-seeds 3 \
-		--sustained-start 0.5 --sustained-resolution 0.1 --sustained-p99 15.3 --parallel 2 \
+		--sustained-start 0.5 --sustained-resolution 0.1 --sustained-p99 15.4 --parallel 2 \
 		--json $(OUT)/mixed-sustained.json --out $(OUT)
 
 vet:

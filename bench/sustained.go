@@ -17,14 +17,23 @@ import (
 // window.
 //
 //   - Throughput: of the programs that arrived after Warmup, those finished
-//     by the window's end are at least MinThroughput of those due by then:
-//     a program that arrived at a is due with probability F(Window − a), F
-//     the run's distribution of program latency (over the programs that
-//     arrived after the warm-up, all finished once the run drained). A
-//     program's own length (a chat of twenty turns with human think times
-//     takes minutes unloaded) thus does not read as lost throughput; when
-//     the backlog grows, late arrivals wait longer than the run's pooled
-//     latencies say, fall behind, and the ratio falls.
+//     by the window's end are at least MinThroughput of those due by then,
+//     up to the spread a steady state has: a program that arrived at a is
+//     due with probability p_a = F(Window − a), F the run's distribution of
+//     program latency (over the programs that arrived after the warm-up, all
+//     finished once the run drained). A program's own length (a chat of
+//     twenty turns with human think times takes minutes unloaded) thus does
+//     not read as lost throughput; when the backlog grows, late arrivals
+//     wait longer than the run's pooled latencies say, fall behind, and the
+//     done count falls. In a steady state the done count is a sum of
+//     independent Bernoulli(p_a): mean due = Σ p_a, variance Σ p_a(1 − p_a)
+//     (Poisson-binomial), carried by the programs that straddle the
+//     window's end. The run fails only when done < MinThroughput·due −
+//     Z·sd, sd the square root of that variance: a one-sided bound, so the
+//     straddlers' luck (which long programs happen to arrive late) does not
+//     decide the verdict at light load, while a growing backlog, whose
+//     shortfall grows with the number of programs and sd only with its
+//     square root, still fails. Z = 0 is the bare ratio test.
 //   - Bounded backlog: every program that arrived in the window finishes by
 //     Window + Drain + its own tool-and-think path (the longest chain of tool
 //     and think times through its calls: the part of its length that no
@@ -36,8 +45,18 @@ type SustainedRule struct {
 	Warmup        float64 // seconds at the window's start that the throughput test skips
 	Drain         float64 // seconds after the window by which every program must be done (plus its tool path)
 	MinThroughput float64 // fraction of the programs due by the window's end that must be done by then, e.g. 0.98
+	Z             float64 // one-sided normal quantile of the throughput test's bound (DefaultZ); 0: none
 	P99E2E        float64 // call e2e p99 target in seconds; 0: none
 }
+
+// DefaultZ is the throughput test's one-sided quantile, 2.576 (0.5 % in
+// the tail): a search runs about ten trials (doubling to a bracket, then
+// bisecting to the resolution), so by the union bound a rate the policy
+// does sustain fails some trial of a search by the straddlers' spread alone
+// with probability at most 5 %. The Bernoulli model leaves out that one
+// burst of load delays many programs at once, which makes the real spread
+// wider, not narrower: the bound is the least a steady state varies by.
+const DefaultZ = 2.576
 
 // Validate says what is wrong with the rule, if anything.
 func (r SustainedRule) Validate() error {
@@ -50,6 +69,8 @@ func (r SustainedRule) Validate() error {
 		return fmt.Errorf("sustained: drain %g s must be >= 0", r.Drain)
 	case !(r.MinThroughput > 0 && r.MinThroughput <= 1):
 		return fmt.Errorf("sustained: minimum throughput fraction %g must be in (0, 1]", r.MinThroughput)
+	case !(r.Z >= 0) || math.IsInf(r.Z, 0):
+		return fmt.Errorf("sustained: throughput confidence z %g must be >= 0 (0: the bare ratio)", r.Z)
 	case !(r.P99E2E >= 0) || math.IsInf(r.P99E2E, 0):
 		return fmt.Errorf("sustained: p99 e2e target %g s must be >= 0 (0: none)", r.P99E2E)
 	}
@@ -66,8 +87,14 @@ type SustainedTrial struct {
 	// every program's delay when the run drained, with those known at the
 	// window's end when it was stopped.
 	ThroughputRatio float64 `json:"throughput_ratio"`
-	Unfinished      int     `json:"unfinished_programs"` // when the run was stopped
-	Late            int     `json:"late_programs"`       // finished after their drain deadline
+	// ThroughputDone, ThroughputDue and ThroughputSD are the test's counts:
+	// programs done by the window's end, programs due (Σ p_a) and the
+	// steady state's standard deviation of the done count (√Σ p_a(1 − p_a)).
+	ThroughputDone int     `json:"throughput_done"`
+	ThroughputDue  float64 `json:"throughput_due"`
+	ThroughputSD   float64 `json:"throughput_sd"`
+	Unfinished     int     `json:"unfinished_programs"` // when the run was stopped
+	Late           int     `json:"late_programs"`       // finished after their drain deadline
 	// Run is the run's full report (latencies, recompute, swap).
 	Run report.Run `json:"run"`
 }
@@ -79,7 +106,30 @@ type judge struct {
 	finished []finishedProgram
 	late     int
 	early    bool // the early look at the window's end has run
-	ratio    float64
+	count    throughputCount
+}
+
+// throughputCount is the throughput test's tally (see SustainedRule).
+type throughputCount struct {
+	done     int     // programs done by the window's end
+	due      float64 // Σ p_a
+	variance float64 // Σ p_a(1 − p_a)
+}
+
+// ratio is done over due, at most 1 (1 when nothing was due).
+func (c throughputCount) ratio() float64 {
+	if c.due == 0 {
+		return 1
+	}
+	return min(float64(c.done)/c.due, 1)
+}
+
+func (c throughputCount) sd() float64 { return math.Sqrt(c.variance) }
+
+// short says whether the done count falls below min of the due ones by
+// more than z standard deviations of a steady state.
+func (c throughputCount) short(min, z float64) bool {
+	return float64(c.done) < min*c.due-z*c.sd()
 }
 
 type dueProgram struct {
@@ -105,59 +155,57 @@ func (j *judge) programDone(p *workload.Program, arrival, finish time.Duration) 
 	}
 	if !j.early && finish > seconds(j.rule.Window) {
 		j.early = true
-		j.ratio = j.throughput(seconds((j.rule.Warmup + j.rule.Window) / 2))
-		return j.ratio < j.rule.MinThroughput-earlyMargin
+		j.count = j.throughput(seconds((j.rule.Warmup + j.rule.Window) / 2))
+		return j.count.ratio() < j.rule.MinThroughput-earlyMargin && j.count.short(j.rule.MinThroughput, j.rule.Z)
 	}
 	return false
 }
 
-// throughput is the throughput ratio: of the programs that arrived after
-// the warm-up, those finished by the window's end over those due by then,
-// where a program that arrived at a counts as due with probability F(T − a),
-// F the empirical distribution of the latency (e2e) of the programs that
-// arrived between the warm-up and latest (the window's end once every
-// program has finished). In a steady state the latency does not depend on
-// the arrival time and the two counts are equal in expectation whatever
-// the mix of short and long programs; when the backlog grows, late
-// arrivals wait longer than the pooled latencies say and fall behind.
-// Counting by arrival keeps programs that arrived before the warm-up out of
-// both counts however long they run.
-func (j *judge) throughput(latest time.Duration) float64 {
+// throughput tallies the throughput test: of the programs that arrived
+// after the warm-up, those finished by the window's end (done) against
+// those due by then, where a program that arrived at a counts as due with
+// probability p_a = F(T − a), F the empirical distribution of the latency
+// (e2e) of the programs that arrived between the warm-up and latest (the
+// window's end once every program has finished). In a steady state the
+// latency does not depend on the arrival time and done is a sum of
+// Bernoulli(p_a), whatever the mix of short and long programs; when the
+// backlog grows, late arrivals wait longer than the pooled latencies say
+// and fall behind. Counting by arrival keeps programs that arrived before
+// the warm-up out of both counts however long they run.
+func (j *judge) throughput(latest time.Duration) throughputCount {
 	warm, window := seconds(j.rule.Warmup), seconds(j.rule.Window)
 	var lat []time.Duration
-	done := 0
+	var c throughputCount
 	for _, f := range j.finished {
 		if f.arrival < warm || f.arrival > window {
 			continue
 		}
 		if f.finish <= window {
-			done++
+			c.done++
 		}
 		if f.arrival <= latest {
 			lat = append(lat, f.finish-f.arrival)
 		}
 	}
-	if len(lat) == 0 {
+	if len(lat) == 0 { // none known to have finished: each arrival is due
 		for _, a := range j.arrivals {
 			if a.arrival >= warm && a.arrival <= latest {
-				return 0 // programs arrived and none has finished
+				c.due++
 			}
 		}
-		return 1 // nothing arrived: nothing to keep up with
+		return c
 	}
 	slices.Sort(lat)
-	due := 0.0
 	for _, a := range j.arrivals {
 		if a.arrival < warm || a.arrival > window {
 			continue
 		}
 		n, _ := slices.BinarySearch(lat, window-a.arrival+1)
-		due += float64(n) / float64(len(lat))
+		p := float64(n) / float64(len(lat))
+		c.due += p
+		c.variance += p * (1 - p)
 	}
-	if due == 0 {
-		return 1
-	}
-	return min(float64(done)/due, 1)
+	return c
 }
 
 func mean(xs []float64) float64 {
@@ -224,17 +272,21 @@ func (r SustainedRule) TrialWith(ctx context.Context, cfg RunConfig, run func(co
 		return SustainedTrial{}, err
 	}
 	if !res.Stopped() {
-		j.ratio = j.throughput(seconds(r.Window)) // every program has finished: the final ratio
+		j.count = j.throughput(seconds(r.Window)) // every program has finished: the final tally
 	}
-	t := SustainedTrial{Rate: cfg.Rate, ThroughputRatio: j.ratio, Late: j.late, Run: res}
+	c := j.count
+	short := c.short(r.MinThroughput, r.Z)
+	t := SustainedTrial{Rate: cfg.Rate, ThroughputRatio: c.ratio(), ThroughputDone: c.done, ThroughputDue: c.due,
+		ThroughputSD: c.sd(), Late: j.late, Run: res}
 	if res.Stopped() {
 		t.Unfinished = res.Programs - res.ProgramsCompleted
 	}
 	switch {
 	case j.late > 0:
 		t.Reason = fmt.Sprintf("backlog: a program finished after window + drain (%g s) + its tool path", r.Window+r.Drain)
-	case j.ratio < r.MinThroughput && (j.early || !res.Stopped()):
-		t.Reason = fmt.Sprintf("throughput: %.3f of the programs due finished < %g", j.ratio, r.MinThroughput)
+	case short && (j.early || !res.Stopped()):
+		t.Reason = fmt.Sprintf("throughput: %.3f of the programs due finished (%d of %.1f, sd %.1f) < %g by more than %g sd",
+			c.ratio(), c.done, c.due, c.sd(), r.MinThroughput, r.Z)
 	case res.Stopped():
 		t.Reason = fmt.Sprintf("backlog: %d programs unfinished at %g s", t.Unfinished, res.StoppedAtS)
 	case r.P99E2E > 0 && res.E2EP99S > r.P99E2E:

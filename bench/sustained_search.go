@@ -83,6 +83,7 @@ type SustainedReport struct {
 	WarmupS       float64           `json:"warmup_s"`
 	DrainS        float64           `json:"drain_s"`
 	MinThroughput float64           `json:"min_throughput"`
+	ThroughputZ   float64           `json:"throughput_z"`     // the throughput test's one-sided bound, in sd (SustainedRule.Z)
 	P99E2ES       float64           `json:"p99_e2e_target_s"` // 0: none
 	Resolution    float64           `json:"resolution"`
 	MaxRate       float64           `json:"max_rate"`
@@ -225,8 +226,8 @@ func (s *SustainedSearch) search(ctx context.Context, pol string, seed int64, lo
 // mean, min and max sustained rate and, at each seed's sustained rate, the
 // mean of the run's mean and p99 e2e, throughput, recompute tokens and swap.
 func SustainedRows(w io.Writer, rep *SustainedReport) {
-	fmt.Fprintf(w, "sustained rate (programs/s) on %s, %s; window %g s, warm-up %g s, drain %g s, done >= %g of due",
-		rep.Workload, rep.Profile, rep.WindowS, rep.WarmupS, rep.DrainS, rep.MinThroughput)
+	fmt.Fprintf(w, "sustained rate (programs/s) on %s, %s; window %g s, warm-up %g s, drain %g s, done >= %g of due - %g sd",
+		rep.Workload, rep.Profile, rep.WindowS, rep.WarmupS, rep.DrainS, rep.MinThroughput, rep.ThroughputZ)
 	if rep.P99E2ES > 0 {
 		fmt.Fprintf(w, ", p99 e2e <= %g s", rep.P99E2ES)
 	}

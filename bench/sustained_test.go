@@ -135,6 +135,9 @@ func TestSustainedSearchRejectsBadInput(t *testing.T) {
 			s.Rule.Warmup = s.Rule.Window
 		},
 		"throughput > 1": func(s *SustainedSearch) { s.Rule.MinThroughput = 1.5 },
+		"negative z":     func(s *SustainedSearch) { s.Rule.Z = -1 },
+		"NaN z":          func(s *SustainedSearch) { s.Rule.Z = math.NaN() },
+		"infinite z":     func(s *SustainedSearch) { s.Rule.Z = math.Inf(1) },
 	} {
 		s := tinySearch(t)
 		mod(s)
@@ -170,7 +173,7 @@ func TestJudgeThroughputByArrival(t *testing.T) {
 		for _, f := range fins {
 			j.programDone(f.p, seconds(f.at), seconds(f.until))
 		}
-		return j.throughput(seconds(rule.Window))
+		return j.throughput(seconds(rule.Window)).ratio()
 	}
 	if r := steady(func(_ float64, long bool) float64 {
 		if long {
@@ -182,6 +185,69 @@ func TestJudgeThroughputByArrival(t *testing.T) {
 	}
 	if r := steady(func(at float64, _ bool) float64 { return 0.1 * at }); r >= 0.98 {
 		t.Fatalf("a growing delay reads %.3f, want < 0.98", r)
+	}
+}
+
+// judgeOf tallies a judge over programs arriving every gap seconds through
+// rule's window, the i-th finishing latency(i, at) seconds after it arrived.
+func judgeOf(rule SustainedRule, n int, gap float64, latency func(i int, at float64) float64) throughputCount {
+	p := &workload.Program{Calls: []workload.Call{{ID: "a", Segments: []workload.Segment{{Decode: 1}}}}}
+	j := &judge{rule: rule}
+	type fin struct{ at, until float64 }
+	var fins []fin
+	for i := range n {
+		at := float64(i) * gap
+		j.arrivals = append(j.arrivals, dueProgram{seconds(at), 0})
+		fins = append(fins, fin{at, at + latency(i, at)})
+	}
+	slices.SortFunc(fins, func(a, b fin) int { return cmp.Compare(a.until, b.until) })
+	for _, f := range fins {
+		j.programDone(p, seconds(f.at), seconds(f.until))
+	}
+	return j.throughput(seconds(rule.Window))
+}
+
+// At light load a few long programs straddle the window's end, and which
+// of them happen to arrive late moves done/due by more than the 2 % the bar
+// allows: such a run passes with the confidence bound and fails the bare
+// ratio. A backlog that grows fails either way, with many programs too.
+func TestThroughputBoundSeparatesStraddlersFromBacklog(t *testing.T) {
+	rule := SustainedRule{Window: 1000, Warmup: 100, Drain: 1000, MinThroughput: 0.98, Z: DefaultZ}
+	// One program every 5 s; a quarter of them take 400 s, the rest 2 s, but
+	// of the last 80 arrivals (those that straddle the end) 3 in 8 are long:
+	// the same steady latencies, drawn unluckily for the window's end.
+	unlucky := func(i int, at float64) float64 {
+		long := i%4 == 0
+		if at > rule.Window-400 {
+			long = i%8 < 3
+		}
+		if long {
+			return 400
+		}
+		return 2
+	}
+	c := judgeOf(rule, 200, 5, unlucky)
+	if r := c.ratio(); r >= rule.MinThroughput {
+		t.Fatalf("unlucky straddlers read %.3f of due: the case does not test the bound", r)
+	}
+	if c.short(rule.MinThroughput, rule.Z) {
+		t.Fatalf("steady run with unlucky straddlers: done %d of %.1f due (sd %.2f) fails z = %g", c.done, c.due, c.sd(), rule.Z)
+	}
+	if !c.short(rule.MinThroughput, 0) {
+		t.Fatalf("done %d of %.1f due passes the bare ratio: the case does not test the bound", c.done, c.due)
+	}
+	// A backlog growing by 5 % of each program's arrival time, 20,000
+	// programs: the shortfall grows with n, the steady sd only with √n.
+	rule.Window = 2000
+	c = judgeOf(rule, 20000, 0.1, func(_ int, at float64) float64 { return 1 + 0.05*at })
+	if !c.short(rule.MinThroughput, rule.Z) {
+		t.Fatalf("growing backlog: done %d of %.1f due (%.3f, sd %.2f) passes z = %g", c.done, c.due, c.ratio(), c.sd(), rule.Z)
+	}
+	// The same arrivals in a steady state (latency independent of arrival)
+	// pass.
+	c = judgeOf(rule, 20000, 0.1, func(i int, _ float64) float64 { return float64(1 + i%60) })
+	if c.short(rule.MinThroughput, rule.Z) {
+		t.Fatalf("steady state: done %d of %.1f due (%.3f, sd %.2f) fails z = %g", c.done, c.due, c.ratio(), c.sd(), rule.Z)
 	}
 }
 

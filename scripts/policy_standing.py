@@ -4,6 +4,7 @@
     scripts/policy_standing.py recompute DIR [PITSTOP_DIR] SEED FAMILY...
     scripts/policy_standing.py sustained SOURCE...
     scripts/policy_standing.py grid REPORT...
+    scripts/policy_standing.py targets GRID_DIR [SCRIPT]
 
 recompute (Show 3): per family, at the top rate of its grid, every policy's
 recomputed tokens (M, with recompute_by's split into tool discards /
@@ -31,7 +32,16 @@ ratio to it, the search's settings (start, resolution, p99 target) and its
 boundaries: a rate of 0 (not sustained even at the resolution: the search's
 floor) or at the report's max_rate (its ceiling) is not a measurement and is
 flagged. Then, per family, why each policy's lowest unsustained rate failed
-(seed 1).
+(seed 1), and the sustained rates whose trial read below the throughput bar
+and passed on the test's confidence bound (with the ratio it would have
+failed below).
+
+targets (the p99 targets of scripts/policy_sustained.sh, reproducibly): per
+family, 3x the lowest p99 call e2e of the non-oracle policies at the lowest
+(light) rate of its grid report GRID_DIR/FAMILY-s1.json (scripts/policy_rates.sh,
+seed 1), rounded to 3 significant figures, beside the target SCRIPT
+(scripts/policy_sustained.sh) passes as --sustained-p99, and whether they
+agree within 1 %. Exit status 1 when one disagrees.
 """
 import json
 import re
@@ -153,7 +163,8 @@ def why(seed):
     """Why the lowest unsustained trial failed, briefly."""
     for t in seed["trials"]:
         if not t["sustained"] and t["rate"] == seed["lowest_unsustained_rate"]:
-            r = re.sub(r" of the programs due finished < [\d.]+", "", t.get("reason", ""))
+            r = re.sub(r" of the programs due finished( \(.*?\))? < [\d.]+( by more than [\d.]+ sd)?", r"\1",
+                       t.get("reason", ""))
             return f"{t['rate']:g} ({r.replace('latency: ', '').replace(' > target', ' >')})"
     return "none unsustained"
 
@@ -208,12 +219,62 @@ def grid(paths):
     print()
     print("Lowest unsustained rate and why, first seed:")
     print("\n".join(whys))
+    bound = []
+    for fam, pols in fams.items():
+        m = meta[fam][0]
+        z, bar = m.get("throughput_z", 0), m["min_throughput"]
+        for p in POLICIES:
+            for s, sd in sorted(pols.get(p, {}).items()):
+                t = next((t for t in sd["trials"] if t["sustained"] and t["rate"] == sd["sustained_rate"]), None)
+                if t and t["throughput_ratio"] < bar and t.get("throughput_due"):
+                    fence = (bar * t["throughput_due"] - z * t["throughput_sd"]) / t["throughput_due"]
+                    bound.append(f"- {fam} {p} seed {s} @{t['rate']:g}: {t['throughput_ratio']:.3f} of due "
+                                 f"({t['throughput_done']} of {t['throughput_due']:.1f}, sd {t['throughput_sd']:.1f}; "
+                                 f"fails below {fence:.3f})")
+    print()
+    print("Sustained rates whose trial read below the bar and passed on the confidence bound (z sd):")
+    print("\n".join(bound) if bound else "- none")
+
+
+FAMILIES = ("infercept-multi", "mixed", "coding", "fanout", "infercept-single", "infercept-multi-vicuna",
+            "infercept-single-vicuna", "chat", "react", "mcts", "azure-conv", "mooncake-conv", "azure-code")
+
+
+def script_targets(path):
+    """{family: --sustained-p99} from scripts/policy_sustained.sh's case arms."""
+    arm = re.compile(r"^\s*([\w-]+)\)\s.*--sustained-p99 ([\d.]+)")
+    return {m.group(1): float(m.group(2)) for m in map(arm.match, open(path)) if m}
+
+
+def targets(args):
+    d = args[0]
+    have = script_targets(args[1] if len(args) > 1 else "scripts/policy_sustained.sh")
+    print("| family | light rate | lowest p99 there, s (policy) | 3x, s | script's target, s | |")
+    print("|---|---:|---:|---:|---:|---|")
+    bad = 0
+    for f in FAMILIES:
+        try:
+            with open(f"{d}/{f}-s1.json") as fh:
+                runs = [r for r in json.load(fh)["runs"] if r["policy"] in POLICIES]
+        except FileNotFoundError:
+            sys.exit(f"targets: no grid report {d}/{f}-s1.json (scripts/policy_rates.sh OUTDIR 1 {f})")
+        light = min(r["rate"] for r in runs)
+        best = min((r for r in runs if r["rate"] == light), key=lambda r: r["e2e_p99_s"])
+        want = float(f"{3 * best['e2e_p99_s']:.3g}")
+        got = have.get(f)
+        ok = got is not None and abs(got - want) <= 0.01 * want
+        bad += not ok
+        print(f"| {f} | {light:g} | {best['e2e_p99_s']:.2f} ({best['policy']}) | {want:g} | "
+              f"{'–' if got is None else f'{got:g}'} | {'agrees' if ok else 'DIFFERS'} |")
+    sys.exit(1 if bad else 0)
 
 
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("recompute", "sustained", "grid"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("recompute", "sustained", "grid", "targets"):
         sys.exit(__doc__)
-    if sys.argv[1] == "recompute":
+    if sys.argv[1] == "targets":
+        targets(sys.argv[2:])
+    elif sys.argv[1] == "recompute":
         recompute(sys.argv[2:])
     elif sys.argv[1] == "grid":
         grid(sys.argv[2:])

@@ -5,8 +5,12 @@
 #   scripts/policy_sustained.sh OUTDIR POLICIES [FAMILY...] [-- extra bench flags]
 #
 # FAMILY: infercept-multi, mixed, coding, fanout (the default: these four), or one
-# of the nine others as scripts/policy_rates.sh names them (p99 targets 3x the
-# lowest p99 at the light rate of policy_rates.sh's grid, seed 1). SEEDS sets
+# of the nine others as scripts/policy_rates.sh names them. The p99 targets are
+# 3x the lowest p99 of the six policies at the light (lowest) rate of
+# policy_rates.sh's grid, seed 1, to 3 significant figures: session 12's default
+# grid, printed by `scripts/policy_standing.py targets
+# docs/img/policies-session12/lead/default-grid` (which exits 1 when one here
+# disagrees). SEEDS sets
 # --sustained-seeds (3), PARALLEL --parallel (2) and NICE the niceness (10). Each
 # search writes OUTDIR/<family>-<tag>.json and its plot, tag = POLICIES with
 # commas as '+', then '-' TAG when TAG is set (so baselines and pitstop, or
@@ -25,19 +29,19 @@ tag=${pols//,/+}${TAG:+-$TAG}
 for f in "${fams[@]}"; do
   w=$f
   case $f in
-    infercept-multi) args=(--profile a100-40g-gptj-6b --sustained-start 2 --sustained-resolution 0.25 --sustained-p99 984) ;;
-    mixed) args=(--profile a100-80g-llama3-8b --sustained-start 0.5 --sustained-resolution 0.05 --sustained-p99 15.3) ;;
-    coding) args=(--profile a100-80g-llama3-8b --sustained-start 0.25 --sustained-resolution 0.025 --sustained-p99 1020) ;;
-    fanout) args=(--profile a100-80g-llama3-8b --sustained-start 0.125 --sustained-resolution 0.025 --sustained-p99 180) ;;
+    infercept-multi) args=(--profile a100-40g-gptj-6b --sustained-start 2 --sustained-resolution 0.25 --sustained-p99 994) ;;
+    mixed) args=(--profile a100-80g-llama3-8b --sustained-start 0.5 --sustained-resolution 0.05 --sustained-p99 15.4) ;;
+    coding) args=(--profile a100-80g-llama3-8b --sustained-start 0.25 --sustained-resolution 0.025 --sustained-p99 1080) ;;
+    fanout) args=(--profile a100-80g-llama3-8b --sustained-start 0.125 --sustained-resolution 0.025 --sustained-p99 209) ;;
     infercept-single) args=(--profile a100-40g-gptj-6b --sustained-start 10 --sustained-resolution 0.5 --sustained-p99 188) ;;
-    infercept-multi-vicuna) w=infercept-multi args=(--profile a100-40g-vicuna-13b --sustained-start 0.5 --sustained-resolution 0.0625 --sustained-p99 1109) ;;
+    infercept-multi-vicuna) w=infercept-multi args=(--profile a100-40g-vicuna-13b --sustained-start 0.5 --sustained-resolution 0.0625 --sustained-p99 1110) ;;
     infercept-single-vicuna) w=infercept-single args=(--profile a100-40g-vicuna-13b --sustained-start 1.5 --sustained-resolution 0.125 --sustained-p99 197) ;;
-    chat) args=(--profile a100-80g-llama3-8b --sustained-start 0.2 --sustained-resolution 0.025 --sustained-p99 82.9) ;;
-    react) args=(--profile a100-80g-llama3-8b --sustained-start 8 --sustained-resolution 0.5 --sustained-p99 5.3) ;;
-    mcts) args=(--profile a100-80g-llama3-8b --sustained-start 0.3 --sustained-resolution 0.025 --sustained-p99 9.9) ;;
-    azure-conv) args=(--profile a100-80g-llama3-8b --sustained-start 5 --sustained-resolution 0.25 --sustained-p99 174) ;;
+    chat) args=(--profile a100-80g-llama3-8b --sustained-start 0.2 --sustained-resolution 0.025 --sustained-p99 84.6) ;;
+    react) args=(--profile a100-80g-llama3-8b --sustained-start 8 --sustained-resolution 0.5 --sustained-p99 5.31) ;;
+    mcts) args=(--profile a100-80g-llama3-8b --sustained-start 0.3 --sustained-resolution 0.025 --sustained-p99 9.89) ;;
+    azure-conv) args=(--profile a100-80g-llama3-8b --sustained-start 5 --sustained-resolution 0.25 --sustained-p99 41) ;;
     mooncake-conv) args=(--profile a100-80g-llama3-8b --sustained-start 0.4 --sustained-resolution 0.025 --sustained-p99 236) ;;
-    azure-code) args=(--profile a100-80g-llama3-8b --sustained-start 1 --sustained-resolution 0.125 --sustained-p99 122.5) ;;
+    azure-code) args=(--profile a100-80g-llama3-8b --sustained-start 1 --sustained-resolution 0.125 --sustained-p99 45.6) ;;
     *) echo "unknown family $f (valid: infercept-multi, mixed, coding, fanout, infercept-single, infercept-multi-vicuna, infercept-single-vicuna, chat, react, mcts, azure-conv, mooncake-conv, azure-code)" >&2; exit 2 ;;
   esac
   echo "== $f $pols $(date -u +%H:%M:%S)"

@@ -90,6 +90,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"sustained zero resolution", []string{"--sustained", "--sustained-resolution", "0"}, []string{"invalid --sustained-resolution 0"}},
 		{"sustained max below start", []string{"--sustained", "--sustained-max", "0.5"}, []string{"--sustained-max 0.5"}},
 		{"sustained throughput above 1", []string{"--sustained", "--sustained-warmup", "1", "--sustained-min-throughput", "1.2"}, []string{"--sustained-min-throughput 1.2"}},
+		{"sustained negative z", []string{"--sustained", "--sustained-warmup", "1", "--sustained-z", "-1"}, []string{"invalid --sustained-z -1"}},
 		{"coding flag on another workload", []string{"--coding-tool-calls-mean", "3"}, []string{"--coding-tool-calls-mean", "--workload coding"}},
 		{"malformed coding tools", []string{"--workload", "coding", "--coding-tools", "read:1:x:1"}, []string{"invalid --coding-tools"}},
 		{"bad fanout option", []string{"--workload", "fanout", "--fanout-parallel-mean", "0"}, []string{"fanout: parallel mean 0"}},

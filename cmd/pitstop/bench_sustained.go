@@ -20,12 +20,13 @@ type sustainedFlags struct {
 	seeds                        int
 	start, resolution, maxRate   float64
 	warmup, drain, minThroughput float64
+	z                            float64
 	p99                          float64
 	from                         string // redraw this saved report's plots instead of searching
 }
 
 // sustainedRule is the help text's statement of the rule (bench.SustainedRule).
-const sustainedRule = `a run sustains its rate when (1) of the programs that arrived after --sustained-warmup, those finished by --duration are at least --sustained-min-throughput of those due by then (a program that arrived at a is due with probability F(duration - a), F the run's distribution of program latency), (2) every program finishes by --duration + --sustained-drain + its own tool-and-think path (runs still unfinished then are stopped and fail), and (3) when --sustained-p99 > 0, the p99 call e2e is at most that`
+const sustainedRule = `a run sustains its rate when (1) of the programs that arrived after --sustained-warmup, those finished by --duration are at least --sustained-min-throughput of those due by then, less --sustained-z standard deviations of a steady state's done count (a program that arrived at a is due with probability p = F(duration - a), F the run's distribution of program latency; the done count of a steady state is a sum of Bernoulli(p), variance the sum of p(1-p)), (2) every program finishes by --duration + --sustained-drain + its own tool-and-think path (runs still unfinished then are stopped and fail), and (3) when --sustained-p99 > 0, the p99 call e2e is at most that`
 
 func addSustainedFlags(fl *pflag.FlagSet, s *sustainedFlags) {
 	fl.BoolVar(&s.on, "sustained", false, "instead of the --rates, find per policy the highest arrival rate it sustains, by bisection over --sustained-seeds seeds (seed, seed+1, ...), --parallel searches at a time; "+sustainedRule)
@@ -36,13 +37,14 @@ func addSustainedFlags(fl *pflag.FlagSet, s *sustainedFlags) {
 	fl.Float64Var(&s.warmup, "sustained-warmup", 300, "--sustained: seconds at the window's start left out of the throughput test")
 	fl.Float64Var(&s.drain, "sustained-drain", 600, "--sustained: seconds after the window by which every program must be done (plus its tool-and-think path)")
 	fl.Float64Var(&s.minThroughput, "sustained-min-throughput", 0.98, "--sustained: fraction of the programs due (arrived after the warm-up) that must be done by the window's end")
+	fl.Float64Var(&s.z, "sustained-z", bench.DefaultZ, "--sustained: the throughput test fails a run only when its done count is more than this many standard deviations (of a steady state's, from the programs straddling the window's end) below --sustained-min-throughput of the due count; one-sided, 2.576 = 0.5 % per trial, about 5 % over a search's ten trials; 0: the bare ratio")
 	fl.Float64Var(&s.p99, "sustained-p99", 0, "--sustained: p99 call e2e target in seconds (0: none)")
 	fl.StringVar(&s.from, "sustained-from", "", "--sustained: run nothing; redraw the plots of this saved --sustained --json report into --out (the sustained rate per series, and latency against rate per series from the searches' trials)")
 }
 
 // sustainedOnly are the flags that mean nothing without --sustained.
 var sustainedOnly = []string{"sustained-seeds", "sustained-start", "sustained-resolution", "sustained-max",
-	"sustained-warmup", "sustained-drain", "sustained-min-throughput", "sustained-p99", "sustained-from"}
+	"sustained-warmup", "sustained-drain", "sustained-min-throughput", "sustained-z", "sustained-p99", "sustained-from"}
 
 func (s *sustainedFlags) validate(f *benchFlags, changed func(string) bool) error {
 	if !s.on {
@@ -74,6 +76,8 @@ func (s *sustainedFlags) validate(f *benchFlags, changed func(string) bool) erro
 		return usagef("invalid --sustained-drain %g: must be >= 0 seconds", s.drain)
 	case !(s.minThroughput > 0 && s.minThroughput <= 1):
 		return usagef("invalid --sustained-min-throughput %g: must be in (0, 1]", s.minThroughput)
+	case !(s.z >= 0) || math.IsInf(s.z, 0):
+		return usagef("invalid --sustained-z %g: must be >= 0 standard deviations (0: the bare ratio)", s.z)
 	case !(s.p99 >= 0) || math.IsInf(s.p99, 0):
 		return usagef("invalid --sustained-p99 %g: must be >= 0 seconds (0: none)", s.p99)
 	}
@@ -102,7 +106,7 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 	}
 	search := &bench.SustainedSearch{
 		Rule: bench.SustainedRule{Window: f.duration, Warmup: s.warmup, Drain: s.drain,
-			MinThroughput: s.minThroughput, P99E2E: s.p99},
+			MinThroughput: s.minThroughput, Z: s.z, P99E2E: s.p99},
 		Policies: series, Seeds: seeds,
 		Start: s.start, Resolution: s.resolution, MaxRate: s.maxRate, Parallel: f.parallel,
 		NewRun: func(name string, rate float64, seed int64) (bench.RunConfig, error) {
@@ -133,7 +137,7 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 		return err
 	}
 	rep := &bench.SustainedReport{Workload: plan.w.Name, Executor: f.executor, Profile: profile, Replicas: len(plan.replicas),
-		WindowS: f.duration, WarmupS: s.warmup, DrainS: s.drain, MinThroughput: s.minThroughput, P99E2ES: s.p99,
+		WindowS: f.duration, WarmupS: s.warmup, DrainS: s.drain, MinThroughput: s.minThroughput, ThroughputZ: s.z, P99E2ES: s.p99,
 		Resolution: s.resolution, MaxRate: s.maxRate, Policies: res}
 	if f.trace == "" {
 		rep.PoolSeed = &f.seed
