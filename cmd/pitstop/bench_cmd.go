@@ -177,7 +177,6 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.Float64Var(&o.ProgramWeight, "program-weight", 0, "pitstop --program-order remaining: weight of the program's expected remaining work against the call's memory-over-time (0: default 1)")
 	fl.Float64Var(&o.ProgramCVLow, "program-cv-low", 0, "pitstop: below this CV of program service, programs finish in arrival order (0: default 0.7; < 0: never)")
 	fl.Float64Var(&o.ProgramIdle, "program-idle", 0, "pitstop: seconds without a call before a program counts as complete (0: default 120)")
-	fl.Float64Var(&o.ProgramCVHigh, "program-cv-high", 0, "pitstop: above this CV of program service, programs go in attained-service queues (0: default 1)")
 	fl.StringVar(&o.ProgramOrder, "program-order", "", "pitstop: program-level order: auto (from the CV of program service; auto-warmup switches its warm-up order off), call, remaining, arrival, queues, gittins (the Gittins index of the learned program-service distribution, in levels of 2x), gittins-rest (the Gittins index of the program's remaining service given the call's own rest; +cv, +shape, +warmup switch the old rules back on)")
 	fl.BoolVar(&o.NoProgramQueues, "pitstop-no-queues", false, "pitstop ablation: one queue (no program-level attained service)")
 	fl.BoolVar(&o.NoMemoryOverTime, "pitstop-no-mot", false, "pitstop ablation: FCFS inside a queue instead of memory-over-time")

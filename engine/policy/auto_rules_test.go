@@ -34,9 +34,9 @@ func TestAutoRulesOff(t *testing.T) {
 		o    Options
 		want []programOrder // per situation
 	}{
-		{"auto", Options{}, []programOrder{byCall, byArrival, byQueue, byQueue, byArrival, byCall, byCall}},
-		{"auto-warmup", Options{ProgramOrder: "auto-warmup"}, []programOrder{byCall, byCall, byCall, byQueue, byArrival, byCall, byCall}},
-		{"CV off", Options{ProgramCVLow: -1, ProgramCVHigh: 1e9}, []programOrder{byCall, byArrival, byQueue, byCall, byCall, byCall, byCall}},
+		{"auto", Options{}, []programOrder{byCall, byArrival, byQueue, byCall, byArrival, byCall, byCall}},
+		{"auto-warmup", Options{ProgramOrder: "auto-warmup"}, []programOrder{byCall, byCall, byCall, byCall, byArrival, byCall, byCall}},
+		{"CV off", Options{ProgramCVLow: -1}, []programOrder{byCall, byArrival, byQueue, byCall, byCall, byCall, byCall}},
 	}
 	for _, v := range variants {
 		for i, sit := range situations {

@@ -11,7 +11,8 @@ import (
 // on beside the index by a suffix of the order's name, for the ablation
 // (docs/results-policies.md, session 11): "+cv" the CV thresholds
 // (ProgramCVLow: arrival order of programs for DAG programs of about one
-// size; ProgramCVHigh: the attained-service queues for a heavy tail),
+// size; the attained-service queues for a heavy tail went with that rule
+// in "auto" in session 13),
 // "+shape" the queues where DAG and chain programs are mixed (no longer in
 // "auto" since session 13: there it never changed a report), "+warmup"
 // arrival order (mostly DAGs) or the queues until the program model is
@@ -69,8 +70,6 @@ func (p *Pitstop) restOrder() programOrder {
 		return byQueue
 	case r.cv && m.ready() && m.cv < p.cvLow && dags:
 		return byArrival
-	case r.cv && m.ready() && m.cv > p.cvHigh:
-		return byQueue
 	case r.shape && m.ready() && t.threaded > 0 && !dags:
 		return byQueue
 	}

@@ -212,11 +212,11 @@ func TestPitstopTailBound(t *testing.T) {
 // TestProgramOrder: pitstop's program-level order. Single-call programs:
 // the call's memory-over-time decides. Programs of several calls: in the
 // program's attained-service queue (the less-served program first, as ATLAS)
-// until the model of completed programs is ready, and then when their service
-// is heavy-tailed (CV above ProgramCVHigh); in arrival order when programs
-// are of one size (CV below ProgramCVLow) and mostly DAGs (tree searches);
-// the call's memory-over-time in between, shapes mixed or not (session 13
-// removed the shape rule).
+// until the model of completed programs is ready; then in arrival order when
+// programs are of one size (CV below ProgramCVLow) and mostly DAGs (tree
+// searches), and by the call's memory-over-time otherwise, heavy-tailed or
+// not, shapes mixed or not (session 13 removed the shape rule and the
+// queues for a heavy tail).
 func TestProgramOrder(t *testing.T) {
 	oneSize := func(i int) float64 { return 10 + float64(i%3) }
 	cases := []struct {
@@ -234,7 +234,7 @@ func TestProgramOrder(t *testing.T) {
 				return 100
 			}
 			return 1
-		}, byQueue},
+		}, byCall},
 		{"moderate spread (CV 0.74)", true, 0, func(i int) float64 {
 			if i%4 == 0 {
 				return 4

@@ -27,18 +27,18 @@ import (
 //     attained-service queue (K queues with doubling ranges, least-served
 //     programs first, as ATLAS; memory-over-time inside a queue) until enough
 //     programs completed (unless most programs are DAGs: arrival order, as
-//     below, meanwhile), and then when their service is heavy-tailed (CV
-//     above ProgramCVHigh: a program that ran long will run longer). When
-//     programs are of one size (CV below ProgramCVLow)
-//     and mostly DAGs (tree searches), programs finish in arrival order, as
-//     in Continuum: sharing the engine between equal programs only delays
-//     all of them; a program's own calls go longest first (LPT), since the
-//     program ends with its longest branch. In between, the call's
-//     memory-over-time alone decides. ProgramOrder fixes the order instead.
-//     Each rule switched off alone loses points of docs/results-policies.md's
-//     grid on mcts or fanout (session 13); session 2's shape rule (the queues
-//     whenever DAG and chain programs were mixed) lost none, its report
-//     identical on every family, and was removed.
+//     below, meanwhile). Once they have, when programs are of one size (CV
+//     below ProgramCVLow) and mostly DAGs (tree searches), programs finish in
+//     arrival order, as in Continuum: sharing the engine between equal
+//     programs only delays all of them; a program's own calls go longest
+//     first (LPT), since the program ends with its longest branch. Otherwise
+//     the call's memory-over-time alone decides. ProgramOrder fixes the
+//     order instead. Each rule left switched off alone loses points of
+//     docs/results-policies.md's grid on mcts or fanout (session 13); three
+//     rules lost none and were removed that session: session 2's shape rule
+//     (the queues whenever DAG and chain programs were mixed: every report
+//     identical), the tail guard, and the queues for a heavy tail (CV above
+//     1: it acted only on mixed, within ±0.6 %, and earned no point).
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
 //     the tool overruns its prediction, with the remaining time taken as the
@@ -138,7 +138,6 @@ type Pitstop struct {
 	tailBound  float64
 	weight     float64
 	cvLow      float64
-	cvHigh     float64
 	refresh    scoreRefresh
 	noQueues   bool
 	fixedOrder bool
@@ -191,7 +190,6 @@ func NewPitstop(o Options) *Pitstop {
 		tailBound:  o.PitstopTailBound,
 		weight:     o.ProgramWeight,
 		cvLow:      o.ProgramCVLow,
-		cvHigh:     o.ProgramCVHigh,
 		refresh:    scoreRefresh{every: o.ScoreRefresh},
 		noQueues:   o.NoProgramQueues,
 		fixedOrder: !isAuto(o.ProgramOrder),
@@ -308,8 +306,6 @@ func (p *Pitstop) order() programOrder {
 		return byQueue
 	case m.cv < p.cvLow && dags:
 		return byArrival
-	case m.cv > p.cvHigh:
-		return byQueue
 	}
 	return byCall
 }
