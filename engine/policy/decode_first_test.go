@@ -32,7 +32,7 @@ func TestDecodeFirstKeepsDecodesInTheBatch(t *testing.T) {
 	}
 }
 
-// A bad value is refused with the valid ones; the empty value is arrival.
+// A bad value is refused with the valid ones; the default is decode-first.
 func TestBatchOrderValues(t *testing.T) {
 	if err := (Options{PitstopBatch: "prefill-first"}).Validate(); err == nil || !strings.Contains(err.Error(), "valid: arrival, decode-first") {
 		t.Errorf("Validate(prefill-first) = %v, want an error naming the valid values", err)
@@ -42,7 +42,7 @@ func TestBatchOrderValues(t *testing.T) {
 			t.Errorf("Validate(%q) = %v", m, err)
 		}
 	}
-	if b, _ := newBatchOrder(""); b.decodeFirst {
-		t.Error(`"" is decode-first, want arrival (the default)`)
+	if got := (Options{}).Defaults().PitstopBatch; got != "decode-first" {
+		t.Errorf("the default batch order is %q, want decode-first (session 13)", got)
 	}
 }
