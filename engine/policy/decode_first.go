@@ -28,7 +28,18 @@ import (
 // a stalled one delays a call that already holds its KV and its answer half
 // written, while a chunk can be cut to whatever is left; so no call on the
 // device waits for another's prefill, whatever the load or the workload.
-type batchOrder struct{ decodeFirst bool }
+//
+// "decode-first-late" is decode-first except that a prefilling call whose
+// predicted rest on the device would end past the deadline lane's due time
+// (now + rest > due: arrival order's deadline for it, floored at arrival
+// order's p99 after its arrival) keeps its place ahead of the decodes, as
+// in "arrival": a call already late for the tail bar is not also given only
+// the budget the decodes leave. Without the lane (a tail rule with no
+// arrival-order shadow) it is decode-first. An option, not the default:
+// measured in docs/results-policies.md (session 14, lateprefill14), where
+// the p99 calls of azure-code's sustained rate turn out to wait in the
+// queue, not on the device.
+type batchOrder struct{ decodeFirst, late bool }
 
 // newBatchOrder reads Options.PitstopBatch.
 func newBatchOrder(mode string) (batchOrder, error) {
@@ -37,8 +48,10 @@ func newBatchOrder(mode string) (batchOrder, error) {
 		return batchOrder{}, nil
 	case "decode-first":
 		return batchOrder{decodeFirst: true}, nil
+	case "decode-first-late":
+		return batchOrder{decodeFirst: true, late: true}, nil
 	}
-	return batchOrder{}, fmt.Errorf("unknown pitstop batch order %q (valid: arrival, decode-first)", mode)
+	return batchOrder{}, fmt.Errorf("unknown pitstop batch order %q (valid: arrival, decode-first, decode-first-late)", mode)
 }
 
 // running is the priority of a call on the device whose order key is key:
@@ -50,6 +63,17 @@ func (b batchOrder) running(s *engine.Sequence, key float64) engine.Priority {
 		return engine.Priority{Class: 0.5, Key: key}
 	}
 	return engine.Priority{Class: 0, Key: key}
+}
+
+// lateOnDevice reports whether "decode-first-late" keeps the prefilling
+// call s ahead of the decodes: the deadline lane holds it to a due time and
+// its predicted rest on the device (tool time left out) ends past it.
+func (p *Pitstop) lateOnDevice(v *engine.View, s *engine.Sequence, st *callState) bool {
+	if !p.batch.late || !p.tail.shadowed() || !st.hasDeadline || s.Remaining() <= 1 {
+		return false
+	}
+	dev, _ := restParts(v, s, st)
+	return v.Now.Seconds()+dev > p.deadlines.due(v, s, st)
 }
 
 // badBatch is newBatchOrder's error on o.PitstopBatch.

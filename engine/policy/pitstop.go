@@ -332,7 +332,11 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		if ord == byArrival {
 			return p.batch.running(s, st.row.first.Seconds())
 		}
-		return p.batch.running(s, s.Arrival().Seconds()) // decode_first.go
+		pr := p.batch.running(s, s.Arrival().Seconds()) // decode_first.go
+		if p.lateOnDevice(v, s, st) {
+			pr.Class = 0 // decode-first-late: past its due, ahead of the decodes
+		}
+		return pr
 	}
 	var key float64
 	if p.noMOT {

@@ -146,7 +146,10 @@ type Options struct {
 	// PitstopBatch orders pitstop's calls on the device among themselves
 	// (batchOrder): "decode-first" (the default since session 13: the calls
 	// that need one token ahead of those prefilling, vLLM's chunked-prefill
-	// rule) or "arrival" (every call on the device in arrival order, before).
+	// rule), "arrival" (every call on the device in arrival order, before)
+	// or "decode-first-late" (decode-first, but a prefilling call whose rest
+	// would end past the deadline lane's due time stays ahead of the
+	// decodes; session 14).
 	PitstopBatch string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
