@@ -31,6 +31,9 @@ func parseProgramOrder(name string) (programOrder, restRules, bool) {
 	if o, ok := programOrders[name]; ok {
 		return o, restRules{}, true
 	}
+	if name == "gittins-started" {
+		return byCall, restRules{}, true // Pitstop.order asks startedOrder
+	}
 	base, suffixes, more := strings.Cut(name, "+")
 	if base != "gittins-rest" {
 		return 0, restRules{}, false

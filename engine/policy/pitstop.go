@@ -142,6 +142,7 @@ type Pitstop struct {
 	noQueues   bool
 	fixedOrder bool
 	noWarmup   bool         // "auto-warmup": no warm-up order (auto_rules.go)
+	started    bool         // "gittins-started": the index's order of started and fresh programs (gittins_started.go)
 	lastOrder  programOrder // the order of the last full re-rank
 	forced     programOrder
 	restRules  restRules // "gittins-rest"'s hand-set rules switched back on
@@ -194,6 +195,7 @@ func NewPitstop(o Options) *Pitstop {
 		noQueues:   o.NoProgramQueues,
 		fixedOrder: !isAuto(o.ProgramOrder),
 		noWarmup:   o.ProgramOrder == "auto-warmup",
+		started:    o.ProgramOrder == "gittins-started",
 		forced:     forcedOrder(o.ProgramOrder),
 		restRules:  restRulesOf(o.ProgramOrder),
 		noMOT:      o.NoMemoryOverTime,
@@ -292,6 +294,8 @@ func (p *Pitstop) order() programOrder {
 	t, m := &p.a.table, &p.model
 	dags := 2*t.threaded >= t.programs
 	switch {
+	case p.started:
+		return p.startedOrder()
 	case p.fixedOrder && p.forced == byGittinsRest:
 		return p.restOrder()
 	case p.fixedOrder:

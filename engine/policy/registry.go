@@ -165,7 +165,10 @@ type Options struct {
 	// it from the CV: call, remaining, arrival, queues, gittins, or
 	// gittins-rest (the Gittins index of the program's remaining service
 	// given the call's own rest, gittins_order.go) with any of the old
-	// rules back on: +cv, +shape, +warmup. Default auto; "auto-warmup"
+	// rules back on: +cv, +shape, +warmup, or gittins-started (arrival
+	// order of DAG programs while the index never lets a fresh program pass
+	// a started one, in place of auto's CV threshold and warm-up order:
+	// gittins_started.go). Default auto; "auto-warmup"
 	// switches auto's warm-up order off (auto_rules.go).
 	ProgramOrder string
 	// ProgramIdle is how long, in seconds, a program must have had no call in
@@ -304,7 +307,7 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case !isAuto(o.ProgramOrder) && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto, auto-warmup, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto, auto-warmup, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup, gittins-started)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
