@@ -7,7 +7,7 @@ import (
 )
 
 // restRules are the hand-set program-level rules of the order before
-// ProgramOrder "gittins-rest" (Pitstop.order's "auto"), each switched back
+// ProgramOrder "gittins-rest" (Pitstop.order's "auto" until session 14), each switched back
 // on beside the index by a suffix of the order's name, for the ablation
 // (docs/results-policies.md, session 11): "+cv" the CV thresholds
 // (ProgramCVLow: arrival order of programs for DAG programs of about one
@@ -30,9 +30,6 @@ type restRules struct {
 func parseProgramOrder(name string) (programOrder, restRules, bool) {
 	if o, ok := programOrders[name]; ok {
 		return o, restRules{}, true
-	}
-	if name == "gittins-started" {
-		return byCall, restRules{}, true // Pitstop.order asks startedOrder
 	}
 	base, suffixes, more := strings.Cut(name, "+")
 	if base != "gittins-rest" {
