@@ -66,7 +66,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"unknown engine features", []string{"--engine-features", "vllm"}, []string{`unknown engine features "vllm"`, "same, paper"}},
 		{"unknown pitstop handling", []string{"--pitstop-handling", "free"}, []string{`unknown pitstop handling "free"`, "idle-lost"}},
 		{"unknown pitstop batch order", []string{"--pitstop-batch", "prefill-first"}, []string{`unknown pitstop batch order "prefill-first"`, "decode-first"}},
-		{"unknown program order", []string{"--program-order", "auto-cv"}, []string{`unknown program order "auto-cv"`, "auto, auto-warmup, call"}},
+		{"unknown program order", []string{"--program-order", "auto-cv"}, []string{`unknown program order "auto-cv"`, "auto (also named gittins-started), call"}},
 		{"zero duration", []string{"--duration", "0"}, []string{"invalid duration"}},
 		{"stop before the window ends", []string{"--stop-after", "4"}, []string{"invalid --stop-after 4", "at least --duration (5)"}},
 		{"unknown predictor", []string{"--predictor", "crystal-ball"}, []string{`unknown predictor "crystal-ball"`, "onnx"}},

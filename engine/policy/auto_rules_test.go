@@ -2,75 +2,56 @@ package policy
 
 import "testing"
 
-// TestAutoRulesOff: each of "auto"'s rules switched off alone changes
-// Pitstop.order exactly where that rule decides, and nowhere else; with
-// single-call programs no switch changes anything (the order is the call's).
-// Mixed shapes of one size are in the call's order: the shape rule that put
-// them in the queues was removed in session 13.
-func TestAutoRulesOff(t *testing.T) {
-	heavy := func(i int) float64 {
-		if i%10 == 0 {
-			return 100
-		}
-		return 1
+// TestAutoCVIgnored: since session 14 the default order reads the learned
+// index, not the CV: ProgramCVLow (now only gittins-rest+cv's threshold)
+// changes no situation's order, including programs whose CV lies on either
+// side of the old threshold.
+func TestAutoCVIgnored(t *testing.T) {
+	samples := map[string]func(int) float64{
+		"one size (CV 0.08)":   func(i int) float64 { return 10 + float64(i%3) },
+		"two sizes (CV 0.6)":   func(i int) float64 { return 1 + 3*float64(i%2) },
+		"heavy tail (CV 2.7)":  func(i int) float64 { return 1 + 99*b2i(i%10 == 0) },
+		"uniform 1–100 (0.57)": func(i int) float64 { return float64(1 + i%100) },
 	}
-	oneSize := func(i int) float64 { return 10 + float64(i%3) }
-	situations := []struct {
-		name    string
-		multi   bool
-		dags    int // of 4 programs
-		samples func(int) float64
-	}{
-		{"single-call", false, 0, nil},
-		{"warm-up, DAGs", true, 3, nil},
-		{"warm-up, chains", true, 0, nil},
-		{"heavy tail, chains", true, 0, heavy},
-		{"one size, DAGs", true, 3, oneSize},
-		{"one size, mixed shapes", true, 1, oneSize},
-		{"one size, chains", true, 0, oneSize},
-	}
-	variants := []struct {
-		name string
-		o    Options
-		want []programOrder // per situation
-	}{
-		{"auto", Options{}, []programOrder{byCall, byArrival, byQueue, byCall, byArrival, byCall, byCall}},
-		{"auto-warmup", Options{ProgramOrder: "auto-warmup"}, []programOrder{byCall, byCall, byCall, byCall, byArrival, byCall, byCall}},
-		{"CV off", Options{ProgramCVLow: -1}, []programOrder{byCall, byArrival, byQueue, byCall, byCall, byCall, byCall}},
-	}
-	for _, v := range variants {
-		for i, sit := range situations {
-			p := NewPitstop(v.o)
-			if sit.samples != nil {
+	for name, f := range samples {
+		for _, dags := range []int{0, 3} {
+			var got []programOrder
+			for _, cv := range []float64{0, -1, 0.3, 0.99} {
+				p := NewPitstop(Options{ProgramCVLow: cv})
 				for j := range 200 {
-					p.model.add(sit.samples(j))
+					p.model.add(f(j))
 				}
 				p.model.rebuild()
+				p.a.table.anyMulti = true
+				p.a.table.threaded, p.a.table.programs = dags, 4
+				got = append(got, p.order())
 			}
-			p.a.table.anyMulti = sit.multi
-			p.a.table.threaded, p.a.table.programs = sit.dags, 4
-			if got := p.order(); got != v.want[i] {
-				t.Errorf("%s, %s: order %d, want %d (cv %.2f)", v.name, sit.name, got, v.want[i], p.model.cv)
+			for _, o := range got[1:] {
+				if o != got[0] {
+					t.Errorf("%s, %d of 4 DAGs: order by ProgramCVLow 0.7/-1/0.3/0.99: %v", name, dags, got)
+					break
+				}
 			}
 		}
 	}
 }
 
 func TestAutoOrderNames(t *testing.T) {
-	for _, ok := range []string{"", "auto", "auto-warmup"} {
+	for _, ok := range []string{"", "auto", "gittins-started"} {
 		if err := (Options{ProgramOrder: ok}).Validate(); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 		if !isAuto(ok) {
 			t.Errorf("%q: not an auto order", ok)
 		}
+		if p := NewPitstop(Options{ProgramOrder: ok}); p.fixedOrder {
+			t.Errorf("%q: a fixed order", ok)
+		}
 	}
-	for _, bad := range []string{"auto-", "auto-cv", "auto-shape", "auto-warmup-warmup", "autowarmup"} {
+	// auto-warmup switched off the warm-up order, removed in session 14.
+	for _, bad := range []string{"auto-", "auto-cv", "auto-shape", "auto-warmup", "autowarmup", "gittins-started+cv", "gittins-start"} {
 		if err := (Options{ProgramOrder: bad}).Validate(); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
-	}
-	if p := NewPitstop(Options{ProgramOrder: "auto-warmup"}); p.fixedOrder || !p.noWarmup {
-		t.Errorf("auto-warmup: fixed %v, no warm-up %v", p.fixedOrder, p.noWarmup)
 	}
 }

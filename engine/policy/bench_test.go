@@ -175,6 +175,12 @@ func benchCases() []benchCase {
 	// Session 11's Gittins index of the program's remaining service, with
 	// the model ready so that every rank looks the index up.
 	cs = append(cs, benchCase{name: "pitstop-gittins-rest", policy: "pitstop", opts: Options{ProgramOrder: "gittins-rest"}, aged: true, modeled: true})
+	// Session 14's order of started and fresh programs from the index
+	// (gittins_started.go): with no program completed (the prior: arrival
+	// order, as the benchmark's programs look like DAGs) and with the
+	// heavy-tailed model ready (the index falls: the call's order).
+	cs = append(cs, benchCase{name: "pitstop-gittins-started", policy: "pitstop", opts: Options{ProgramOrder: "gittins-started"}, aged: true, tailPast: true})
+	cs = append(cs, benchCase{name: "pitstop-gittins-started-modeled", policy: "pitstop", opts: Options{ProgramOrder: "gittins-started"}, aged: true, tailPast: true, modeled: true})
 	// Session 13's order of the calls on the device (decode_first.go), on today's default tail.
 	cs = append(cs, benchCase{name: "pitstop-decode-first", policy: "pitstop", opts: Options{PitstopBatch: "decode-first"}, aged: true, tailPast: true})
 	return cs

@@ -7,7 +7,7 @@ import (
 )
 
 // restRules are the hand-set program-level rules of the order before
-// ProgramOrder "gittins-rest" (Pitstop.order's "auto"), each switched back
+// ProgramOrder "gittins-rest" (Pitstop.order's "auto" until session 14), each switched back
 // on beside the index by a suffix of the order's name, for the ablation
 // (docs/results-policies.md, session 11): "+cv" the CV thresholds
 // (ProgramCVLow: arrival order of programs for DAG programs of about one

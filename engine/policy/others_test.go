@@ -210,13 +210,13 @@ func TestPitstopTailBound(t *testing.T) {
 }
 
 // TestProgramOrder: pitstop's program-level order. Single-call programs:
-// the call's memory-over-time decides. Programs of several calls: in the
-// program's attained-service queue (the less-served program first, as ATLAS)
-// until the model of completed programs is ready; then in arrival order when
-// programs are of one size (CV below ProgramCVLow) and mostly DAGs (tree
-// searches), and by the call's memory-over-time otherwise, heavy-tailed or
-// not, shapes mixed or not (session 13 removed the shape rule and the
-// queues for a heavy tail).
+// the call's memory-over-time decides. Programs of several calls, mostly
+// DAGs (tree searches): arrival order while the learned Gittins index never
+// lets a fresh program pass a started one (before any program completed,
+// the prior of programs alike), by the call's memory-over-time otherwise;
+// chains and mixed shapes: the call's memory-over-time (session 14 replaced
+// the CV threshold and the warm-up orders, session 13 removed the shape
+// rule and the queues for a heavy tail).
 func TestProgramOrder(t *testing.T) {
 	oneSize := func(i int) float64 { return 10 + float64(i%3) }
 	cases := []struct {
@@ -227,7 +227,7 @@ func TestProgramOrder(t *testing.T) {
 		want    programOrder
 	}{
 		{"single-call programs", false, 0, nil, byCall},
-		{"multi-call programs, model not ready", true, 0, nil, byQueue},
+		{"multi-call programs, model not ready", true, 0, nil, byCall},
 		{"mostly DAGs, model not ready", true, 2, nil, byArrival},
 		{"heavy-tailed programs", true, 0, func(i int) float64 {
 			if i%10 == 0 {
@@ -242,6 +242,7 @@ func TestProgramOrder(t *testing.T) {
 			return 1
 		}, byCall},
 		{"one size, mostly DAGs", true, 3, oneSize, byArrival},
+		{"two sizes, mostly DAGs (CV 0.6, the index falls past the short)", true, 3, func(i int) float64 { return 1 + 3*float64(i%2) }, byCall},
 		{"one size, no DAGs", true, 0, oneSize, byCall},
 		{"mixed shapes, one size", true, 1, oneSize, byCall},
 	}
@@ -344,22 +345,32 @@ func TestPitstopHandling(t *testing.T) {
 }
 
 // TestPitstopQueueMetric: pitstop reports its program queues for metrics
-// once programs have several calls, queue 0 before.
+// while programs are in queues (ProgramOrder "queues"; the default order
+// has had none since session 14), queue 0 otherwise.
 func TestPitstopQueueMetric(t *testing.T) {
-	p := NewPitstop(Options{})
-	h := newHarness(t, p, testConfig())
-	adv := h.submit("advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
-	stateOf(adv).row.service = 5 * time.Second
-	if q := p.Queue(adv); q != 0 {
-		t.Fatalf("single-call programs: queue %d, want 0", q)
-	}
-	// Two calls of "old" at once make it a DAG; with two other programs
-	// DAGs are a minority: queues until the model of programs is ready.
-	h.submit("other", "x", "main", 8, []seg{{decode: 5}}, nil)
-	h.submit("another", "y", "main", 8, []seg{{decode: 5}}, nil)
-	h.submit("second", "old", "t2", 8, []seg{{decode: 5}}, nil)
-	if q := p.Queue(adv); q != p.a.queues.index(5*time.Second) || q == 0 {
-		t.Fatalf("multi-call programs: queue %d, want %d", q, p.a.queues.index(5*time.Second))
+	for _, tc := range []struct {
+		order  string
+		queued bool
+	}{{"", false}, {"queues", true}} {
+		p := NewPitstop(Options{ProgramOrder: tc.order})
+		h := newHarness(t, p, testConfig())
+		adv := h.submit("advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
+		stateOf(adv).row.service = 5 * time.Second
+		want := 0
+		if tc.queued {
+			want = p.a.queues.index(5 * time.Second)
+		}
+		if q := p.Queue(adv); q != want {
+			t.Fatalf("order %q: queue %d, want %d", tc.order, q, want)
+		}
+		// Two calls of "old" at once make it a DAG; with two other
+		// programs DAGs are a minority: the default's call order.
+		h.submit("other", "x", "main", 8, []seg{{decode: 5}}, nil)
+		h.submit("another", "y", "main", 8, []seg{{decode: 5}}, nil)
+		h.submit("second", "old", "t2", 8, []seg{{decode: 5}}, nil)
+		if q := p.Queue(adv); q != want || (tc.queued && q == 0) {
+			t.Fatalf("order %q, multi-call programs: queue %d, want %d", tc.order, q, want)
+		}
 	}
 }
 

@@ -17,28 +17,23 @@ import (
 //     of its current segment under its predicted handling (handling.RankAt
 //     from Forecast().Predicted), lowest first.
 //   - A program-level order from Autellix's process table (ATLAS's
-//     critical-path service of each program, kept from engine events),
-//     chosen from what the completed programs look like (programModel: the
-//     coefficient of variation, CV, of their service) and whether they are
-//     DAGs:
-//     while every program is a single call (its tool calls are segments of
-//     that call) there is none: a call's attained service only says how far
-//     it got. Otherwise a waiting call goes into its program's
-//     attained-service queue (K queues with doubling ranges, least-served
-//     programs first, as ATLAS; memory-over-time inside a queue) until enough
-//     programs completed (unless most programs are DAGs: arrival order, as
-//     below, meanwhile). Once they have, when programs are of one size (CV
-//     below ProgramCVLow) and mostly DAGs (tree searches), programs finish in
-//     arrival order, as in Continuum: sharing the engine between equal
-//     programs only delays all of them; a program's own calls go longest
-//     first (LPT), since the program ends with its longest branch. Otherwise
-//     the call's memory-over-time alone decides. ProgramOrder fixes the
-//     order instead. Each rule left switched off alone loses points of
-//     docs/results-policies.md's grid on mcts or fanout (session 13); three
-//     rules lost none and were removed that session: session 2's shape rule
-//     (the queues whenever DAG and chain programs were mixed: every report
-//     identical), the tail guard, and the queues for a heavy tail (CV above
-//     1: it acted only on mixed, within ±0.6 %, and earned no point).
+//     critical-path service of each program, kept from engine events) and
+//     the Gittins index of the learned distribution of programs' service
+//     (programModel, gittins_started.go): while every program is a single
+//     call (its tool calls are segments of that call) there is none: a
+//     call's attained service only says how far it got. Otherwise, where
+//     most programs are DAGs (tree searches), programs finish in arrival
+//     order, as in Continuum, while the index never lets a fresh program
+//     pass a started one (G(a) >= G(0) wherever ten completed programs
+//     inform it; before any has completed, the prior of programs alike):
+//     sharing the engine between such programs only delays all of them; a
+//     program's own calls go longest first (LPT), since the program ends
+//     with its longest branch. Otherwise the call's memory-over-time alone
+//     decides. ProgramOrder fixes the order instead. Session 14 put this
+//     one question to the index in place of the last two hand rules (the CV
+//     threshold 0.7 and the warm-up orders: docs/results-policies.md); the
+//     shape rule, the tail guard and the queues for a heavy tail were
+//     removed in session 13.
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
 //     the tool overruns its prediction, with the remaining time taken as the
@@ -141,7 +136,6 @@ type Pitstop struct {
 	refresh    scoreRefresh
 	noQueues   bool
 	fixedOrder bool
-	noWarmup   bool         // "auto-warmup": no warm-up order (auto_rules.go)
 	lastOrder  programOrder // the order of the last full re-rank
 	forced     programOrder
 	restRules  restRules // "gittins-rest"'s hand-set rules switched back on
@@ -193,7 +187,6 @@ func NewPitstop(o Options) *Pitstop {
 		refresh:    scoreRefresh{every: o.ScoreRefresh},
 		noQueues:   o.NoProgramQueues,
 		fixedOrder: !isAuto(o.ProgramOrder),
-		noWarmup:   o.ProgramOrder == "auto-warmup",
 		forced:     forcedOrder(o.ProgramOrder),
 		restRules:  restRulesOf(o.ProgramOrder),
 		noMOT:      o.NoMemoryOverTime,
@@ -287,27 +280,15 @@ const (
 var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemaining, "arrival": byArrival, "queues": byQueue, "gittins": byGittins}
 
 // order is the program-level order now (see Pitstop); the measurements
-// behind each rule are in docs/results-policies.md.
+// behind it are in docs/results-policies.md.
 func (p *Pitstop) order() programOrder {
-	t, m := &p.a.table, &p.model
-	dags := 2*t.threaded >= t.programs
 	switch {
 	case p.fixedOrder && p.forced == byGittinsRest:
 		return p.restOrder()
 	case p.fixedOrder:
 		return p.forced
-	case p.noQueues || !t.anyMulti:
-		return byCall
-	case !m.ready() && p.noWarmup:
-		return byCall
-	case !m.ready() && dags:
-		return byArrival // mostly DAGs (tree searches): arrival order until their CV is known
-	case !m.ready():
-		return byQueue
-	case m.cv < p.cvLow && dags:
-		return byArrival
 	}
-	return byCall
+	return p.startedOrder() // gittins_started.go
 }
 
 // Priority: calls on the device first (class 0); then starving and

@@ -36,6 +36,7 @@ type programModel struct {
 	lastSweep time.Duration
 	gittins   gittinsTable
 	rest      restIndex
+	started   bool    // startedFirst at the last rebuild (gittins_started.go)
 	programs  float64 // completed programs counted in calls
 	calls     float64 // their calls
 }
@@ -43,7 +44,7 @@ type programModel struct {
 const programSamples = 4096
 
 func newProgramModel(idle float64) programModel {
-	return programModel{idle: time.Duration(idle * float64(time.Second)), minN: 10}
+	return programModel{idle: time.Duration(idle * float64(time.Second)), minN: 10, started: true}
 }
 
 // finished books a finished call: a second of its service held its mean
@@ -104,6 +105,7 @@ func (m *programModel) rebuild() {
 		m.suffix[i] = m.suffix[i+1] + m.sorted[i]
 	}
 	m.gittins.build(m.sorted, m.suffix)
+	m.started = m.startedFirst()
 	m.rest.build(m.sorted, m.suffix)
 	m.cv = 0
 	if n := float64(len(m.sorted)); n > 0 && m.suffix[0] > 0 {

@@ -155,21 +155,20 @@ type Options struct {
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
 	ProgramWeight float64
-	// ProgramCVLow picks pitstop's program-level order from the
-	// coefficient of variation (CV) of completed programs' service, once
-	// programs have several calls: below it, programs of one size that are
-	// mostly DAGs (tree searches) finish in arrival order; otherwise the
-	// call's memory-over-time alone decides. Default 0.7 (session 2; it holds
-	// mcts @0.4 and fanout @0.1 in session 13's ablation). The heavy-tail
-	// rule above a CV of 1 (attained-service queues) was removed in session
-	// 13: it acted only on mixed and earned no point there.
+	// ProgramCVLow is the CV threshold of ProgramOrder "gittins-rest+cv"
+	// (session 11's ablation): below it, programs of one size that are
+	// mostly DAGs finish in arrival order. Default 0.7 (session 2). The
+	// default order no longer reads it: since session 14 the learned
+	// Gittins index decides where the threshold did (gittins_started.go).
 	ProgramCVLow float64
 	// ProgramOrder fixes pitstop's program-level order instead of choosing
-	// it from the CV: call, remaining, arrival, queues, gittins, or
+	// it from the learned index: call, remaining, arrival, queues, gittins, or
 	// gittins-rest (the Gittins index of the program's remaining service
 	// given the call's own rest, gittins_order.go) with any of the old
-	// rules back on: +cv, +shape, +warmup. Default auto; "auto-warmup"
-	// switches auto's warm-up order off (auto_rules.go).
+	// rules back on: +cv, +shape, +warmup. Default auto, also named
+	// gittins-started (arrival order of DAG programs while the index never
+	// lets a fresh program pass a started one, else the call's order:
+	// gittins_started.go).
 	ProgramOrder string
 	// ProgramIdle is how long, in seconds, a program must have had no call in
 	// the engine before pitstop counts it as complete and learns from its
@@ -307,7 +306,7 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case !isAuto(o.ProgramOrder) && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto, auto-warmup, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto (also named gittins-started), call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
