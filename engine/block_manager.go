@@ -19,6 +19,9 @@ type BlockManager struct {
 	cached      map[uint64]int32 // chained hash → block holding it
 	evicted     int64            // cached full blocks reused for other KV so far
 	tails       TailStats
+	// secondChance is Config.CacheEviction's CacheSecondChance
+	// (cache_eviction.go).
+	secondChance bool
 	// beforeEvict, when set, is called before a cached block is evicted; it
 	// reports whether it changed the free queue (the engine's rescue).
 	beforeEvict func(id int32) bool
@@ -39,6 +42,7 @@ type block struct {
 	prev    int32 // free-queue links, -1 at the ends
 	next    int32
 	inQueue bool
+	reused  bool // matched as a cached prefix since it last had a second chance (CacheSecondChance)
 }
 
 // freeQueue is an intrusive doubly-linked list of blocks with ref 0: freed
@@ -114,6 +118,9 @@ func (m *BlockManager) unlinkFree(id int32) {
 
 // allocate takes the least recently freed block, evicting its cached hash.
 func (m *BlockManager) allocate() int32 {
+	if m.secondChance {
+		m.giveSecondChances()
+	}
 	for m.beforeEvict != nil && m.blocks[m.free.head].hashed && m.beforeEvict(m.free.head) {
 	}
 	id := m.free.head
@@ -130,7 +137,7 @@ func (m *BlockManager) allocate() int32 {
 		}
 		b.hashed, b.tail = false, false
 	}
-	b.ref = 1
+	b.ref, b.reused = 1, false
 	return id
 }
 
@@ -197,6 +204,7 @@ func (m *BlockManager) MatchPrefix(hashes []uint64) []int32 {
 			break
 		}
 		m.acquire(id)
+		m.blocks[id].reused = true
 		hit = append(hit, id)
 	}
 	return hit
@@ -216,7 +224,10 @@ func (m *BlockManager) Lookup(h uint64) (int32, bool) {
 func (m *BlockManager) Unused(id int32) bool { return m.blocks[id].ref == 0 }
 
 // Acquire takes a reference on a block found by Lookup.
-func (m *BlockManager) Acquire(id int32) { m.acquire(id) }
+func (m *BlockManager) Acquire(id int32) {
+	m.acquire(id)
+	m.blocks[id].reused = true
+}
 
 // Commit records that block id now holds the full block with chained hash h.
 func (m *BlockManager) Commit(id int32, h uint64) {

@@ -197,7 +197,13 @@ func (m *bmModel) drain() {
 }
 
 func runOps(t testing.TB, prefix bool, ops []byte) {
+	runOpsWith(t, prefix, CacheLRU, ops)
+}
+
+// runOpsWith is runOps with the prefix cache's eviction order ev.
+func runOpsWith(t testing.TB, prefix bool, ev CacheEviction, ops []byte) {
 	m := &bmModel{t: t, bm: NewBlockManager(24, 4, prefix), host: kvswap.NewHostTier(16, 1, false)}
+	m.bm.SetEviction(ev)
 	for i := 0; i+1 < len(ops); i += 2 {
 		m.op(ops[i], ops[i+1])
 		m.check()
@@ -212,7 +218,11 @@ func TestBlockManagerRandomOps(t *testing.T) {
 		for i := range ops {
 			ops[i] = byte(r.UintN(256))
 		}
-		runOps(t, seed%2 == 0, ops)
+		ev := CacheLRU
+		if seed%4 == 0 {
+			ev = CacheSecondChance
+		}
+		runOpsWith(t, seed%2 == 0, ev, ops)
 	}
 }
 

@@ -28,6 +28,9 @@ type Config struct {
 	// HostBlocks blocks of HostBlockBytes bytes.
 	Host           *kvswap.HostTier
 	HostBlockBytes int
+	// CacheEviction is the order in which the prefix cache evicts free
+	// blocks (cache_eviction.go): "" or CacheLRU, or CacheSecondChance.
+	CacheEviction CacheEviction
 }
 
 func (c *Config) validate() error {
@@ -42,6 +45,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("engine: MaxSeqs must be positive, got %d", c.MaxSeqs)
 	case c.HostBlocks < 0:
 		return fmt.Errorf("engine: HostBlocks must not be negative, got %d", c.HostBlocks)
+	}
+	if _, err := ParseCacheEviction(string(c.CacheEviction)); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
 	return nil
 }
@@ -117,6 +123,7 @@ func New(cfg Config, clock Clock, exec Executor, policy Policy, observers ...Obs
 		e.vclock = vc
 	}
 	e.blocks = NewBlockManager(cfg.NumBlocks, cfg.BlockSize, e.traits.PrefixCache)
+	e.blocks.SetEviction(cfg.CacheEviction)
 	e.guardOf = make([]*Sequence, cfg.NumBlocks)
 	e.blocks.beforeEvict = e.rescue
 	e.host = cfg.Host

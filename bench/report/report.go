@@ -132,7 +132,10 @@ type Report struct {
 	// pitstop's prefix cache, chunked prefill and swap path) or "paper"
 	// (each policy's own traits).
 	EngineFeatures string `json:"engine_features,omitempty"`
-	Runs           []Run  `json:"runs"`
+	// CacheEviction is bench --cache-eviction when not the default (lru):
+	// the prefix cache's eviction order, every policy's.
+	CacheEviction string `json:"cache_eviction,omitempty"`
+	Runs          []Run  `json:"runs"`
 }
 
 // ContractRunFields are the JSON names of a Run that DESIGN.md §8 promises.

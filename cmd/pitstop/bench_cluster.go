@@ -98,6 +98,9 @@ func runClusterJob(ctx context.Context, rc bench.RunConfig, profiles []*sim.Prof
 	if polErr != nil {
 		return report.Run{}, polErr
 	}
+	for i := range reps {
+		reps[i].Engine.CacheEviction = engine.CacheEviction(f.cacheEviction)
+	}
 	return bench.RunCluster(ctx, bench.ClusterConfig{Run: rc, Replicas: reps, Balancer: bal})
 }
 

@@ -42,6 +42,7 @@ type benchFlags struct {
 	progress                           bool
 	popts                              policy.Options
 	features                           string // --engine-features: bench.FeaturesSame or FeaturesPaper
+	cacheEviction                      string // --cache-eviction: engine.Config.CacheEviction
 	scaleTokens, scaleTime             float64
 	sloTTFT, sloTPOT                   float64 // SLO attainment; 0: sola's SLOs
 	stopAfter                          float64 // seconds of engine time; 0: off
@@ -110,6 +111,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	addFamilyFlags(fl, &f.families)
 	addPolicyFlags(fl, &f.popts)
 	fl.StringVar(&f.features, "engine-features", bench.FeaturesSame, "engine features of each policy: same (every policy runs with pitstop's: prefix cache, chunked prefill, swap path; except "+strings.Join(bench.OwnFeatureNames(), " and ")+", defined by what they lack) or paper (each policy's own, the setup of the paper it reproduces: lamps and infercept without the prefix cache)")
+	fl.StringVar(&f.cacheEviction, "cache-eviction", string(engine.CacheLRU), "the order in which the prefix cache evicts free blocks, the same for every policy (simulated executor): "+strings.Join(engine.CacheEvictions(), " or ")+" (the CLOCK algorithm: a block matched as a cached prefix since it last reached the queue's head goes back to the tail once)")
 	addClusterFlags(fl, &f)
 	addTargetFlags(fl, &f.target)
 	f.cpuNames = addCPUFlags(fl, &f.cpu)
@@ -124,6 +126,23 @@ func newBenchPolicy(name string, f benchFlags) (engine.Policy, error) {
 		return nil, err
 	}
 	return bench.WithEngineFeatures(f.engineFeatures(), name, p)
+}
+
+// simEngine is the engine configuration of a simulated run on profile p:
+// the profile's, with --cache-eviction.
+func (f benchFlags) simEngine(p *sim.Profile) engine.Config {
+	c := p.EngineConfig()
+	c.CacheEviction = engine.CacheEviction(f.cacheEviction)
+	return c
+}
+
+// reportedEviction is --cache-eviction for the report: empty for the
+// default, so that the default's JSON is unchanged.
+func (f benchFlags) reportedEviction() string {
+	if f.cacheEviction == "" || f.cacheEviction == string(engine.CacheLRU) {
+		return ""
+	}
+	return f.cacheEviction
 }
 
 // engineFeatures is --engine-features, FeaturesSame when unset.
@@ -293,6 +312,11 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	if err := w.Scale(f.scaleTokens, f.scaleTime); err != nil {
 		return nil, usageError{err.Error()}
 	}
+	if ev, err := engine.ParseCacheEviction(f.cacheEviction); err != nil {
+		return nil, usageError{"--cache-eviction: " + err.Error()}
+	} else if ev != engine.CacheLRU && (f.executor != "sim" || f.target.url != "") {
+		return nil, usageError{"--cache-eviction " + f.cacheEviction + " applies to the simulated executor only (--executor sim, no --target)"}
+	}
 	for _, p := range []string{f.jsonPath, f.csvPath} {
 		if p == "" {
 			continue
@@ -331,7 +355,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 	st := workload.Stats(plan.w)
 	fmt.Printf("workload %s: %d programs, %d calls, %d tool calls; mean prompt %.0f, decode %.0f tokens per call, tool %.2f s\n",
 		plan.w.Name, st.Programs, st.Calls, st.ToolCalls, st.MeanPrompt, st.MeanDecode, st.MeanToolTime)
-	rep := &report.Report{Workload: plan.w.Name, Executor: f.executor, EngineFeatures: f.engineFeatures()}
+	rep := &report.Report{Workload: plan.w.Name, Executor: f.executor, EngineFeatures: f.engineFeatures(), CacheEviction: f.reportedEviction()}
 	if rep.EngineFeatures == bench.FeaturesPaper {
 		fmt.Println("engine features: paper (each policy's own: lamps and infercept without the prefix cache)")
 	} else {
@@ -403,7 +427,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 			} else if plan.replicas != nil {
 				run, err = runClusterJob(gctx, rc, plan.replicas, j.balancer, f)
 			} else {
-				rc.Engine, rc.Executor = plan.profile.EngineConfig(), sim.NewExecutor(plan.profile)
+				rc.Engine, rc.Executor = f.simEngine(plan.profile), sim.NewExecutor(plan.profile)
 				run, err = bench.Run(gctx, rc)
 			}
 			if err != nil {

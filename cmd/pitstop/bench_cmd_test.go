@@ -64,6 +64,8 @@ func TestBenchBadInput(t *testing.T) {
 		{"missing trace", []string{"--trace", filepath.Join(dir, "none.json")}, []string{"none.json"}},
 		{"unknown executor", []string{"--executor", "tpu"}, []string{`unknown executor "tpu"`}},
 		{"unknown engine features", []string{"--engine-features", "vllm"}, []string{`unknown engine features "vllm"`, "same, paper"}},
+		{"unknown cache eviction", []string{"--cache-eviction", "lfu"}, []string{`unknown prefix-cache eviction "lfu"`, "lru, second-chance"}},
+		{"cache eviction on cpu", []string{"--executor", "cpu", "--cache-eviction", "second-chance"}, []string{"--cache-eviction second-chance", "--executor sim"}},
 		{"unknown pitstop handling", []string{"--pitstop-handling", "free"}, []string{`unknown pitstop handling "free"`, "idle-lost"}},
 		{"unknown pitstop batch order", []string{"--pitstop-batch", "prefill-first"}, []string{`unknown pitstop batch order "prefill-first"`, "decode-first"}},
 		{"unknown program order", []string{"--program-order", "auto-cv"}, []string{`unknown program order "auto-cv"`, "auto (also named gittins-started), call"}},
@@ -272,6 +274,40 @@ func TestBenchEngineFeatures(t *testing.T) {
 	}
 	if recomputed["paper"] <= recomputed["same"] {
 		t.Fatalf("lamps recomputed %d tokens without the prefix cache and %d with it: the cache saved nothing", recomputed["paper"], recomputed["same"])
+	}
+}
+
+// --cache-eviction reaches the engine: on mixed at a load where the prefix
+// cache evicts, second-chance keeps reused contexts longer, so vllm-opt
+// prefills fewer tokens than with lru, and the report names the order.
+func TestBenchCacheEviction(t *testing.T) {
+	dir := t.TempDir()
+	prefilled := map[string]int64{}
+	for _, ev := range []string{"lru", "second-chance"} {
+		js := filepath.Join(dir, ev+".json")
+		code, _, stderr := pitstop(t, "bench", "--workload", "mixed", "--profile", "a100-40g-gptj-6b", "--policies", "vllm-opt",
+			"--rates", "1", "--duration", "60", "--cache-eviction", ev, "--json", js)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var rep struct {
+			CacheEviction string `json:"cache_eviction"`
+			Runs          []struct {
+				Prefill int64 `json:"prefill_tokens"`
+			}
+		}
+		readJSON(t, js, &rep)
+		want := ev
+		if ev == "lru" {
+			want = "" // the default leaves the report as it was
+		}
+		if rep.CacheEviction != want {
+			t.Fatalf("report says cache eviction %q, want %q", rep.CacheEviction, want)
+		}
+		prefilled[ev] = rep.Runs[0].Prefill
+	}
+	if prefilled["second-chance"] >= prefilled["lru"] {
+		t.Fatalf("prefilled %d tokens with second-chance and %d with lru: the reused contexts were not kept longer", prefilled["second-chance"], prefilled["lru"])
 	}
 }
 

@@ -118,7 +118,7 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 			rc := bench.RunConfig{Workload: plan.w, Policy: pol, Name: name, PredictionError: f.predErr,
 				Predictors: newPredictors(lengthModel, f.predictor == "serve"), CheckEvery: f.checkEvery, SLOTTFT: sloTTFT, SLOTPOT: sloTPOT}
 			if plan.replicas == nil { // replicas bring their own (runClusterJob)
-				rc.Engine, rc.Executor = plan.profile.EngineConfig(), sim.NewExecutor(plan.profile)
+				rc.Engine, rc.Executor = f.simEngine(plan.profile), sim.NewExecutor(plan.profile)
 			}
 			return rc, nil
 		},
