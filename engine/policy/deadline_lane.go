@@ -93,7 +93,7 @@ func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callSt
 		a := s.Arrival().Seconds()
 		start, end := d.shadow.enter(v, a, workOf(s, st), meanContext(s, st))
 		st.deadline, st.hasDeadline = start+d.slackOr1()*(end-start), true
-		st.shadowOwn = end - start
+		st.shadowOwn = d.shadow.lastOwn
 		d.shadow.record(end - a)
 	}
 	return st.deadline
