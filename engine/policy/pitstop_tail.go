@@ -74,6 +74,9 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // with the lag), "-gated-wake-lag" (both with the lag),
 // "aging+warm+first-final-sure" and "-sure-fit" (the trigger at 95 %
 // confidence: tailSurelyPastArrivalOrder),
+// "aging+warm+first-final-gated-fit-queue" (the default's lane with the
+// shadow scaling its calls' service alone, not their wait in its prefill
+// queue: enterKeepingQueue),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
