@@ -56,6 +56,9 @@ type fcfsShadow struct {
 	// keepQueue scales the service alone, not the wait in the prefill
 	// queue (PitstopTail "...-queue"; enterKeepingQueue).
 	keepQueue bool
+	// cached prices a call's prefill less its prefix-cached tokens
+	// (PitstopTail "...-cached"; fcfsShadow.workOf).
+	cached bool
 	// lastOwn is the own time of the call entered last that the scale
 	// learns from (the caller keeps it as the call's shadowOwn).
 	lastOwn float64
