@@ -91,9 +91,9 @@ func (d *deadlineLane) slackOr1() float64 {
 func (d *deadlineLane) deadlineOf(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	if !st.hasDeadline {
 		a := s.Arrival().Seconds()
-		start, end := d.shadow.enter(v, a, workOf(s, st), meanContext(s, st))
+		start, end := d.shadow.enter(v, a, d.shadow.workOf(v, s, st), meanContext(s, st))
 		st.deadline, st.hasDeadline = start+d.slackOr1()*(end-start), true
-		st.shadowOwn = end - start
+		st.shadowOwn = d.shadow.lastOwn
 		d.shadow.record(end - a)
 	}
 	return st.deadline

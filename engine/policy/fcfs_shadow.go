@@ -53,6 +53,15 @@ type fcfsShadow struct {
 	// 99th percentile: arrival order's p99 as the shadow measures it, its
 	// wait distribution included (fcfsReference's T has the mean wait alone).
 	p99Window
+	// keepQueue scales the service alone, not the wait in the prefill
+	// queue (PitstopTail "...-queue"; enterKeepingQueue).
+	keepQueue bool
+	// cached prices a call's prefill less its prefix-cached tokens
+	// (PitstopTail "...-cached"; fcfsShadow.workOf).
+	cached bool
+	// lastOwn is the own time of the call entered last that the scale
+	// learns from (the caller keeps it as the call's shadowOwn).
+	lastOwn float64
 }
 
 // observe learns c from an iteration: the most calls a batch held while
@@ -154,13 +163,18 @@ func (f *fcfsShadow) enter(v *engine.View, a float64, w shadowWork, mem float64)
 		t = max(t, f.running[0].end) // wait for the next shadow call to end
 		f.release(t)
 	}
-	f.prefilled = max(t, f.prefilled) + float64(w.prefill)/prefillRate(v)
 	iter := f.iter
 	if iter <= 0 {
 		iter = v.Cost.IterTime(v.Running + 1)
 	}
 	k := f.scale()
-	end = t + k*(f.prefilled-t+float64(w.decode)*iter)
+	if f.keepQueue {
+		end = f.enterKeepingQueue(v, t, w, k, iter)
+	} else {
+		f.prefilled = max(t, f.prefilled) + float64(w.prefill)/prefillRate(v)
+		end = t + k*(f.prefilled-t+float64(w.decode)*iter)
+		f.lastOwn = end + k*w.tool - t
+	}
 	heap.Push(&f.running, shadowCall{end: end, mem: mem})
 	f.used += mem
 	f.lastStart = t

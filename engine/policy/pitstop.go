@@ -206,6 +206,7 @@ func NewPitstop(o Options) *Pitstop {
 		batch:      batch,
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
+	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
 	if p.forced == byGittinsRest {
 		// The index starts as the call's order (model not ready): no
 		// re-rank for a change of order at the first iteration, so that

@@ -32,6 +32,8 @@ type tailRules struct {
 	gated    bool    // promotions only while the realized p99 is past arrival order's (tailPastArrivalOrder)
 	sure     bool    // the same with 95 % confidence (tailSurelyPastArrivalOrder)
 	wake     bool    // a promotion at the re-rank the candidate's laxity runs out by (laneWake)
+	queue    bool    // the shadow scales its service alone, not its prefill queue (enterKeepingQueue)
+	cached   bool    // the shadow's prefill less the prefix-cached context (fcfsShadow.workOf)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -73,6 +75,10 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // with the lag), "-gated-wake-lag" (both with the lag),
 // "aging+warm+first-final-sure" and "-sure-fit" (the trigger at 95 %
 // confidence: tailSurelyPastArrivalOrder),
+// "aging+warm+first-final-gated-fit-queue" (the default's lane with the
+// shadow scaling its calls' service alone, not their wait in its prefill
+// queue: enterKeepingQueue), "-gated-fit-cached" and "-gated-fit-queue-cached"
+// (the shadow's prefill less the prefix-cached context: fcfsShadow.workOf),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
@@ -86,7 +92,8 @@ var laneTails = map[string]bool{
 	"first": true, "first-lag": true, "final": true, "first-final": true, "first-final-lag": true,
 	"first-final-gated": true, "first-final-gated-fit": true, "first-gated": true, "first-final-wake": true,
 	"first-final-gated-wake": true, "first-final-gated-lag": true, "first-final-gated-wake-lag": true, "swap": true,
-	"first-final-sure": true, "first-final-sure-fit": true,
+	"first-final-sure": true, "first-final-sure-fit": true, "first-final-gated-fit-queue": true,
+	"first-final-gated-fit-cached": true, "first-final-gated-fit-queue-cached": true,
 }
 
 func newTailRules(o Options) (tailRules, error) {
@@ -144,14 +151,14 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
 			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "wake": &r.wake,
-				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap}[part] = true
+				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached}[part] = true
 		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+swap, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+swap, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
