@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -152,5 +153,29 @@ func TestConcurrentRestartsOfOneProgram(t *testing.T) {
 	}
 	if info, _ := rt.programs.get(programKey("", "p")); info.Calls != 16 || info.Active != 0 {
 		t.Fatalf("program row %+v, want 16 calls, none active", info)
+	}
+}
+
+// A routed call (Config.Remote) restarts the program's history the same
+// way: its decode estimate for the balancer reads that history.
+func TestRemoteCallRestartsTheProgramsHistory(t *testing.T) {
+	rt, g := newGatedRuntime(t)
+	close(g.gate)
+	first := gatedRequest(false)
+	first.Program = "p"
+	continued := first
+	continued.Messages = append(slices.Clone(first.Messages),
+		chat.Message{Role: chat.RoleAssistant, Content: "ok done"}, chat.Message{Role: chat.RoleUser, Content: "again"})
+	key := programKey("", "p")
+	for i, c := range []struct {
+		req   ChatRequest
+		calls int // the program's history after the call
+	}{{first, 1}, {continued, 2}, {first, 1}} {
+		if _, err := rt.ChatSync(context.Background(), c.req); err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := rt.programs.history(key, false); h.Calls != c.calls {
+			t.Fatalf("after call %d the history holds %d segments, want %d", i+1, h.Calls, c.calls)
+		}
 	}
 }
