@@ -171,7 +171,11 @@ func sq(x float64) float64 { return x * x }
 // ProgramBlend per program, then the deployment's ExpertMix (nil: none).
 // Programs are told apart by source and program id; a record with segment 0
 // starts its program afresh and a record without a program id is its own
-// program.
+// program. A record whose history is empty although its program has
+// started (Restarts) starts the program afresh too: the runtime does the
+// same when a known program's request carries no turn (its conversation
+// starts over, e.g. a search restarting from the root), and the trace it
+// writes then holds such a record.
 type ProgramBlends struct {
 	progs map[string]ProgramBlend
 	Mix   *ExpertMix
@@ -186,10 +190,19 @@ func blendKey(r TraceRecord) string { return r.Source + "\x00" + r.Program }
 
 // program is the blend r's prediction starts from.
 func (m *ProgramBlends) program(r TraceRecord) ProgramBlend {
-	if r.Program == "" || r.Segment == 0 {
+	if r.Program == "" || r.Segment == 0 || Restarts(r) {
 		return ProgramBlend{}
 	}
 	return m.progs[blendKey(r)]
+}
+
+// Restarts says whether r starts its program's conversation over: a
+// segment after the program's first whose history is empty. The runtime
+// writes such a record when a program's request holds no assistant or tool
+// message; a tree-search trace holds one where the search went back to the
+// root. ProgramBlends starts the program's blend afresh there.
+func Restarts(r TraceRecord) bool {
+	return r.Segment > 0 && r.Input.History.Calls == 0
 }
 
 // Predict blends the model's prediction for r (pred, with its distribution

@@ -32,18 +32,21 @@ func TestProgramBlendFollowsWhicheverPredictedTheProgram(t *testing.T) {
 }
 
 func TestBlendByProgram(t *testing.T) {
+	h := func(calls int) Input { return Input{History: History{Calls: calls}} }
 	recs := []TraceRecord{
 		{Source: "s", Program: "p", Segment: 0, PreToolOutputTokens: 100},
 		{Source: "s", Program: "q", Segment: 0, PreToolOutputTokens: 7},
-		{Source: "s", Program: "p", Segment: 1, PreToolOutputTokens: 100},
-		{Source: "s", Program: "p", Segment: 2, PreToolOutputTokens: 100},
-		{Source: "s", Program: "p", Segment: 3, PreToolOutputTokens: 100},
-		{Source: "s", Program: "p", Segment: 0, PreToolOutputTokens: 100}, // p starts again
-		{Source: "s", PreToolOutputTokens: 100},                           // no program
+		{Source: "s", Program: "p", Segment: 1, Input: h(1), PreToolOutputTokens: 100},
+		{Source: "s", Program: "p", Segment: 2, Input: h(2), PreToolOutputTokens: 100},
+		{Source: "s", Program: "p", Segment: 3, Input: h(3), PreToolOutputTokens: 100},
+		{Source: "s", Program: "p", Segment: 4, PreToolOutputTokens: 10},              // p's conversation restarts
+		{Source: "s", Program: "p", Segment: 5, Input: h(1), PreToolOutputTokens: 10}, // and continues
+		{Source: "s", Program: "p", Segment: 0, PreToolOutputTokens: 100},             // p starts again
+		{Source: "s", PreToolOutputTokens: 100},                                       // no program
 	}
-	pred := []int{20, 20, 20, 20, 20, 20, 20}
+	pred := []int{20, 20, 20, 20, 20, 20, 20, 20, 20}
 	got := BlendByProgram(pred, nil, 0, recs, nil)
-	if got[0] != 20 || got[1] != 20 || got[5] != 20 || got[6] != 20 {
+	if got[0] != 20 || got[1] != 20 || got[7] != 20 || got[8] != 20 {
 		t.Fatalf("first segments and program-less records must keep the model's 20: %v", got)
 	}
 	if !(got[2] > 20 && got[2] < 100) {
@@ -51,6 +54,15 @@ func TestBlendByProgram(t *testing.T) {
 	}
 	if got[4] < 95 {
 		t.Fatalf("fourth segment of p: %d, want ≥ 95 (q's 7 must not count)", got[4])
+	}
+	if !Restarts(recs[5]) || Restarts(recs[4]) || Restarts(recs[0]) {
+		t.Fatal("Restarts: want only the segment after p's first with an empty history")
+	}
+	if got[5] != 20 {
+		t.Fatalf("p's restart: %d, want the model's 20 (a first segment: the 100s before it are another conversation's)", got[5])
+	}
+	if got[6] > 20 {
+		t.Fatalf("segment after p's restart: %d, want a blend of 20 and the restart's 10 (the 100s before it must not count)", got[6])
 	}
 }
 

@@ -21,12 +21,16 @@ func TestLengthBlendFollowsTheProgram(t *testing.T) {
 	pol := &forecastPolicy{Policy: base}
 	lp := &fixedLength{n: 900}
 	rt := newTestRuntime(t, Config{PolicyImpl: pol, Length: lp})
+	// One conversation over three calls: each later call carries the
+	// answers so far (a call without any would start the program's
+	// conversation over: startsOver).
+	msgs := []chat.Message{{Role: "user", Content: "What is (17+25)*3?"}}
 	for range 3 {
-		if _, err := rt.ChatSync(context.Background(), ChatRequest{Program: "pb",
-			Messages: []chat.Message{{Role: "user", Content: "What is (17+25)*3?"}},
-			Tools:    []chat.Tool{calcTool}}); err != nil {
+		res, err := rt.ChatSync(context.Background(), ChatRequest{Program: "pb", Messages: msgs, Tools: []chat.Tool{calcTool}})
+		if err != nil {
 			t.Fatal(err)
 		}
+		msgs = append(msgs, chat.Message{Role: "assistant", Content: res.Content}, chat.Message{Role: "user", Content: "What is (17+25)*3?"})
 	}
 	pol.mu.Lock()
 	fs := slices.Clone(pol.forecasts)

@@ -64,7 +64,10 @@ func TestSegmentsKnowTheClassOfTheCallTheyRead(t *testing.T) {
 // What serve predicts is what `pitstop predictor eval --online` replays
 // (predictor.ServedPoints over the trace serve wrote): the same points,
 // segment by segment, including where the window mode by the argument
-// class has ordered the segments better than the mixture and is chosen.
+// class has ordered the segments better than the mixture and is chosen,
+// and where a program's conversation continues or starts over (the
+// runtime restarts the program's history and blend; the replay reads the
+// restart from the record).
 func TestServePredictsWhatEvalReplays(t *testing.T) {
 	info, err := predictor.ParseONNX(predictor.DefaultModelBytes())
 	if err != nil {
@@ -84,8 +87,23 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 		if _, err := rt.ChatSync(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
+		if i%4 < 2 {
+			continue
+		}
+		// Half the programs continue the conversation, then
+		// start over with the other command (so the restart's own
+		// segments differ from what the program showed before).
+		next := shellCall(req.Program, "cat a.txt", "/long 40")
+		if i%2 == 0 {
+			next = shellCall(req.Program, "ls -la /srv/data/archive/2026/november/reports", "/say ok")
+		}
+		for _, r := range []ChatRequest{continuedShellCall(req.Program, "cat a.txt", "/long 40"), next} {
+			if _, err := rt.ChatSync(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	recs := tracetest.Records(t, sink, 2*programs)
+	recs := tracetest.Records(t, sink, 2*programs+3*programs/2)
 	// Each call's records are written together, calls in any order: put
 	// them in the order they ran.
 	slices.SortStableFunc(recs, func(a, b predictor.TraceRecord) int { return strings.Compare(a.Program, b.Program) })
@@ -95,14 +113,20 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 		pred[i], probs[i] = model.PredictLength(r.Input)
 	}
 	mixed, _, served := predictor.ServedPoints(pred, probs, predictor.DefaultOverflowTokens, recs, -1)
-	modeUsed := 0
+	modeUsed, restarts := 0, 0
 	for i, r := range recs {
+		if predictor.Restarts(r) {
+			restarts++
+		}
 		if want := max(served[i], 1); r.PredictedTokens != want {
 			t.Fatalf("record %d (%s segment %d): serve predicted %d, the replay %d", i, r.Program, r.Segment, r.PredictedTokens, want)
 		}
 		if served[i] != mixed[i] {
 			modeUsed++
 		}
+	}
+	if restarts != programs/2 {
+		t.Fatalf("%d records start a conversation over, want %d", restarts, programs/2)
 	}
 	if modeUsed == 0 {
 		t.Fatal("the window mode was never chosen: the test does not reach the order-led step")

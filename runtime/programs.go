@@ -117,14 +117,29 @@ func (t *programTable) row(key, id, tenant string, now time.Time) *program {
 }
 
 // history returns the program's segment history and what its length
-// predictions learnt from it (predictor.ProgramBlend).
-func (t *programTable) history(id string) (predictor.History, predictor.ProgramBlend) {
+// predictions learnt from it (predictor.ProgramBlend) for a call that
+// starts now. When the call's conversation starts over (startsOver), a
+// program that already has segments restarts both: the call is a new
+// conversation for the length predictor (a search restarting from the
+// root), as the replay has it (predictor.ProgramBlends). Only those two:
+// the row's tenant, threads, counters and segment index, the engine's
+// attained service and the KV cache's routing stay the program's, since a
+// restart is still the same agent for the scheduler (its service so far
+// is what it has had) and for the cache (its prefix, the system prompt and
+// the tools, is the same). A call still running from before the restart
+// books its later segments into the fresh history, in the order they
+// finish, as the replay does.
+func (t *programTable) history(id string, startsOver bool) (predictor.History, predictor.ProgramBlend) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if p := t.rows[id]; p != nil {
-		return p.history, p.blend
+	p := t.rows[id]
+	if p == nil {
+		return predictor.History{}, predictor.ProgramBlend{}
 	}
-	return predictor.History{}, predictor.ProgramBlend{}
+	if startsOver {
+		p.history, p.blend = predictor.History{}, predictor.ProgramBlend{}
+	}
+	return p.history, p.blend
 }
 
 // segment books a finished segment, for which the length model predicted

@@ -60,7 +60,7 @@ func BenchmarkProgramTableCall(b *testing.B) {
 					key = anonPrefix + strconv.Itoa(i)
 				}
 				t.arrive(key, key, "", "", anonymous, now)
-				t.history(key)
+				t.history(key, false)
 				t.segment(key, 10, "", 10)
 				t.engineStats(key, time.Millisecond, 0, time.Millisecond)
 				t.finish(key, res, now)

@@ -116,7 +116,7 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 		p := req.ParallelToolCalls
 		rc.req.ParallelToolCalls = &p
 	}
-	hist, _ := rt.programs.history(c.key)
+	hist, _ := rt.programs.history(c.key, startsOver(req.Messages))
 	rc.req.PredictedDecode = int(hist.MeanOutputTokens)
 	rc.res = Result{ID: c.id, Program: c.program, Model: req.Model, Created: received}
 	rc.res.Timing.Received = received

@@ -116,6 +116,13 @@ func writeSecondHalf(w io.Writer, lines []secondHalfLine, recs []predictor.Trace
 		return err
 	}
 	lines = append(lines, secondHalfLine{"  history", hist})
+	// The first half's order too: a change that helps the second half
+	// may cost the stream's start, where policies rank by it as well.
+	fmt.Fprintf(w, "rank correlation (Spearman), first half (records 1-%d, while learning):", half)
+	for _, l := range lines {
+		fmt.Fprintf(w, " %s %.3f;", strings.TrimSpace(l.name), predictor.RankCorrelation(l.pred[:half], recs[:half]))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "second half (records %d-%d, after learning from the first):\n", half+1, len(recs))
 	for _, l := range lines {
 		rep, err := predictor.Evaluate(l.pred[half:], recs[half:])
