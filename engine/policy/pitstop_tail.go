@@ -81,6 +81,7 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // default's lane, its trigger reading the queue too: laneForecast),
 // "-forecast-slack-fit" and "-forecast-slack-fit-queue" (the same,
 // promoting only within the slack of the calls overtaken: fitsSlack),
+// each also with "-queue-cached" (both shadow switches: shadowCached),
 // "aging+warm+first-final-gated-fit-queue" (the default's lane with the
 // shadow scaling its calls' service alone, not their wait in its prefill
 // queue: enterKeepingQueue), "-gated-fit-cached" and "-gated-fit-queue-cached"
@@ -102,6 +103,7 @@ var laneTails = map[string]bool{
 	"first-final-gated-fit-cached": true, "first-final-gated-fit-queue-cached": true,
 	"first-final-forecast-fit": true, "first-final-forecast-fit-queue": true,
 	"first-final-forecast-slack-fit": true, "first-final-forecast-slack-fit-queue": true,
+	"first-final-forecast-fit-queue-cached": true, "first-final-forecast-slack-fit-queue-cached": true,
 }
 
 func newTailRules(o Options) (tailRules, error) {
@@ -166,7 +168,7 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+first-final-forecast-fit, aging+warm+first-final-forecast-fit-queue, aging+warm+first-final-forecast-slack-fit, aging+warm+first-final-forecast-slack-fit-queue, aging+warm+swap, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+first-final-forecast-fit, aging+warm+first-final-forecast-fit-queue, aging+warm+first-final-forecast-slack-fit, aging+warm+first-final-forecast-slack-fit-queue, aging+warm+first-final-forecast-fit-queue-cached, aging+warm+first-final-forecast-slack-fit-queue-cached, aging+warm+swap, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost

@@ -37,6 +37,13 @@ func TestForecastTailRule(t *testing.T) {
 	if sl.slack = false; sl != f {
 		t.Fatalf("-slack changes other rules: %+v against %+v", sl, f)
 	}
+	qc, err := newTailRules(Options{PitstopTail: "aging+warm+first-final-forecast-slack-fit-queue-cached", PitstopAgingPower: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qc.queue, qc.cached = false, false; qc != sl {
+		t.Fatalf("-queue-cached changes more than the shadow: %+v against %+v", qc, sl)
+	}
 	if NewPitstop(Options{}).deadlines.forecast != nil {
 		t.Fatal("the default has no forecast")
 	}
