@@ -41,7 +41,7 @@ func TestForecastTailRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if qc.queue, qc.cached = false, false; qc != sl {
+	if qc.queue, qc.cached, qc.slack = false, false, false; qc != f {
 		t.Fatalf("-queue-cached changes more than the shadow: %+v against %+v", qc, sl)
 	}
 	if NewPitstop(Options{}).deadlines.forecast != nil {
