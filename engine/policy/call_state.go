@@ -52,6 +52,11 @@ type callState struct {
 	laneEnd           float64 // at its first promotion, its device work's predicted end (promotionLag), seconds
 	laneMarked        bool    // promoted once
 	laneMeasured      bool    // its lag recorded
+	// At the last re-rank that forecast it (laneForecast): the least slack
+	// (due less forecast end) of the in-time calls ranked ahead of it, and
+	// its own prefill's share of the budget, seconds.
+	slackAhead, share float64
+	forecastAt        float64 // when that re-rank noted it; 0: never
 
 	// Pitstop's resume rule (resume_paid.go): back from its tool with its
 	// KV on the host, not run since.

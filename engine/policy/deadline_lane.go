@@ -53,6 +53,11 @@ type deadlineLane struct {
 	// lets it promote only while the realized p99 is past arrival order's
 	// with 95 % confidence (tailSurelyPastArrivalOrder).
 	sure bool
+	// forecast, when set (PitstopTail "aging+warm+first-final-forecast-fit"),
+	// lets it promote only while the finished calls past arrival order's
+	// p99 and the waiting calls forecast past their due are more than 1 %
+	// (tailForecastPastArrivalOrder).
+	forecast *laneForecast
 	// wake, when set (PitstopTail "aging+warm+first-final-gated-wake"),
 	// promotes a call at the re-rank its laxity runs out by, which it asks
 	// for, instead of at the last periodic one before (laneWake).
@@ -128,6 +133,9 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	if d.sure && !d.tailSurelyPastArrivalOrder() {
 		return dl, false // the tail may be arrival order's: a promotion may buy no bar
 	}
+	if d.forecast != nil && !d.tailForecastPastArrivalOrder() {
+		return dl, false // neither the finished calls nor the queue make a tail past arrival order's
+	}
 	if k := keyOf(s); st.restFor != k {
 		st.restDev, st.restTool = restParts(v, s, st)
 		st.restFor = k // a waiting call keeps its rest across re-ranks
@@ -161,6 +169,9 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	if d.swap != nil && !d.swap.fits(v, s, st) {
 		return dl, false // it would buy its place with discards: it waits in the rank
 	}
+	if d.forecast != nil && !d.forecast.fitsSlack(st) {
+		return dl, false // it would push a call the forecast has in time past its due
+	}
 	if d.lag != nil {
 		d.lag.mark(v, s, st)
 	}
@@ -191,6 +202,9 @@ func (d *deadlineLane) promotable(s *engine.Sequence) bool {
 // in the last one set the time the next promoted calls must allow for.
 func (d *deadlineLane) rerank(v *engine.View) {
 	now := v.Now.Seconds()
+	if d.forecast != nil {
+		d.forecast.roll() // the calls the last re-rank noted
+	}
 	if d.rerankAt > 0 {
 		if d.edf != nil {
 			d.edf.roll()

@@ -204,7 +204,7 @@ func NewPitstop(o Options) *Pitstop {
 		memory:     memory,
 		lead:       lead,
 		batch:      batch,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
 	if p.forced == byGittinsRest {
@@ -214,6 +214,15 @@ func NewPitstop(o Options) *Pitstop {
 		p.lastOrder = byGittinsRest
 	}
 	return p
+}
+
+// laneForecastOf is the deadline lane's queue forecast when the tail rule's
+// trigger reads it (laneForecast), else nil.
+func laneForecastOf(r tailRules) *laneForecast {
+	if !r.forecast {
+		return nil
+	}
+	return &laneForecast{slack: r.slack}
 }
 
 // edfOf is the deadline lane's EDF schedule when the tail rule tests the
@@ -359,6 +368,10 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 			return engine.Priority{Class: 1.5, Key: deadline}
 		}
 	}
+	if f := p.deadlines.forecast; f != nil && v.Iteration == p.deadlines.rerankAt && st.hasDeadline {
+		dev, tool := restParts(v, s, st)
+		f.note(v.Now.Seconds(), forecastCall{class: class, key: key, prefill: prefillShare(v, s), rest: dev + tool, due: p.deadlines.due(v, s, st), st: st})
+	}
 	switch {
 	case starved || p.promoted(v, s, st):
 		class = 1
@@ -418,6 +431,20 @@ func restOfService(v *engine.View, s *engine.Sequence, st *callState) float64 {
 	}
 	t += float64(decode) * c.IterTime(v.Running+1)
 	return t + prefillTime(v, s)
+}
+
+// prefillShare is s's uncomputed context's share of the prefill server:
+// its tokens over the token budget, times a full chunk's iteration time.
+// Unlike prefillTime it does not round up to whole chunks, since short
+// prompts share a chunk: summed over the calls ahead of one it is the time
+// their prefill holds the budget (laneForecast).
+func prefillShare(v *engine.View, s *engine.Sequence) float64 {
+	prefill := s.NumTokens() - s.Computed()
+	budget := v.Cost.TokenBudget
+	if prefill <= 0 || budget <= 0 {
+		return prefillTime(v, s)
+	}
+	return float64(prefill) / float64(budget) * v.Cost.IterTime(budget)
 }
 
 // prefillTime is the predicted seconds of s's uncomputed context, prefilled

@@ -31,6 +31,8 @@ type tailRules struct {
 	final    bool    // a promotion only of a call with no tool ahead (finalStretch); with first, either
 	gated    bool    // promotions only while the realized p99 is past arrival order's (tailPastArrivalOrder)
 	sure     bool    // the same with 95 % confidence (tailSurelyPastArrivalOrder)
+	forecast bool    // promotions only while finished and forecast waiting calls past the bar pass 1 % (laneForecast)
+	slack    bool    // with forecast, a promotion only within the slack of the in-time calls it overtakes (fitsSlack)
 	wake     bool    // a promotion at the re-rank the candidate's laxity runs out by (laneWake)
 	queue    bool    // the shadow scales its service alone, not its prefill queue (enterKeepingQueue)
 	cached   bool    // the shadow's prefill less the prefix-cached context (fcfsShadow.workOf)
@@ -75,6 +77,11 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // with the lag), "-gated-wake-lag" (both with the lag),
 // "aging+warm+first-final-sure" and "-sure-fit" (the trigger at 95 %
 // confidence: tailSurelyPastArrivalOrder),
+// "aging+warm+first-final-forecast-fit" and "-forecast-fit-queue" (the
+// default's lane, its trigger reading the queue too: laneForecast),
+// "-forecast-slack-fit" and "-forecast-slack-fit-queue" (the same,
+// promoting only within the slack of the calls overtaken: fitsSlack),
+// each also with "-queue-cached" (both shadow switches: shadowCached),
 // "aging+warm+first-final-gated-fit-queue" (the default's lane with the
 // shadow scaling its calls' service alone, not their wait in its prefill
 // queue: enterKeepingQueue), "-gated-fit-cached" and "-gated-fit-queue-cached"
@@ -94,6 +101,9 @@ var laneTails = map[string]bool{
 	"first-final-gated-wake": true, "first-final-gated-lag": true, "first-final-gated-wake-lag": true, "swap": true,
 	"first-final-sure": true, "first-final-sure-fit": true, "first-final-gated-fit-queue": true,
 	"first-final-gated-fit-cached": true, "first-final-gated-fit-queue-cached": true,
+	"first-final-forecast-fit": true, "first-final-forecast-fit-queue": true,
+	"first-final-forecast-slack-fit": true, "first-final-forecast-slack-fit-queue": true,
+	"first-final-forecast-fit-queue-cached": true, "first-final-forecast-slack-fit-queue-cached": true,
 }
 
 func newTailRules(o Options) (tailRules, error) {
@@ -150,7 +160,7 @@ func newTailRules(o Options) (tailRules, error) {
 	case strings.HasPrefix(o.PitstopTail, "aging+warm+") && laneTails[strings.TrimPrefix(o.PitstopTail, "aging+warm+")]:
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
-			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "wake": &r.wake,
+			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "forecast": &r.forecast, "slack": &r.slack, "wake": &r.wake,
 				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached}[part] = true
 		}
 		return r, nil
@@ -158,7 +168,7 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+swap, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+first-final-forecast-fit, aging+warm+first-final-forecast-fit-queue, aging+warm+first-final-forecast-slack-fit, aging+warm+first-final-forecast-slack-fit-queue, aging+warm+first-final-forecast-fit-queue-cached, aging+warm+first-final-forecast-slack-fit-queue-cached, aging+warm+swap, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
