@@ -37,7 +37,7 @@ func TestAutoCVIgnored(t *testing.T) {
 }
 
 func TestAutoOrderNames(t *testing.T) {
-	for _, ok := range []string{"", "auto", "gittins-started"} {
+	for _, ok := range []string{"", "auto", "gittins-started", "gittins-started-call"} {
 		if err := (Options{ProgramOrder: ok}).Validate(); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}

@@ -33,9 +33,14 @@ package policy
 // Before any program has completed the distribution is a prior: programs
 // alike (one size), whose index rises with attained service, so arrival
 // order of DAG programs until the samples say otherwise (the old warm-up
-// order for DAGs); chains are in the call's order from the start, where
-// the old order had the attained-service queues until ten programs
-// completed.
+// order for DAGs). Chains, until ten programs have completed (the model is
+// not ready), go by the attained-service queues (least attained service
+// first, the order that assumes nothing of the distribution), then by the
+// call's order. That warm-up was kept by measurement, not derived: without
+// it ("gittins-started-call") chat's sustained rate fell one step on two of
+// three seeds (0.525 to 0.517 programs/s, below lamps's 0.521; the p99 at
+// the knife's edge, 85.4 against the 84.6 s target), while react @12's mean
+// gained 1-2.7 % (docs/results-policies.md, session 14, lead).
 //
 // "Where the samples inform" is where at least programModel.minN (10)
 // completed programs survive past a: the index of a tail that fewer
@@ -66,14 +71,20 @@ func (m *programModel) startedFirst() bool {
 // call's own order while every program is a single call (as auto), else,
 // for mostly-DAG programs, arrival order of programs while the index never
 // lets a fresh program pass a started one (startedFirst, the prior until
-// programs complete), else the call's memory-over-time.
+// programs complete), for chains the attained-service queues until the
+// model is ready (unless "gittins-started-call"), else the call's
+// memory-over-time.
 func (p *Pitstop) startedOrder() programOrder {
 	if p.noQueues || !p.a.table.anyMulti {
 		return byCall
 	}
 	t := &p.a.table
-	if 2*t.threaded >= t.programs && p.model.started {
+	dags := 2*t.threaded >= t.programs
+	switch {
+	case dags && p.model.started:
 		return byArrival
+	case !dags && !p.chainsCall && !p.model.ready():
+		return byQueue // chains' warm-up: least attained service first
 	}
 	return byCall
 }

@@ -139,6 +139,7 @@ type Pitstop struct {
 	lastOrder  programOrder // the order of the last full re-rank
 	forced     programOrder
 	restRules  restRules // "gittins-rest"'s hand-set rules switched back on
+	chainsCall bool      // "gittins-started-call": chains in the call's order from the start (gittins_started.go)
 	noMOT      bool
 	noDynamic  bool
 	noHeld     bool
@@ -189,6 +190,7 @@ func NewPitstop(o Options) *Pitstop {
 		fixedOrder: !isAuto(o.ProgramOrder),
 		forced:     forcedOrder(o.ProgramOrder),
 		restRules:  restRulesOf(o.ProgramOrder),
+		chainsCall: o.ProgramOrder == "gittins-started-call",
 		noMOT:      o.NoMemoryOverTime,
 		noDynamic:  o.NoDynamicHandling,
 		noHeld:     o.NoHeldFirst,

@@ -167,8 +167,10 @@ type Options struct {
 	// given the call's own rest, gittins_order.go) with any of the old
 	// rules back on: +cv, +shape, +warmup. Default auto, also named
 	// gittins-started (arrival order of DAG programs while the index never
-	// lets a fresh program pass a started one, else the call's order:
-	// gittins_started.go).
+	// lets a fresh program pass a started one; chains by attained service
+	// until ten programs completed; else the call's order:
+	// gittins_started.go), or gittins-started-call (chains in the call's
+	// order from the start).
 	ProgramOrder string
 	// ProgramIdle is how long, in seconds, a program must have had no call in
 	// the engine before pitstop counts it as complete and learns from its
@@ -306,7 +308,7 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case !isAuto(o.ProgramOrder) && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto (also named gittins-started), call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto (also named gittins-started), gittins-started-call, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
