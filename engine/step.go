@@ -220,7 +220,7 @@ func (e *Engine) finish(s *Sequence, err error) {
 	}
 	e.forgetTail(s)
 	e.unguard(s)
-	e.dropKV(s)
+	e.dropKVAs(s, e.policy.Retain(&e.view, s))
 	e.setState(s, Finished)
 	s.err = err
 	s.finishedAt = e.clock.Now()

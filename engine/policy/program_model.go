@@ -39,6 +39,9 @@ type programModel struct {
 	started   bool    // startedFirst at the last rebuild (gittins_started.go)
 	programs  float64 // completed programs counted in calls
 	calls     float64 // their calls
+	// atLeast[k] is how many completed programs made at least k calls
+	// (index 0 unused), for nextCall.
+	atLeast []float64
 }
 
 const programSamples = 4096
@@ -67,6 +70,7 @@ func (m *programModel) sweep(t *processTable, now time.Duration) {
 			m.add(r.attained().Seconds())
 			m.programs++
 			m.calls += float64(max(r.calls, 1))
+			m.countCalls(max(r.calls, 1))
 			delete(t.rows, id)
 		}
 	}
@@ -153,6 +157,30 @@ func (m *programModel) lastCall() float64 {
 		return 1
 	}
 	return m.programs / m.calls
+}
+
+// countCalls books a completed program's number of calls.
+func (m *programModel) countCalls(c int) {
+	for len(m.atLeast) <= c {
+		m.atLeast = append(m.atLeast, 0)
+	}
+	for k := 1; k <= c; k++ {
+		m.atLeast[k]++
+	}
+}
+
+// nextCall is the probability that a program that has made k calls makes
+// another: of the completed programs that made at least k, the share that
+// made k+1. ok is false until minN programs completed or when none made k
+// calls (longer than every sample: unknown).
+func (m *programModel) nextCall(k int) (q float64, ok bool) {
+	if m.programs < float64(m.minN) || k < 1 || k >= len(m.atLeast) || m.atLeast[k] == 0 {
+		return 0, false
+	}
+	if k+1 >= len(m.atLeast) {
+		return 0, true
+	}
+	return m.atLeast[k+1] / m.atLeast[k], true
 }
 
 // scale is the average context a second of service holds (tokens), which

@@ -151,6 +151,10 @@ type Options struct {
 	// would end past the deadline lane's due time stays ahead of the
 	// decodes; session 14).
 	PitstopBatch string
+	// PitstopEvict is pitstop's hint to the prefix cache of which finished
+	// calls' contexts go first (retainHint): "lru" (the default: no hint)
+	// or "program" (session 14).
+	PitstopEvict string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -333,6 +337,8 @@ func (o Options) Validate() error {
 		return badHandling(o)
 	case badBatch(o) != nil:
 		return badBatch(o)
+	case badEvict(o) != nil:
+		return badEvict(o)
 	case badLead(o) != nil:
 		return badLead(o)
 	case o.PitstopTailBound < 0:
