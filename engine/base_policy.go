@@ -58,6 +58,9 @@ func (BasePolicy) HostRank(*View, *Sequence) float64 { return 0 }
 // Retain: RetainLRU, the free queue in LRU order.
 func (BasePolicy) Retain(*View, *Sequence) Retention { return RetainLRU }
 
+// Cold: none.
+func (BasePolicy) Cold(*View) []string { return nil }
+
 // Observe: nothing.
 func (BasePolicy) Observe(*Event) {}
 

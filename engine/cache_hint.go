@@ -20,6 +20,11 @@ const (
 	// context unlikely ever to be matched again goes before any that is
 	// likely to be.
 	RetainLow
+	// RetainWatch: as RetainLRU, and the engine keeps the blocks' ids
+	// under the call's program, an opaque key, until the program's next
+	// call arrives, so that the policy can name the program in Cold later,
+	// when its context has become unlikely to be matched again.
+	RetainWatch
 )
 
 func (r Retention) String() string {
@@ -28,6 +33,8 @@ func (r Retention) String() string {
 		return "lru"
 	case RetainLow:
 		return "low"
+	case RetainWatch:
+		return "watch"
 	}
 	return fmt.Sprintf("Retention(%d)", int8(r))
 }
@@ -37,6 +44,62 @@ func (r Retention) String() string {
 // RetainLRU, so the free queue is exactly LRU.
 type Retainer interface {
 	Retain(v *View, s *Sequence) Retention
+	// Cold names programs whose last context, released as RetainWatch, is
+	// now unlikely to be matched again: its blocks that are still free and
+	// hold the same prefix move to the cold segment, the private tail
+	// first. Asked once per iteration while a context is watched. Default:
+	// none.
+	Cold(v *View) []string
+}
+
+// watchedCtx is a context released as RetainWatch: its blocks and the
+// hashes they held when freed.
+type watchedCtx struct {
+	ids    []int32
+	hashes []uint64
+}
+
+// watch keeps a finished call's freed blocks under its program's key.
+func (e *Engine) watch(s *Sequence) {
+	if !e.blocks.prefixCache || len(s.blocks) == 0 {
+		return
+	}
+	if e.watched == nil {
+		e.watched = make(map[string]watchedCtx)
+	}
+	w := watchedCtx{ids: make([]int32, 0, len(s.blocks)), hashes: make([]uint64, 0, len(s.blocks))}
+	for _, id := range s.blocks {
+		if b := &e.blocks.blocks[id]; b.hashed && !b.tail {
+			w.ids, w.hashes = append(w.ids, id), append(w.hashes, b.hash)
+		}
+	}
+	e.watched[s.req.Program] = w
+}
+
+// coldWatched asks the policy which watched contexts went cold and moves
+// them to the cold segment.
+func (e *Engine) coldWatched() {
+	if len(e.watched) == 0 {
+		return
+	}
+	for _, key := range e.policy.Cold(&e.view) {
+		if w, ok := e.watched[key]; ok {
+			e.blocks.Demote(w.ids, w.hashes)
+			delete(e.watched, key)
+		}
+	}
+}
+
+// Demote moves the blocks ids, last first, to the cold segment where each
+// is still free and still holds hashes[i] (not evicted and reused since).
+func (m *BlockManager) Demote(ids []int32, hashes []uint64) {
+	for i := len(ids) - 1; i >= 0; i-- {
+		b := &m.blocks[ids[i]]
+		if b.ref == 0 && b.inQueue && !b.cold && b.hashed && !b.tail && b.hash == hashes[i] {
+			m.unlinkFree(ids[i])
+			m.pushCold(ids[i])
+		}
+	}
 }
 
 // ReleaseAs frees a whole block table as Release does; with RetainLow the

@@ -604,6 +604,7 @@ func (p *Pitstop) Observe(e *engine.Event) {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
 	}
+	p.retain.observe(e, &p.model)
 	switch e.Kind {
 	case engine.EvPaused:
 		if st := stateOf(e.Seq); st.queue < 0 {
