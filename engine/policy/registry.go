@@ -152,8 +152,8 @@ type Options struct {
 	// decodes; session 14).
 	PitstopBatch string
 	// PitstopEvict is pitstop's hint to the prefix cache of which finished
-	// calls' contexts go first (retainHint): "lru" (the default: no hint)
-	// or "program" (session 14).
+	// calls' contexts go first (retainHint): "program" (the default since
+	// session 14: Belady's rule against the LRU head) or "lru" (no hint).
 	PitstopEvict string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
@@ -262,6 +262,12 @@ func (o Options) Defaults() Options {
 	// re-prefill no longer takes the token budget from younger decodes.
 	if o.PitstopBatch == "" {
 		o.PitstopBatch = "decode-first"
+	}
+	// Session 14 (docs/results-policies.md, "the scheduler tells the prefix
+	// cache which contexts come back"): a finished program's context goes
+	// before the LRU head once it is the less likely to be reused.
+	if o.PitstopEvict == "" {
+		o.PitstopEvict = "program"
 	}
 	// Session 11's host room (docs/results-policies.md, "session 11:
 	// admissions and preserved calls" and "session 11, lead"): the

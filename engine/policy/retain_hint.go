@@ -14,8 +14,8 @@ import (
 // retainHint is pitstop's say in which cached contexts the prefix cache
 // gives up first (Options.PitstopEvict, engine.Retainer):
 //
-//   - lru (the default): no hint; the engine's free queue stays LRU.
-//   - program: Belady's rule, evict what is least likely to be reused, with
+//   - lru: no hint; the engine's free queue stays LRU.
+//   - program (the default since session 14): Belady's rule, evict what is least likely to be reused, with
 //     probabilities learned online from the programs, family-agnostic. A
 //     program's context, freed when its last call in the engine finishes
 //     and not yet matched again t seconds later, comes back with
@@ -116,9 +116,9 @@ const noPace = math.MinInt
 // newRetainHint reads Options.PitstopEvict.
 func newRetainHint(mode string) (retainHint, error) {
 	switch mode {
-	case "", "lru":
+	case "lru":
 		return retainHint{}, nil
-	case "program":
+	case "", "program":
 		return retainHint{byProgram: true, watch: map[string]watched{}, gaps: map[string]*gapStat{}, byPace: map[int]*gapSamples{}}, nil
 	}
 	return retainHint{}, fmt.Errorf("unknown pitstop eviction hint %q (valid: lru, program)", mode)

@@ -52,7 +52,7 @@ func TestNextCallCountsLiveProgramsAsCensored(t *testing.T) {
 	}
 }
 
-// With the default nothing is hinted; with "program" a finished program's
+// With "lru" nothing is hinted; with "program" (the default) a finished program's
 // context is watched while it is likelier to come back than the LRU head,
 // and goes cold at the finish when it is not.
 func TestRetainHintsByTheLearnedNextCall(t *testing.T) {
@@ -61,8 +61,8 @@ func TestRetainHintsByTheLearnedNextCall(t *testing.T) {
 		head float64 // the LRU head's probability of reuse
 		want engine.Retention
 	}{
-		{"", 0.9, engine.RetainLRU},
 		{"lru", 0.9, engine.RetainLRU},
+		{"", 0.9, engine.RetainLow},
 		{"program", 0, engine.RetainWatch},
 		{"program", 0.01, engine.RetainWatch},
 		{"program", 0.9, engine.RetainLow},
@@ -78,6 +78,9 @@ func TestRetainHintsByTheLearnedNextCall(t *testing.T) {
 		v := h.e.View()
 		if got := p.Retain(&v, a); got != engine.RetainLRU {
 			t.Errorf("%q: hint %v before any program completed, want lru", tc.mode, got)
+		}
+		if tc.mode == "" && !p.retain.byProgram {
+			t.Errorf("the default is not program")
 		}
 		completed(&p.model, 40, 1) // single-call programs: q = 1/42 at k = 1
 		p.retain.head = tc.head
