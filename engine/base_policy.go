@@ -55,6 +55,12 @@ func (BasePolicy) Evict(*View, *Sequence) handling.Kind { return handling.Discar
 // HostRank: all alike, so nothing on the host tier gives way to a newcomer.
 func (BasePolicy) HostRank(*View, *Sequence) float64 { return 0 }
 
+// Retain: RetainLRU, the free queue in LRU order.
+func (BasePolicy) Retain(*View, *Sequence) Retention { return RetainLRU }
+
+// Cold: none.
+func (BasePolicy) Cold(*View) []string { return nil }
+
 // Observe: nothing.
 func (BasePolicy) Observe(*Event) {}
 

@@ -22,6 +22,11 @@ type BlockManager struct {
 	// secondChance is Config.CacheEviction's CacheSecondChance
 	// (cache_eviction.go).
 	secondChance bool
+	// coldTail is the last block of the free queue's cold segment, -1 when
+	// it is empty: blocks released as RetainLow, kept at the head so they
+	// are evicted before every other free block, least recently freed
+	// first (cache_hint.go).
+	coldTail int32
 	// beforeEvict, when set, is called before a cached block is evicted; it
 	// reports whether it changed the free queue (the engine's rescue).
 	beforeEvict func(id int32) bool
@@ -43,6 +48,7 @@ type block struct {
 	next    int32
 	inQueue bool
 	reused  bool // matched as a cached prefix since it last had a second chance (CacheSecondChance)
+	cold    bool // in the free queue's cold segment (RetainLow)
 }
 
 // freeQueue is an intrusive doubly-linked list of blocks with ref 0: freed
@@ -63,6 +69,7 @@ func NewBlockManager(numBlocks, blockSize int, prefixCache bool) *BlockManager {
 		blocks:      make([]block, numBlocks),
 		free:        freeQueue{head: -1, tail: -1},
 		cached:      make(map[uint64]int32),
+		coldTail:    -1,
 	}
 	for i := range m.blocks {
 		m.blocks[i].prev, m.blocks[i].next = -1, -1
@@ -102,6 +109,10 @@ func (m *BlockManager) pushFree(id int32) {
 
 func (m *BlockManager) unlinkFree(id int32) {
 	b := &m.blocks[id]
+	if id == m.coldTail {
+		m.coldTail = b.prev // the segment is a prefix of the queue: prev is cold or -1
+	}
+	b.cold = false
 	if b.prev >= 0 {
 		m.blocks[b.prev].next = b.next
 	} else {
@@ -308,8 +319,16 @@ func (m *BlockManager) Check(tables [][]int32) error {
 			want[id]++
 		}
 	}
-	inQueue := 0
+	inQueue, inCold, coldEnd := 0, true, int32(-1)
 	for i := m.free.head; i >= 0; i = m.blocks[i].next {
+		if m.blocks[i].cold {
+			if !inCold {
+				return fmt.Errorf("cold block %d follows a warm one in the free queue", i)
+			}
+			coldEnd = i
+		} else {
+			inCold = false
+		}
 		inQueue++
 		if inQueue > len(m.blocks) {
 			return fmt.Errorf("free queue has a cycle")
@@ -317,6 +336,9 @@ func (m *BlockManager) Check(tables [][]int32) error {
 		if !m.blocks[i].inQueue {
 			return fmt.Errorf("block %d is linked in the free queue but not marked", i)
 		}
+	}
+	if coldEnd != m.coldTail {
+		return fmt.Errorf("cold segment ends at block %d, coldTail says %d", coldEnd, m.coldTail)
 	}
 	if inQueue != m.free.n {
 		return fmt.Errorf("free queue holds %d blocks, counter says %d", inQueue, m.free.n)

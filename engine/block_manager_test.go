@@ -15,6 +15,7 @@ type bmModel struct {
 	host   *kvswap.HostTier
 	seqs   []*bmSeq
 	nextTk int32
+	hinted bool // finishes with an odd argument release as RetainLow
 }
 
 type bmSeq struct {
@@ -87,7 +88,11 @@ func (m *bmModel) op(code byte, arg byte) {
 		if len(m.seqs) > 0 {
 			i := int(arg) % len(m.seqs)
 			s := m.seqs[i]
-			m.bm.Release(s.blocks)
+			r := RetainLRU
+			if m.hinted && arg&1 == 1 {
+				r = RetainLow
+			}
+			m.bm.ReleaseAs(s.blocks, r)
 			if len(s.host) > 0 {
 				m.host.Free(s.host)
 			}
@@ -202,7 +207,13 @@ func runOps(t testing.TB, prefix bool, ops []byte) {
 
 // runOpsWith is runOps with the prefix cache's eviction order ev.
 func runOpsWith(t testing.TB, prefix bool, ev CacheEviction, ops []byte) {
-	m := &bmModel{t: t, bm: NewBlockManager(24, 4, prefix), host: kvswap.NewHostTier(16, 1, false)}
+	runOpsHinted(t, prefix, ev, false, ops)
+}
+
+// runOpsHinted is runOpsWith where, when hinted, half the finishes release
+// their blocks as RetainLow (cache_hint.go).
+func runOpsHinted(t testing.TB, prefix bool, ev CacheEviction, hinted bool, ops []byte) {
+	m := &bmModel{t: t, bm: NewBlockManager(24, 4, prefix), host: kvswap.NewHostTier(16, 1, false), hinted: hinted}
 	m.bm.SetEviction(ev)
 	for i := 0; i+1 < len(ops); i += 2 {
 		m.op(ops[i], ops[i+1])
@@ -222,7 +233,7 @@ func TestBlockManagerRandomOps(t *testing.T) {
 		if seed%4 == 0 {
 			ev = CacheSecondChance
 		}
-		runOpsWith(t, seed%2 == 0, ev, ops)
+		runOpsHinted(t, seed%2 == 0, ev, seed%3 == 0, ops)
 	}
 }
 

@@ -64,6 +64,7 @@ type Engine struct {
 	observer []Observer // the policy first
 
 	blocks     *BlockManager
+	watched    map[string]watchedCtx // contexts released as RetainWatch, by program (cache_hint.go)
 	host       *kvswap.HostTier
 	swapBudget *kvswap.Budget
 	timers     timers
@@ -200,6 +201,7 @@ func (e *Engine) SubmitNow(r Request) (*Sequence, error) {
 	e.seqs[s.id] = s
 	e.becomeReady(s)
 	s.prog = e.programs.arrive(s, now)
+	delete(e.watched, r.Program) // its context is in use again
 	e.emit(Event{Kind: EvArrived, Seq: s})
 	return s, nil
 }

@@ -143,8 +143,11 @@ func (e *Engine) discard(s *Sequence) {
 }
 
 // dropKV frees everything a call's KV holds, on the device and the host.
-func (e *Engine) dropKV(s *Sequence) {
-	e.blocks.Release(s.blocks)
+func (e *Engine) dropKV(s *Sequence) { e.dropKVAs(s, RetainLRU) }
+
+// dropKVAs is dropKV with the policy's hint for the freed device blocks.
+func (e *Engine) dropKVAs(s *Sequence, r Retention) {
+	e.blocks.ReleaseAs(s.blocks, r)
 	s.blocks = nil
 	e.releaseHost(s)
 	s.computed, s.committed, s.place = 0, 0, Dropped

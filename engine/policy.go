@@ -36,6 +36,7 @@ type Policy interface {
 	Admission
 	Victims
 	HostRanker
+	Retainer
 	Observer
 	Queuer
 }

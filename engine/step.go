@@ -47,6 +47,7 @@ func (e *Engine) rank() {
 		}
 	}
 	e.dirty = e.dirty[:0]
+	e.coldWatched()
 	if e.policy.Refresh(&e.view) {
 		e.queue.rerank(func(s *Sequence) Priority { return e.policy.Priority(&e.view, s) })
 		return
@@ -220,7 +221,11 @@ func (e *Engine) finish(s *Sequence, err error) {
 	}
 	e.forgetTail(s)
 	e.unguard(s)
-	e.dropKV(s)
+	r := e.policy.Retain(&e.view, s)
+	if r == RetainWatch {
+		e.watch(s)
+	}
+	e.dropKVAs(s, r)
 	e.setState(s, Finished)
 	s.err = err
 	s.finishedAt = e.clock.Now()

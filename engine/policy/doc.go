@@ -33,6 +33,9 @@
 //	HostRank       whose parked host KV gives way to a newcomer    all alike: nothing gives way,
 //	               when the host tier is full (ranked after it,    the newcomer is discarded
 //	               latest first)
+//	Retain, Cold   where a finished call's freed blocks join the   the free queue's tail: LRU
+//	               prefix cache's free queue (its cold head goes
+//	               first), and later which programs' go cold
 //	Observe        every engine event (the policy sees it first)   ignored
 //	Queue          a waiting call's queue, for metrics             0
 //
@@ -47,7 +50,9 @@
 // takes Belady's rule on a full host tier with Options.HostEviction "resume"
 // (ResumeOrder, a wrapper that overrides HostRank alone). A policy's swap
 // decisions count the host room that parked KV would give up to the call
-// (View.HostRoom), so an override of HostRank reaches them too.
+// (View.HostRoom), so an override of HostRank reaches them too. pitstop
+// with Options.PitstopEvict "program" tells the prefix cache which finished
+// programs' contexts to evict first (Retain, Cold: retain_hint.go).
 //
 // # Overriding a hook, wrapping a policy
 //

@@ -157,6 +157,7 @@ type Pitstop struct {
 	lead       programLead  // how far an older program goes ahead in arrival order (program_lead.go)
 	deadlines  deadlineLane // least-laxity promotion against arrival-order deadlines (deadline_lane.go)
 	batch      batchOrder   // the order of the calls on the device (decode_first.go)
+	retain     retainHint   // which finished calls' cached contexts are evicted first (retain_hint.go)
 }
 
 // NewPitstop builds the policy.
@@ -177,6 +178,7 @@ func NewPitstop(o Options) *Pitstop {
 	lead, _ := newProgramLead(o.PitstopProgramLead)
 	lead.started, _ = newAdmission(o.PitstopAdmission)
 	batch, _ := newBatchOrder(o.PitstopBatch)
+	retain, _ := newRetainHint(o.PitstopEvict)
 	p := &Pitstop{
 		a:          a,
 		model:      newProgramModel(o.ProgramIdle),
@@ -206,6 +208,7 @@ func NewPitstop(o Options) *Pitstop {
 		memory:     memory,
 		lead:       lead,
 		batch:      batch,
+		retain:     retain,
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
@@ -630,6 +633,7 @@ func (p *Pitstop) Observe(e *engine.Event) {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
 	}
+	p.retain.observe(e, &p.model)
 	switch e.Kind {
 	case engine.EvPaused:
 		if st := stateOf(e.Seq); st.queue < 0 {

@@ -39,6 +39,10 @@ type programModel struct {
 	started   bool    // startedFirst at the last rebuild (gittins_started.go)
 	programs  float64 // completed programs counted in calls
 	calls     float64 // their calls
+	// atLeast[k] is how many completed programs made at least k calls,
+	// liveAtLeast[k] how many programs not yet completed have made at
+	// least k so far (index 0 unused), for nextCall.
+	atLeast, liveAtLeast []float64
 }
 
 const programSamples = 4096
@@ -67,6 +71,7 @@ func (m *programModel) sweep(t *processTable, now time.Duration) {
 			m.add(r.attained().Seconds())
 			m.programs++
 			m.calls += float64(max(r.calls, 1))
+			m.countCalls(max(r.calls, 1))
 			delete(t.rows, id)
 		}
 	}
@@ -153,6 +158,59 @@ func (m *programModel) lastCall() float64 {
 		return 1
 	}
 	return m.programs / m.calls
+}
+
+// countCalls books a completed program's number of calls: it leaves the
+// live counts for the completed ones.
+func (m *programModel) countCalls(c int) {
+	for len(m.atLeast) <= c {
+		m.atLeast = append(m.atLeast, 0)
+	}
+	for k := 1; k <= c; k++ {
+		m.atLeast[k]++
+		if k < len(m.liveAtLeast) {
+			m.liveAtLeast[k] = max(m.liveAtLeast[k]-1, 0)
+		}
+	}
+}
+
+// arrived books a live program's c-th call.
+func (m *programModel) arrived(c int) {
+	if c < 1 {
+		return
+	}
+	for len(m.liveAtLeast) <= c {
+		m.liveAtLeast = append(m.liveAtLeast, 0)
+	}
+	m.liveAtLeast[c]++
+}
+
+// nextCall is the probability that a program that has made k calls makes
+// another, the Kaplan–Meier hazard's complement: of the programs known to
+// have made k calls and whether they made a (k+1)-th (the completed ones
+// with at least k, and the live ones already past k), the share that did.
+// Live programs still at k are censored, not counted as ended, so that the
+// long programs still running do not make the estimate favour the short
+// ones that completed first. A uniform prior ((went on + 1) / (known + 2))
+// makes a tail seen in few programs read as uncertain. ok is false until
+// minN programs completed, or when fewer than minN programs are known at k
+// (nothing to go on).
+func (m *programModel) nextCall(k int) (q float64, ok bool) {
+	if m.programs < float64(m.minN) || k < 1 {
+		return 0, false
+	}
+	at := func(xs []float64, i int) float64 {
+		if i < len(xs) {
+			return xs[i]
+		}
+		return 0
+	}
+	on := at(m.atLeast, k+1) + at(m.liveAtLeast, k+1)
+	known := at(m.atLeast, k) + at(m.liveAtLeast, k+1)
+	if known < float64(m.minN) {
+		return 0, false
+	}
+	return (on + 1) / (known + 2), true
 }
 
 // scale is the average context a second of service holds (tokens), which

@@ -151,6 +151,10 @@ type Options struct {
 	// would end past the deadline lane's due time stays ahead of the
 	// decodes; session 14).
 	PitstopBatch string
+	// PitstopEvict is pitstop's hint to the prefix cache of which finished
+	// calls' contexts go first (retainHint): "program" (the default since
+	// session 14: Belady's rule against the LRU head) or "lru" (no hint).
+	PitstopEvict string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -261,6 +265,12 @@ func (o Options) Defaults() Options {
 	if o.PitstopBatch == "" {
 		o.PitstopBatch = "decode-first"
 	}
+	// Session 14 (docs/results-policies.md, "the scheduler tells the prefix
+	// cache which contexts come back"): a finished program's context goes
+	// before the LRU head once it is the less likely to be reused.
+	if o.PitstopEvict == "" {
+		o.PitstopEvict = "program"
+	}
 	// Session 11's host room (docs/results-policies.md, "session 11:
 	// admissions and preserved calls" and "session 11, lead"): the
 	// host-room admission plus the peak-memory admission. Session 9's
@@ -335,6 +345,8 @@ func (o Options) Validate() error {
 		return badHandling(o)
 	case badBatch(o) != nil:
 		return badBatch(o)
+	case badEvict(o) != nil:
+		return badEvict(o)
 	case badLead(o) != nil:
 		return badLead(o)
 	case o.PitstopTailBound < 0:
