@@ -214,9 +214,10 @@ func TestPitstopTailBound(t *testing.T) {
 // DAGs (tree searches): arrival order while the learned Gittins index never
 // lets a fresh program pass a started one (before any program completed,
 // the prior of programs alike), by the call's memory-over-time otherwise;
-// chains and mixed shapes: the call's memory-over-time (session 14 replaced
-// the CV threshold and the warm-up orders, session 13 removed the shape
-// rule and the queues for a heavy tail).
+// chains and mixed shapes: the program's attained-service queue until the
+// model of completed programs is ready, the call's memory-over-time after
+// (session 14 replaced the CV threshold and the DAGs' warm-up order,
+// session 13 removed the shape rule and the queues for a heavy tail).
 func TestProgramOrder(t *testing.T) {
 	oneSize := func(i int) float64 { return 10 + float64(i%3) }
 	cases := []struct {
@@ -227,7 +228,7 @@ func TestProgramOrder(t *testing.T) {
 		want    programOrder
 	}{
 		{"single-call programs", false, 0, nil, byCall},
-		{"multi-call programs, model not ready", true, 0, nil, byCall},
+		{"multi-call programs, model not ready", true, 0, nil, byQueue},
 		{"mostly DAGs, model not ready", true, 2, nil, byArrival},
 		{"heavy-tailed programs", true, 0, func(i int) float64 {
 			if i%10 == 0 {
@@ -345,32 +346,22 @@ func TestPitstopHandling(t *testing.T) {
 }
 
 // TestPitstopQueueMetric: pitstop reports its program queues for metrics
-// while programs are in queues (ProgramOrder "queues"; the default order
-// has had none since session 14), queue 0 otherwise.
+// once programs have several calls, queue 0 before.
 func TestPitstopQueueMetric(t *testing.T) {
-	for _, tc := range []struct {
-		order  string
-		queued bool
-	}{{"", false}, {"queues", true}} {
-		p := NewPitstop(Options{ProgramOrder: tc.order})
-		h := newHarness(t, p, testConfig())
-		adv := h.submit("advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
-		stateOf(adv).row.service = 5 * time.Second
-		want := 0
-		if tc.queued {
-			want = p.a.queues.index(5 * time.Second)
-		}
-		if q := p.Queue(adv); q != want {
-			t.Fatalf("order %q: queue %d, want %d", tc.order, q, want)
-		}
-		// Two calls of "old" at once make it a DAG; with two other
-		// programs DAGs are a minority: the default's call order.
-		h.submit("other", "x", "main", 8, []seg{{decode: 5}}, nil)
-		h.submit("another", "y", "main", 8, []seg{{decode: 5}}, nil)
-		h.submit("second", "old", "t2", 8, []seg{{decode: 5}}, nil)
-		if q := p.Queue(adv); q != want || (tc.queued && q == 0) {
-			t.Fatalf("order %q, multi-call programs: queue %d, want %d", tc.order, q, want)
-		}
+	p := NewPitstop(Options{})
+	h := newHarness(t, p, testConfig())
+	adv := h.submit("advanced", "old", "main", 8, []seg{{decode: 5}}, nil)
+	stateOf(adv).row.service = 5 * time.Second
+	if q := p.Queue(adv); q != 0 {
+		t.Fatalf("single-call programs: queue %d, want 0", q)
+	}
+	// Two calls of "old" at once make it a DAG; with two other programs
+	// DAGs are a minority: queues until the model of programs is ready.
+	h.submit("other", "x", "main", 8, []seg{{decode: 5}}, nil)
+	h.submit("another", "y", "main", 8, []seg{{decode: 5}}, nil)
+	h.submit("second", "old", "t2", 8, []seg{{decode: 5}}, nil)
+	if q := p.Queue(adv); q != p.a.queues.index(5*time.Second) || q == 0 {
+		t.Fatalf("multi-call programs: queue %d, want %d", q, p.a.queues.index(5*time.Second))
 	}
 }
 
