@@ -104,9 +104,16 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 		}
 	}
 	recs := tracetest.Records(t, sink, 2*programs+3*programs/2)
-	// Each call's records are written together, calls in any order: put
-	// them in the order they ran.
-	slices.SortStableFunc(recs, func(a, b predictor.TraceRecord) int { return strings.Compare(a.Program, b.Program) })
+	// Each call's records are written together, calls in any order (a
+	// call's trace may reach the sink after the next call's, under load):
+	// put them in the order they ran, by program and then by segment, which
+	// counts on across a program's calls and its restarts.
+	slices.SortStableFunc(recs, func(a, b predictor.TraceRecord) int {
+		if c := strings.Compare(a.Program, b.Program); c != 0 {
+			return c
+		}
+		return a.Segment - b.Segment
+	})
 	pred := make([]int, len(recs))
 	probs := make([][]float32, len(recs))
 	for i, r := range recs {

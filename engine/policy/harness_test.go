@@ -226,3 +226,18 @@ func untilIteration(n int) func(*engine.Event) bool {
 		return i >= n
 	}
 }
+
+// submitCachedAndFresh runs a 40-token call "a" to its end, then submits
+// "b", whose prompt is a's first 40 tokens (36 of them cached: nine whole
+// blocks of 4), and "c", a fresh 40-token prompt; both decode 4 tokens.
+func submitCachedAndFresh(t testing.TB, h *harness) (b, c *engine.Sequence) {
+	t.Helper()
+	a := h.submit("a", "pa", "main", 40, []seg{{decode: 4}}, nil)
+	h.run(nil)
+	prompt := append([]int32(nil), a.Tokens()[:40]...)
+	b, err := h.e.SubmitNow(engine.Request{Name: "b", Program: "pb", Thread: "main", Prompt: prompt, Controller: &ctl{truth: []seg{{decode: 4}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, h.submit("c", "pc", "main", 40, []seg{{decode: 4}}, nil)
+}

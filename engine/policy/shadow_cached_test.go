@@ -14,14 +14,7 @@ import (
 func TestShadowCachedPrefill(t *testing.T) {
 	p := NewPitstop(Options{})
 	h := newHarness(t, p, testConfig())
-	a := h.submit("a", "pa", "main", 40, []seg{{decode: 4}}, nil)
-	h.run(nil)
-	prompt := append([]int32(nil), a.Tokens()[:40]...)
-	b, err := h.e.SubmitNow(engine.Request{Name: "b", Program: "pb", Thread: "main", Prompt: prompt, Controller: &ctl{truth: []seg{{decode: 4}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := h.submit("c", "pc", "main", 40, []seg{{decode: 4}}, nil)
+	b, c := submitCachedAndFresh(t, h)
 	v := h.e.View()
 	if got := v.CachedPrefix(b); got != 36 {
 		t.Fatalf("cached prefix %d, want 36: the test's premise", got)
