@@ -92,13 +92,18 @@ func (r *progRow) attained() time.Duration {
 }
 
 func (m *programModel) add(x float64) {
-	if len(m.samples) < programSamples {
-		m.samples = append(m.samples, x)
-	} else {
-		m.samples[m.next] = x
-		m.next = (m.next + 1) % programSamples
-	}
+	m.samples, m.next = pushRing(m.samples, m.next, x, programSamples)
 	m.fresh++
+}
+
+// pushRing appends x to a sample of at most max values, overwriting the
+// oldest (at next) once full, and returns the sample and the next slot.
+func pushRing(xs []float64, next int, x float64, max int) ([]float64, int) {
+	if len(xs) < max {
+		return append(xs, x), next
+	}
+	xs[next] = x
+	return xs, (next + 1) % max
 }
 
 func (m *programModel) rebuild() {

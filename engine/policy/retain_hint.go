@@ -74,12 +74,7 @@ type gapSamples struct {
 const gapSampleCap = 4096
 
 func (g *gapSamples) add(x float64) {
-	if len(g.ring) < gapSampleCap {
-		g.ring = append(g.ring, x)
-	} else {
-		g.ring[g.next] = x
-		g.next = (g.next + 1) % gapSampleCap
-	}
+	g.ring, g.next = pushRing(g.ring, g.next, x, gapSampleCap) // program_model.go
 	g.fresh++
 }
 
