@@ -153,13 +153,22 @@ func (m *BlockManager) allocate() int32 {
 }
 
 // release drops one reference; the last one returns the block to the free queue.
-func (m *BlockManager) release(id int32) {
+func (m *BlockManager) release(id int32) { m.releaseAs(id, RetainLRU) }
+
+// releaseAs is release with a policy's hint: a block that reaches ref 0
+// joins the free queue's tail, or with RetainLow its cold segment
+// (cache_hint.go).
+func (m *BlockManager) releaseAs(id int32, r Retention) {
 	b := &m.blocks[id]
 	if b.ref <= 0 {
 		panic(fmt.Sprintf("engine: block %d released with refcount %d", id, b.ref))
 	}
 	b.ref--
-	if b.ref == 0 {
+	switch {
+	case b.ref > 0:
+	case r == RetainLow:
+		m.pushCold(id)
+	default:
 		m.pushFree(id)
 	}
 }

@@ -107,19 +107,8 @@ func (m *BlockManager) Demote(ids []int32, hashes []uint64) {
 // orders them, so the call's shared prefix outlives its private tail there
 // too.
 func (m *BlockManager) ReleaseAs(table []int32, r Retention) {
-	if r != RetainLow {
-		m.Release(table)
-		return
-	}
 	for i := len(table) - 1; i >= 0; i-- {
-		b := &m.blocks[table[i]]
-		if b.ref <= 0 {
-			panic(fmt.Sprintf("engine: block %d released with refcount %d", table[i], b.ref))
-		}
-		b.ref--
-		if b.ref == 0 {
-			m.pushCold(table[i])
-		}
+		m.releaseAs(table[i], r)
 	}
 }
 

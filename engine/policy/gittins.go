@@ -60,10 +60,7 @@ func gittinsGrid(sorted []float64) []float64 {
 // the survivors' remaining service.
 func gittinsAt(sorted, suffix []float64, a float64) float64 {
 	n := len(sorted)
-	i, _ := slices.BinarySearch(sorted, a)
-	for i < n && sorted[i] <= a {
-		i++
-	}
+	i := firstAbove(sorted, a)
 	if i == n {
 		return 0 // longer than every sample: nothing known, lowest index
 	}

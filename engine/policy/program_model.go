@@ -137,10 +137,7 @@ func (m *programModel) ready() bool { return len(m.sorted) >= m.minN }
 // keeps the residual finite and growing).
 func (m *programModel) residual(a float64) float64 {
 	n := len(m.sorted)
-	i, _ := slices.BinarySearch(m.sorted, a)
-	for i < n && m.sorted[i] <= a {
-		i++
-	}
+	i := firstAbove(m.sorted, a)
 	if i == n {
 		return a
 	}

@@ -116,10 +116,6 @@ func (d *deadlineLane) tailForecastPastArrivalOrder() bool {
 	}
 	bar := d.slackOr1() * max(fcfs, d.reference)
 	done := d.edf.realized.sorted
-	i, _ := slices.BinarySearch(done, bar)
-	for i < len(done) && done[i] <= bar {
-		i++
-	}
-	late := len(done) - i + d.forecast.late
+	late := len(done) - firstAbove(done, bar) + d.forecast.late
 	return 100*late > len(done)+d.forecast.seen
 }

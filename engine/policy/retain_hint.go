@@ -63,6 +63,15 @@ type gapStat struct {
 	idleSince time.Duration
 }
 
+// mean is the program's mean gap so far, seconds (paceOf's input); 0
+// before its first gap.
+func (g *gapStat) mean() float64 {
+	if g == nil || g.n == 0 {
+		return 0
+	}
+	return g.sum / g.n
+}
+
 // gapSamples is a bounded sample of gaps with its sorted copy.
 type gapSamples struct {
 	ring   []float64
@@ -89,11 +98,7 @@ func (g *gapSamples) survival(x float64, minN int) (float64, bool) {
 		slices.Sort(g.sorted)
 		g.fresh = 0
 	}
-	i, _ := slices.BinarySearch(g.sorted, x)
-	for i < len(g.sorted) && g.sorted[i] <= x {
-		i++
-	}
-	return float64(len(g.sorted)-i) / float64(len(g.sorted)), true
+	return float64(len(g.sorted)-firstAbove(g.sorted, x)) / float64(len(g.sorted)), true
 }
 
 // paceOf is the class of a program's pace, the mean of its gaps so far in
@@ -139,11 +144,7 @@ func (p *Pitstop) Retain(v *engine.View, s *engine.Sequence) engine.Retention {
 	if q < h.head {
 		return engine.RetainLow
 	}
-	w := watched{since: v.Now, q: q}
-	if g := h.gaps[prog.ID]; g != nil && g.n > 0 {
-		w.scale = g.sum / g.n
-	}
-	h.watch[prog.ID] = w
+	h.watch[prog.ID] = watched{since: v.Now, q: q, scale: h.gaps[prog.ID].mean()}
 	return engine.RetainWatch
 }
 
@@ -245,11 +246,7 @@ func (h *retainHint) observe(e *engine.Event, model *programModel) {
 		}
 		if g.idle {
 			gap := (e.Time - g.idleSince).Seconds()
-			scale := 0.0
-			if g.n > 0 {
-				scale = g.sum / g.n
-			}
-			pace := paceOf(scale)
+			pace := paceOf(g.mean())
 			if h.byPace[pace] == nil {
 				h.byPace[pace] = &gapSamples{}
 			}
