@@ -28,11 +28,14 @@ import (
 //     inform it; before any has completed, the prior of programs alike):
 //     sharing the engine between such programs only delays all of them; a
 //     program's own calls go longest first (LPT), since the program ends
-//     with its longest branch. Otherwise the call's memory-over-time alone
-//     decides. ProgramOrder fixes the order instead. Session 14 put this
-//     one question to the index in place of the last two hand rules (the CV
-//     threshold 0.7 and the warm-up orders: docs/results-policies.md); the
-//     shape rule, the tail guard and the queues for a heavy tail were
+//     with its longest branch. Chains (one call of a program at a time) go
+//     by their program's attained-service queue (least-served first, as
+//     ATLAS) until ten programs have completed, a warm-up kept by
+//     measurement (chat's sustained rate). Otherwise the call's
+//     memory-over-time alone decides. ProgramOrder fixes the order instead.
+//     Session 14 put this one question to the index in place of the CV
+//     threshold 0.7 and the DAGs' warm-up order (docs/results-policies.md);
+//     the shape rule, the tail guard and the queues for a heavy tail were
 //     removed in session 13.
 //   - Predicted handling at the tool call: the least waste (InferCept's
 //     model) with the predicted tool time; re-checked every iteration once
