@@ -24,12 +24,24 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
 
-L, HID, NH, KVH, HD, FF, VOCAB = 32, 4096, 32, 8, 128, 14336, 128256
+# The shapes measured, by --model NAME (default llama3-8b). vicuna-13b is
+# Llama-2-13B's shape (multi-head attention, 40 layers); gptj-6b is GPT-J 6B's
+# (multi-head attention with 256-wide heads, rotary on the first 64 dims,
+# LayerNorm, a GELU MLP in parallel with attention). Random weights: the time
+# of an iteration depends on the shapes, not the values. The KV buffers hold
+# what an 80 GB card holds after the weights (the profile's capacity).
+MODELS = {
+    # layers, hidden, query heads, KV heads, head dim, FFN, vocabulary, rotary dims,
+    # rope theta, style, KV tokens, dtype
+    "llama3-8b": (32, 4096, 32, 8, 128, 14336, 128256, 128, 500000.0, "llama", 262144, torch.bfloat16),
+    "vicuna-13b": (40, 5120, 40, 40, 128, 13824, 32000, 128, 10000.0, "llama", 40960, torch.float16),
+    "gptj-6b": (28, 4096, 16, 16, 256, 16384, 50400, 64, 10000.0, "gptj", 98304, torch.float16),
+}
+MODEL = sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv else "llama3-8b"
+L, HID, NH, KVH, HD, FF, VOCAB, ROT, THETA, STYLE, MAX_KV_TOKENS, DT = MODELS[MODEL]
 GROUP = NH // KVH
-DT = torch.bfloat16
 DEV = "cuda"
 BLOCK = 16  # tokens per KV block, as the profile
-MAX_KV_TOKENS = 262144  # per layer K and V buffers: 32 GiB in all
 
 
 def log(*a):
@@ -52,13 +64,14 @@ class Model:
                 wqkv=w(HID, (NH + 2 * KVH) * HD),
                 wo=w(NH * HD, HID),
                 norm2=torch.ones(HID, device=DEV, dtype=DT),
-                wgu=w(HID, 2 * FF),
+                # SwiGLU's gate and up projections in one matrix; GPT-J's fc_in alone.
+                wgu=w(HID, 2 * FF if STYLE == "llama" else FF),
                 wdown=w(FF, HID),
                 k=torch.empty(MAX_KV_TOKENS * KVH * HD, device=DEV, dtype=DT),
                 v=torch.empty(MAX_KV_TOKENS * KVH * HD, device=DEV, dtype=DT),
             ))
         self.final_norm = torch.ones(HID, device=DEV, dtype=DT)
-        inv = 1.0 / (500000.0 ** (torch.arange(0, HD, 2, device=DEV, dtype=torch.float32) / HD))
+        inv = 1.0 / (THETA ** (torch.arange(0, ROT, 2, device=DEV, dtype=torch.float32) / ROT))
         pos = torch.arange(0, 131072, device=DEV, dtype=torch.float32)
         ang = torch.outer(pos, inv)
         self.cos = torch.cos(ang).to(DT)
@@ -66,11 +79,25 @@ class Model:
         self.gqa_path = None
 
     def rope(self, x, pos):
-        # x [T, heads, HD]; rotate-half form.
+        # x [T, heads, HD]; rotate-half form on the first ROT dims (all of them
+        # but for GPT-J, which rotates 64 of 256).
         c = self.cos[pos].unsqueeze(1)
         s = self.sin[pos].unsqueeze(1)
-        x1, x2 = x[..., : HD // 2], x[..., HD // 2:]
-        return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1)
+        r, rest = x[..., :ROT], x[..., ROT:]
+        x1, x2 = r[..., : ROT // 2], r[..., ROT // 2:]
+        out = torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1)
+        return torch.cat((out, rest), dim=-1) if ROT < HD else out
+
+    def norm(self, x, w):
+        if STYLE == "llama":
+            return F.rms_norm(x, (HID,), w, 1e-5)
+        return F.layer_norm(x, (HID,), w, None, 1e-5)
+
+    def mlp(self, h, ly):
+        gu = h @ ly["wgu"]
+        if STYLE == "llama":
+            return (F.silu(gu[:, :FF]) * gu[:, FF:]) @ ly["wdown"]
+        return F.gelu(gu, approximate="tanh") @ ly["wdown"]
 
     def prefill_attn(self, q, kc, vc):
         # q [1, NH, Lp, HD]; kc, vc [1, KVH, S+Lp, HD]: bottom-right causal.
@@ -99,7 +126,7 @@ class Model:
         pos_d = torch.full((nd,), ctx - 1, device=DEV, dtype=torch.long)
         pos = torch.cat((pos_p, pos_d))
         for ly in self.layers:
-            h = F.rms_norm(x, (HID,), ly["norm1"], 1e-5)
+            h = self.norm(x, ly["norm1"])
             qkv = h @ ly["wqkv"]
             q = qkv[:, : NH * HD].view(t, NH, HD)
             k = qkv[:, NH * HD: (NH + KVH) * HD].view(t, KVH, HD)
@@ -126,12 +153,13 @@ class Model:
                 o = F.scaled_dot_product_attention(qd, kd, vd)
                 outs.append(o.reshape(nd, NH * HD))
             a = torch.cat(outs) if len(outs) > 1 else outs[0]
+            if STYLE == "gptj":  # attention and MLP read the same normed input
+                x = x + a @ ly["wo"] + self.mlp(h, ly)
+                continue
             x = x + a @ ly["wo"]
-            h = F.rms_norm(x, (HID,), ly["norm2"], 1e-5)
-            gu = h @ ly["wgu"]
-            x = x + (F.silu(gu[:, :FF]) * gu[:, FF:]) @ ly["wdown"]
+            x = x + self.mlp(self.norm(x, ly["norm2"]), ly)
         rows = x[lp - 1:] if lp else x  # last prefill position + decodes sample
-        rows = F.rms_norm(rows, (HID,), self.final_norm, 1e-5)
+        rows = self.norm(rows, self.final_norm)
         return torch.argmax(rows @ self.lm_head, dim=-1)
 
 
@@ -186,8 +214,13 @@ def configs():
     for lp in (64, 256, 512, 1024, 2048):  # pure prefill
         for s in (0, 2048, 8192, 32768):
             out.append((lp, s, 0, 0))
-    for lp, s, b, c in ((512, 0, 32, 1024), (1024, 4096, 64, 2048), (256, 8192, 128, 512),
-                        (2048, 0, 16, 4096), (128, 1024, 200, 1024), (1536, 16384, 8, 8192)):
+    mixed = ((512, 0, 32, 1024), (1024, 4096, 64, 2048), (256, 8192, 128, 512),
+             (2048, 0, 16, 4096), (128, 1024, 200, 1024), (1536, 16384, 8, 8192))
+    if MAX_KV_TOKENS < 262144:  # the same shapes, batches cut to what the card holds
+        mixed = ((512, 0, 16, 1024), (1024, 4096, 8, 2048), (256, 8192, 32, 512),
+                 (2048, 0, 4, 4096), (128, 1024, 24, 1024), (1536, 16384, 2, 8192))
+    for lp, s, b, c in mixed:
+        assert s + lp + b * c <= MAX_KV_TOKENS
         out.append((lp, s, b, c))  # mixed: checks that costs add
     return out
 
@@ -195,9 +228,9 @@ def configs():
 def measure_swaps():
     bb = BLOCK * L * 2 * KVH * HD * 2  # bytes per block across layers, K and V
     res = []
-    pool_blocks = 8192
+    pool_blocks = min(8192, (16 << 30) // bb)  # at most 16 GiB of device pool
     dev = torch.empty(pool_blocks * bb, device=DEV, dtype=torch.uint8).view(pool_blocks, bb)
-    for n in (1, 4, 16, 64, 256, 1024):
+    for n in [n for n in (1, 4, 16, 64, 256, 1024) if 4 * n <= pool_blocks]:
         host = torch.empty(n * bb, dtype=torch.uint8, pin_memory=True).view(n, bb)
         ids = torch.randperm(pool_blocks, device=DEV)[:n]
         stage = torch.empty(n, bb, device=DEV, dtype=torch.uint8)
@@ -251,9 +284,14 @@ def measure_overlap(m):
     (the profile's swap.overlap): a decode iteration replayed from a CUDA graph
     on one stream, a gathered swap of blocks on another."""
     bb = BLOCK * L * 2 * KVH * HD * 2
-    pool = torch.empty(1024, bb, device=DEV, dtype=torch.uint8)
+    pool_blocks = min(1024, (4 << 30) // bb)  # at most 4 GiB beside the model
+    pool = torch.empty(pool_blocks, bb, device=DEV, dtype=torch.uint8)
     res = []
-    for nd, ctx, nblocks in ((64, 1024, 128), (256, 1024, 256), (16, 4096, 64)):
+    shapes = ((64, 1024, 128), (256, 1024, 256), (16, 4096, 64))
+    if MAX_KV_TOKENS < 262144:
+        shapes = ((16, 1024, 64), (32, 1024, 128), (8, 4096, 32))
+    for nd, ctx, nblocks in shapes:
+        nblocks = min(nblocks, pool_blocks)
         tokens = torch.randint(0, VOCAB, (nd,), device=DEV)
         for _ in range(3):
             m.step(tokens, 0, 0, nd, ctx)
@@ -262,7 +300,7 @@ def measure_overlap(m):
             m.step(tokens, 0, 0, nd, ctx)
         host = torch.empty(nblocks, bb, dtype=torch.uint8, pin_memory=True)
         stage = torch.empty(nblocks, bb, device=DEV, dtype=torch.uint8)
-        ids = torch.randperm(1024, device=DEV)[:nblocks]
+        ids = torch.randperm(pool_blocks, device=DEV)[:nblocks]
         copy_stream = torch.cuda.Stream()
         for direction in ("out", "in"):
             def swap():
@@ -301,7 +339,7 @@ def measure_overlap(m):
 
 def main():
     props = torch.cuda.get_device_properties(0)
-    meta = dict(device=props.name, sms=props.multi_processor_count, memory_bytes=props.total_memory,
+    meta = dict(model=MODEL, device=props.name, sms=props.multi_processor_count, memory_bytes=props.total_memory,
                 torch=torch.__version__, cuda=torch.version.cuda, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     log(json.dumps(meta))
     m = Model()
