@@ -52,7 +52,7 @@ type program struct {
 	info      ProgramInfo
 	threads   map[string]bool
 	convs     map[string]*conversation // by conversationOf
-	convTick  uint64                   // counts history reads, for conversation.used
+	convTick  uint64                   // counts reads and bookings of conversations, for conversation.used
 	segments  int
 	gapTools  []string  // tools returned to the client at the last return
 	gapStart  time.Time // when they were returned
@@ -173,10 +173,11 @@ func (p *program) conversation(conv string) *conversation {
 		p.convs = map[string]*conversation{}
 	}
 	if len(p.convs) >= maxConversations {
-		oldest := ""
+		var oldest string
+		var used uint64
 		for k, c := range p.convs {
-			if oldest == "" || c.used < p.convs[oldest].used {
-				oldest = k
+			if used == 0 || c.used < used {
+				oldest, used = k, c.used
 			}
 		}
 		delete(p.convs, oldest)
