@@ -169,7 +169,9 @@ func sq(x float64) float64 { return x * x }
 
 // ProgramBlends replays a trace through what serve predicts with: a
 // ProgramBlend per program, then the deployment's ExpertMix (nil: none).
-// Programs are told apart by source and program id; a record with segment 0
+// Programs are told apart by source, program id and thread (the
+// conversation within the program, where the trace names one: the subagents
+// of a fan-out each learn their own); a record with segment 0
 // starts its program afresh and a record without a program id is its own
 // program. A record whose history is empty although its program has
 // started (Restarts) starts the program afresh too: the runtime does the
@@ -186,7 +188,7 @@ func NewProgramBlends(mix *ExpertMix) *ProgramBlends {
 	return &ProgramBlends{progs: map[string]ProgramBlend{}, Mix: mix}
 }
 
-func blendKey(r TraceRecord) string { return r.Source + "\x00" + r.Program }
+func blendKey(r TraceRecord) string { return r.Source + "\x00" + r.Program + "\x00" + r.Thread }
 
 // program is the blend r's prediction starts from.
 func (m *ProgramBlends) program(r TraceRecord) ProgramBlend {

@@ -20,8 +20,14 @@ type TraceRecord struct {
 	FeatureVersion int    `json:"feature_version"`  // FeatureVersion of the writer
 	Source         string `json:"source,omitempty"` // where the record comes from, e.g. "infercept-multi/hex", "bfcl/simple_python", "runtime"
 	Program        string `json:"program,omitempty"`
-	Segment        int    `json:"segment"` // index of the segment in its program
-	Input          Input  `json:"input"`
+	// Thread is the conversation of the program the segment belongs to,
+	// where the writer tells them apart (the runtime: the request's thread,
+	// else a hash of its opening messages); "" for one conversation per
+	// program. A segment's history and blend are its conversation's
+	// (ProgramBlends keys them by it).
+	Thread  string `json:"thread,omitempty"`
+	Segment int    `json:"segment"` // index of the segment in its program
+	Input   Input  `json:"input"`
 	// PreToolOutputTokens is what the classifier predicts: tokens generated
 	// in this segment.
 	PreToolOutputTokens int    `json:"pre_tool_output_tokens"`

@@ -13,7 +13,8 @@ const OldestTraceVersion = 1
 // History. A program's records must come in segment order; a record with
 // segment 0 starts its program afresh. Records without a program id are
 // single segments and keep their fields. Only earlier records of the same
-// program are read: never a record's own tool or output.
+// program and thread (its conversation) are read: never a record's own tool
+// or output.
 func DeriveContext(recs []TraceRecord) {
 	type state struct {
 		segment  int
@@ -26,7 +27,7 @@ func DeriveContext(recs []TraceRecord) {
 		if r.Program == "" {
 			continue
 		}
-		key := r.Source + "\x00" + r.Program
+		key := r.Source + "\x00" + r.Program + "\x00" + r.Thread
 		st := progs[key]
 		if st == nil || r.Segment == 0 {
 			st = &state{segment: -1}
@@ -48,7 +49,7 @@ func DeriveContext(recs []TraceRecord) {
 // with the argument class (ArgumentClass) of the call its program's
 // previous segment ended in, from that record's ToolArgs: what the runtime
 // knows before the segment. It reads only earlier records of the same
-// program, in segment order (a gap or a segment 0 starts afresh).
+// program and thread, in segment order (a gap or a segment 0 starts afresh).
 func DeriveToolClasses(recs []TraceRecord) {
 	type prev struct {
 		segment     int
@@ -60,7 +61,7 @@ func DeriveToolClasses(recs []TraceRecord) {
 		if r.Program == "" {
 			continue
 		}
-		key := r.Source + "\x00" + r.Program
+		key := r.Source + "\x00" + r.Program + "\x00" + r.Thread
 		p, ok := progs[key]
 		if ok && r.Segment == p.segment+1 && r.Input.LastToolClass == "" && r.Input.LastTool == p.tool && p.tool != "" {
 			r.Input.LastToolClass = p.class

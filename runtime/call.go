@@ -304,7 +304,8 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	st.timing.Received = received
 	st.lastMessage, st.systemPrompt = lastMessage(req.Messages), systemPrompt(req.Messages)
 	st.requestTool, st.lastToolClass = answeredCall(req.Messages)
-	st.history, st.blend = rt.programs.history(c.key, startsOver(req.Messages))
+	st.conv = conversationOf(req.Thread, req.Messages)
+	st.history, st.blend = rt.programs.history(c.key, st.conv, startsOver(req.Messages))
 	length = rt.length.tenants.acquire(c.tenant)
 	c.length = length
 	st.predictLength()

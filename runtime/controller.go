@@ -93,8 +93,9 @@ type seqCtl struct {
 	segPrompt    int
 	lastMessage  string
 	systemPrompt string
-	history      predictor.History
-	blend        predictor.ProgramBlend // the program's own evidence on the length predictor
+	conv         string                 // the call's conversation in its program (conversationOf)
+	history      predictor.History      // the conversation's, then the call's own segments
+	blend        predictor.ProgramBlend // the conversation's own evidence on the length predictor
 	predModel    int                    // the length predictor's output length of the current segment
 	predServed   predictor.ServedPoint  // the served step's points, which observeLength books (predictor.ServedStep)
 	predTokens   int                    // the mixture's point or the mode, by order (what policies see)
@@ -478,11 +479,12 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 // endSegment books a trace record for the segment that just ended.
 func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
 	out := s.generated - s.segGenStart
-	idx := s.rt.programs.segment(s.call.key, out, tool, s.predModel)
+	idx := s.rt.programs.segment(s.call.key, s.conv, out, tool, s.predModel)
 	in := s.segmentInput()
 	s.segments = append(s.segments, predictor.TraceRecord{
 		Source:              "runtime",
 		Program:             s.call.program,
+		Thread:              s.conv,
 		Segment:             idx,
 		Input:               in,
 		PreToolOutputTokens: out,

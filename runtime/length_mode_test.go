@@ -65,9 +65,11 @@ func TestSegmentsKnowTheClassOfTheCallTheyRead(t *testing.T) {
 // (predictor.ServedPoints over the trace serve wrote): the same points,
 // segment by segment, including where the window mode by the argument
 // class has ordered the segments better than the mixture and is chosen,
-// and where a program's conversation continues or starts over (the
-// runtime restarts the program's history and blend; the replay reads the
-// restart from the record).
+// where a program's conversation continues or starts over (the runtime
+// restarts the conversation's history and blend; the replay reads the
+// restart from the record), and where a program fans out into subagents,
+// interleaved, each with its own history and blend (the record names its
+// conversation, which the replay keys the blend by).
 func TestServePredictsWhatEvalReplays(t *testing.T) {
 	info, err := predictor.ParseONNX(predictor.DefaultModelBytes())
 	if err != nil {
@@ -77,33 +79,61 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 	sink := &testutil.LockedBuffer{}
 	rt := newTestRuntime(t, Config{Tools: shellTools(), Length: model, Trace: sink})
 	const programs = 40
+	// Fan-outs first (before the window mode is chosen, which would
+	// hide the blends): a lead's plan, then subagents that open with their
+	// own tasks and continue, interleaved, under the lead's program id.
+	const fanouts, subagents, turns = 6, 3, 4
+	for i := range fanouts {
+		id := fmt.Sprintf("f%02d", i) // before the p programs in the sort below
+		reqs := []ChatRequest{researchCall(id, "plan", 0)}
+		for turn := range turns {
+			for s := range subagents {
+				req := researchCall(id, fmt.Sprintf("find %d", s), turn)
+				// Each subagent answers at its own length, so a
+				// sibling's blend predicts it wrongly.
+				say := []string{"/long 40", "/say ok", "/long 12"}[s]
+				req.Messages[1].Content = strings.Replace(req.Messages[1].Content, "/long 40", say, 1)
+				reqs = append(reqs, req)
+			}
+		}
+		for _, r := range reqs {
+			if _, err := rt.ChatSync(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for i := range programs {
 		// After cat the answer is long, after ls short; the ls command is
 		// the longer call, so the program's history orders them backwards.
-		req := shellCall(fmt.Sprintf("p%02d", i), "cat a.txt", "/long 40")
+		cmd, say := "cat a.txt", "/long 40"
 		if i%2 == 1 {
-			req = shellCall(fmt.Sprintf("p%02d", i), "ls -la /srv/data/archive/2026/november/reports", "/say ok")
+			cmd, say = "ls -la /srv/data/archive/2026/november/reports", "/say ok"
 		}
+		req := shellCall(fmt.Sprintf("p%02d", i), cmd, say)
 		if _, err := rt.ChatSync(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
 		if i%4 < 2 {
 			continue
 		}
-		// Half the programs continue the conversation, then
-		// start over with the other command (so the restart's own
-		// segments differ from what the program showed before).
-		next := shellCall(req.Program, "cat a.txt", "/long 40")
-		if i%2 == 0 {
-			next = shellCall(req.Program, "ls -la /srv/data/archive/2026/november/reports", "/say ok")
+		// Half the programs continue the conversation, then start it
+		// over from its opening (a search back at its root) or open
+		// another with the other command (so its own segments differ
+		// from what the program showed before).
+		next := shellCall(req.Program, cmd, say)
+		if (i/4)%2 == 1 {
+			next = shellCall(req.Program, "cat a.txt", "/long 40")
+			if i%2 == 0 {
+				next = shellCall(req.Program, "ls -la /srv/data/archive/2026/november/reports", "/say ok")
+			}
 		}
-		for _, r := range []ChatRequest{continuedShellCall(req.Program, "cat a.txt", "/long 40"), next} {
+		for _, r := range []ChatRequest{continuedShellCall(req.Program, cmd, say), next} {
 			if _, err := rt.ChatSync(context.Background(), r); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	recs := tracetest.Records(t, sink, 2*programs+3*programs/2)
+	recs := tracetest.Records(t, sink, 2*programs+3*programs/2+fanouts*(2+subagents*(turns+1)))
 	// Each call's records are written together, calls in any order (a
 	// call's trace may reach the sink after the next call's, under load):
 	// put them in the order they ran, by program and then by segment, which
@@ -132,11 +162,20 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 			modeUsed++
 		}
 	}
-	if restarts != programs/2 {
-		t.Fatalf("%d records start a conversation over, want %d", restarts, programs/2)
+	if restarts != programs/2+fanouts*subagents {
+		t.Fatalf("%d records start a conversation over or open a subagent's, want %d", restarts, programs/2+fanouts*subagents)
 	}
 	if modeUsed == 0 {
 		t.Fatal("the window mode was never chosen: the test does not reach the order-led step")
+	}
+	// Without the conversations, the subagents' blends pool: the replay
+	// then predicts otherwise, so the check above covers the threads.
+	pooled := slices.Clone(recs)
+	for i := range pooled {
+		pooled[i].Thread = ""
+	}
+	if _, _, other := predictor.ServedPoints(pred, probs, predictor.DefaultOverflowTokens, pooled, -1); slices.Equal(other, served) {
+		t.Fatal("the replay predicts the same without the records' threads: the test does not reach the per-conversation blend")
 	}
 	if !rt.length.led.ModeChosen() {
 		t.Fatal("the runtime's choice is not the mode at the end, the replay's was")

@@ -51,8 +51,8 @@ type program struct {
 	key       string // its key in the table
 	info      ProgramInfo
 	threads   map[string]bool
-	history   predictor.History
-	blend     predictor.ProgramBlend // the length model's errors on this program
+	convs     map[string]*conversation // by conversationOf
+	convTick  uint64                   // counts reads and bookings of conversations, for conversation.used
 	segments  int
 	gapTools  []string  // tools returned to the client at the last return
 	gapStart  time.Time // when they were returned
@@ -60,6 +60,21 @@ type program struct {
 	due       time.Time // the earliest it can expire (programs_expiry.go)
 	idx       int       // its index in the table's heap (-1 before it is filed)
 }
+
+// conversation is what the length predictor learnt from one conversation
+// of a program: its segment history and the blend of the model's errors on
+// it (predictor.ProgramBlend).
+type conversation struct {
+	history predictor.History
+	blend   predictor.ProgramBlend
+	used    uint64 // the program's convTick when last read
+}
+
+// maxConversations bounds the conversations a program row keeps: past it,
+// the least recently used is forgotten (a later call of it starts afresh).
+// A memory bound, not a tuned value: a fan-out's subagents number a few to
+// a few dozen.
+const maxConversations = 256
 
 // programTable is the runtime's program table, keyed by programKey (the
 // tenant and the caller's id). Safe for concurrent use.
@@ -116,44 +131,75 @@ func (t *programTable) row(key, id, tenant string, now time.Time) *program {
 	return p
 }
 
-// history returns the program's segment history and what its length
-// predictions learnt from it (predictor.ProgramBlend) for a call that
-// starts now. When the call's conversation starts over (startsOver), a
-// program that already has segments restarts both: the call is a new
-// conversation for the length predictor (a search restarting from the
-// root), as the replay has it (predictor.ProgramBlends). Only those two:
-// the row's tenant, threads, counters and segment index, the engine's
-// attained service and the KV cache's routing stay the program's, since a
-// restart is still the same agent for the scheduler (its service so far
-// is what it has had) and for the cache (its prefix, the system prompt and
-// the tools, is the same). A call still running from before the restart
-// books its later segments into the fresh history, in the order they
-// finish, as the replay does.
-func (t *programTable) history(id string, startsOver bool) (predictor.History, predictor.ProgramBlend) {
+// history returns the segment history of the program's conversation conv
+// (conversationOf) and what its length predictions learnt from it
+// (predictor.ProgramBlend) for a call that starts now. Each conversation
+// keeps its own: a program's parallel subagents (a fan-out) do not read
+// their siblings' segments, and a new conversation starts with none. When
+// the call starts a conversation the program has run before over
+// (startsOver: a search restarting from its root resends the same opening
+// with no turn), both restart: the call is a new conversation for the
+// length predictor, as the replay has it (predictor.ProgramBlends, keyed by
+// the record's thread). Only those two: the row's tenant, threads, counters
+// and segment index, the engine's attained service and the KV cache's
+// routing stay the program's, since a restart or a subagent is still the
+// same agent for the scheduler (its service so far is what it has had) and
+// for the cache (its prefix, the system prompt and the tools, is the same).
+// A call still running from before a restart books its later segments into
+// the fresh history, in the order they finish, as the replay does.
+func (t *programTable) history(id, conv string, startsOver bool) (predictor.History, predictor.ProgramBlend) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.rows[id]
 	if p == nil {
 		return predictor.History{}, predictor.ProgramBlend{}
 	}
+	c := p.conversation(conv)
 	if startsOver {
-		p.history, p.blend = predictor.History{}, predictor.ProgramBlend{}
+		c.history, c.blend = predictor.History{}, predictor.ProgramBlend{}
 	}
-	return p.history, p.blend
+	return c.history, c.blend
 }
 
-// segment books a finished segment, for which the length model predicted
-// modelTokens (before the program blend), and returns its index in the
-// program.
-func (t *programTable) segment(id string, outputTokens int, tool string, modelTokens int) int {
+// conversation returns the program's conversation conv, made when it is
+// new; past maxConversations the least recently used is dropped (t.mu held).
+func (p *program) conversation(conv string) *conversation {
+	p.convTick++
+	if c := p.convs[conv]; c != nil {
+		c.used = p.convTick
+		return c
+	}
+	if p.convs == nil {
+		p.convs = map[string]*conversation{}
+	}
+	if len(p.convs) >= maxConversations {
+		var oldest string
+		var used uint64
+		for k, c := range p.convs {
+			if used == 0 || c.used < used {
+				oldest, used = k, c.used
+			}
+		}
+		delete(p.convs, oldest)
+	}
+	c := &conversation{used: p.convTick}
+	p.convs[conv] = c
+	return c
+}
+
+// segment books a finished segment of the program's conversation conv, for
+// which the length model predicted modelTokens (before the program blend),
+// and returns its index in the program (it counts across conversations).
+func (t *programTable) segment(id, conv string, outputTokens int, tool string, modelTokens int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.rows[id]
 	if p == nil {
 		return 0
 	}
-	p.history = p.history.Observe(outputTokens, tool)
-	p.blend = p.blend.Observe(modelTokens, outputTokens, tool)
+	c := p.conversation(conv)
+	c.history = c.history.Observe(outputTokens, tool)
+	c.blend = c.blend.Observe(modelTokens, outputTokens, tool)
 	p.segments++
 	return p.segments - 1
 }

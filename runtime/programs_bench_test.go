@@ -60,8 +60,8 @@ func BenchmarkProgramTableCall(b *testing.B) {
 					key = anonPrefix + strconv.Itoa(i)
 				}
 				t.arrive(key, key, "", "", anonymous, now)
-				t.history(key, false)
-				t.segment(key, 10, "", 10)
+				t.history(key, "", false)
+				t.segment(key, "", 10, "", 10)
 				t.engineStats(key, time.Millisecond, 0, time.Millisecond)
 				t.finish(key, res, now)
 				if i%perSecond == perSecond-1 {

@@ -29,6 +29,7 @@ type remoteCall struct {
 	server map[string]bool
 	res    Result
 	pin    string // the backend of the call's last turn
+	conv   string // the call's conversation in its program (conversationOf)
 	// anonymous: the call gave no program id (its program is its own)
 	anonymous    bool
 	completeOnce sync.Once
@@ -116,7 +117,8 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 		p := req.ParallelToolCalls
 		rc.req.ParallelToolCalls = &p
 	}
-	hist, _ := rt.programs.history(c.key, startsOver(req.Messages))
+	rc.conv = conversationOf(req.Thread, req.Messages)
+	hist, _ := rt.programs.history(c.key, rc.conv, startsOver(req.Messages))
 	rc.req.PredictedDecode = int(hist.MeanOutputTokens)
 	rc.res = Result{ID: c.id, Program: c.program, Model: req.Model, Created: received}
 	rc.res.Timing.Received = received
@@ -191,7 +193,7 @@ func (rc *remoteCall) run() {
 		if len(rep.ToolCalls) > 0 {
 			tool = rep.ToolCalls[0].Name
 		}
-		rt.programs.segment(c.key, rep.Usage.CompletionTokens, tool, rc.req.PredictedDecode)
+		rt.programs.segment(c.key, rc.conv, rep.Usage.CompletionTokens, tool, rc.req.PredictedDecode)
 		if rep.Model != "" {
 			res.Model = rep.Model
 		}

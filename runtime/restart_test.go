@@ -105,26 +105,26 @@ func TestProgramRestartKeepsTheProgram(t *testing.T) {
 	tab := newProgramTable(time.Hour, time.Minute)
 	now := time.Unix(1000, 0)
 	tab.arrive("k", "p", "acme", "", false, now)
-	tab.segment("k", 30, "shell", 20)
-	tab.segment("k", 50, "", 20)
+	tab.segment("k", "c", 30, "shell", 20)
+	tab.segment("k", "c", 50, "", 20)
 	tab.engineStats("k", 2*time.Second, time.Second, 2*time.Second)
-	if h, b := tab.history("k", false); h.Calls != 2 || b.Segments != 2 {
+	if h, b := tab.history("k", "c", false); h.Calls != 2 || b.Segments != 2 {
 		t.Fatalf("continuing: %d calls, %d blended segments; want 2, 2", h.Calls, b.Segments)
 	}
-	if h, b := tab.history("k", true); h.Calls != 0 || b.Segments != 0 || b.LastTool != "" {
+	if h, b := tab.history("k", "c", true); h.Calls != 0 || b.Segments != 0 || b.LastTool != "" {
 		t.Fatalf("starting over: %+v, %+v; want empty", h, b)
 	}
-	if idx := tab.segment("k", 7, "", 20); idx != 2 {
+	if idx := tab.segment("k", "c", 7, "", 20); idx != 2 {
 		t.Fatalf("segment index after the restart %d, want 2", idx)
 	}
-	if h, b := tab.history("k", false); h.Calls != 1 || h.MeanOutputTokens != 7 || b.Mean() != 7 {
+	if h, b := tab.history("k", "c", false); h.Calls != 1 || h.MeanOutputTokens != 7 || b.Mean() != 7 {
 		t.Fatalf("after the restart's segment: %+v, mean %v; want its 7 only", h, b.Mean())
 	}
 	info, _ := tab.get("k")
 	if info.Tenant != "acme" || info.Calls != 1 || info.ServiceS != 2 {
 		t.Fatalf("row %+v: tenant, calls and service must stay", info)
 	}
-	if h, _ := tab.history("unknown", true); h.Calls != 0 || tab.len() != 1 {
+	if h, _ := tab.history("unknown", "c", true); h.Calls != 0 || tab.len() != 1 {
 		t.Fatal("an unknown program's restart made a row")
 	}
 }
@@ -174,7 +174,7 @@ func TestRemoteCallRestartsTheProgramsHistory(t *testing.T) {
 		if _, err := rt.ChatSync(context.Background(), c.req); err != nil {
 			t.Fatal(err)
 		}
-		if h, _ := rt.programs.history(key, false); h.Calls != c.calls {
+		if h, _ := rt.programs.history(key, conversationOf("", first.Messages), false); h.Calls != c.calls {
 			t.Fatalf("after call %d the history holds %d segments, want %d", i+1, h.Calls, c.calls)
 		}
 	}
