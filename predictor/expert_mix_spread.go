@@ -17,12 +17,13 @@ import "math"
 
 // CalibrateModelSpread makes x's point for a program's later segments read
 // the model's distribution widened to the mean absolute error the model has
-// shown on the later segments x has booked (modelAtShownSpread); first
-// segments, the distribution x returns and the weights are unchanged. It
-// returns x. An option: eval prints it beside the order mix
-// ("model + order mix, model at its shown spread"); serve and bench do not
-// use it (not a default: it costs held-out tau 0.011 of rank correlation,
-// docs/results-predictor.md, session 15).
+// shown on the later segments x has booked, while another expert has shown
+// less (modelAtShownSpread); first segments, the distribution x returns and
+// the weights are unchanged. It returns x. An option: eval prints it beside
+// the order mix ("model + order mix, model at its shown spread"); serve and
+// bench do not use it (not a default: served, it costs the shipped model's
+// held-out tau its after-learning Acc-5 bar, docs/results-predictor.md,
+// session 15).
 func (x *ExpertMix) CalibrateModelSpread() *ExpertMix {
 	x.spread = true
 	return x
@@ -31,16 +32,25 @@ func (x *ExpertMix) CalibrateModelSpread() *ExpertMix {
 // modelAtShownSpread is the model's distribution probs (point tokens) for
 // a segment of class k as the point reads it under CalibrateModelSpread, or
 // nil where it is read unchanged: not calibrating, a first segment, no
-// later segment booked yet, or a distribution at least as wide as the
-// model's shown error.
+// later segment booked yet, the model the expert with the lowest mean
+// absolute error on the later segments booked (on a source it knows, its
+// errors are the spread of the lengths, not overconfidence: widening it
+// there cost held-out tau 0.011 of rank correlation), or a distribution at
+// least as wide as the model's shown error.
 func (x *ExpertMix) modelAtShownSpread(k int, probs []float32, point, overflowTokens int) []float32 {
 	if x == nil || !x.spread || k == 0 {
 		return nil
 	}
 	x.mu.Lock()
 	n, loss := x.n[k][ExpertModel], x.loss[k][ExpertModel]
+	best := n > 0
+	for e := ExpertBlend; e < numExperts; e++ {
+		if x.n[k][e] > 0 && n > 0 && x.loss[k][e]/x.n[k][e] < loss/n {
+			best = false
+		}
+	}
 	x.mu.Unlock()
-	if n == 0 {
+	if n == 0 || best {
 		return nil
 	}
 	return widenToError(probs, point, loss/n, overflowTokens)

@@ -89,3 +89,27 @@ func TestCalibrateModelSpread(t *testing.T) {
 		t.Fatalf("nothing booked: calibrated point %d, plain %d", fp, np)
 	}
 }
+
+// Where the model is the expert with the lowest error on later segments (a
+// source it knows), its distribution is read as it is, however sharp: the
+// point equals the plain mixture's.
+func TestCalibrateModelSpreadLeavesTheBestModel(t *testing.T) {
+	const over, median = 750, 40
+	plain, calibrated := OrderScored(median), OrderScored(median).CalibrateModelSpread()
+	b := ProgramBlend{}
+	for j := range 6 { // the model exact on the program so far, its mean (200) off
+		b = b.Observe(100+40*j, 100+40*j, "")
+	}
+	for i := range 100 {
+		actual := 50 + 5*(i%21)
+		model := actual + 30 // in order, 30 tokens over: the best expert, sharper than its error
+		for _, x := range []*ExpertMix{plain, calibrated} {
+			blended, _ := b.Predict(model, oneBin(model), over)
+			x.Observe(b, model, blended, actual)
+		}
+	}
+	pp, _, _ := plain.Predict(b, 180, oneBin(180), over)
+	if cp, _, _ := calibrated.Predict(b, 180, oneBin(180), over); cp != pp {
+		t.Fatalf("the model the best expert: calibrated point %d, plain %d: want the same", cp, pp)
+	}
+}
