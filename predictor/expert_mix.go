@@ -84,6 +84,7 @@ type ExpertMix struct {
 	firstTokens int // history's point for a first segment before any finished; < 0: none
 
 	byOrder bool // weigh by order errors (OrderScored), not absolute errors
+	spread  bool // the point reads the model at the spread it has shown (CalibrateModelSpread)
 
 	mu     sync.Mutex
 	loss   [2][numExperts]float64   // per class (first segment, later): summed absolute errors
@@ -185,13 +186,20 @@ func (x *ExpertMix) Predict(b ProgramBlend, model int, probs []float32, overflow
 	if withHistory {
 		lap = laplaceBins(float64(pts[ExpertHistory]), scale)
 	}
-	mixed := make([]float32, NumClasses)
-	for i := range mixed {
-		p := w[ExpertModel]*float64(probs[i]) + w[ExpertBlend]*float64(blendProbs[i])
-		if lap != nil {
-			p += w[ExpertHistory] * float64(lap[i])
+	mixture := func(model []float32) []float32 {
+		mixed := make([]float32, NumClasses)
+		for i := range mixed {
+			p := w[ExpertModel]*float64(model[i]) + w[ExpertBlend]*float64(blendProbs[i])
+			if lap != nil {
+				p += w[ExpertHistory] * float64(lap[i])
+			}
+			mixed[i] = float32(p / sum)
 		}
-		mixed[i] = float32(p / sum)
+		return mixed
+	}
+	mixed := mixture(probs)
+	if widened := x.modelAtShownSpread(k, probs, pts[ExpertModel], overflowTokens); widened != nil {
+		return LengthQuantile(mixture(widened), 0.5, overflowTokens), mixed, blended
 	}
 	return LengthQuantile(mixed, 0.5, overflowTokens), mixed, blended
 }

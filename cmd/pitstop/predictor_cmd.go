@@ -302,7 +302,10 @@ absolute errors of each on the segments replayed before (first segments and late
 apart; predictor.ExpertMix): the shipped model's weights are not changed, but the mixture
 learns across programs. The "+ order mix" line weighs the same experts by how often they
 ordered pairs of finished segments wrongly (predictor.OrderScored): what serve and bench
-predict with, since policies rank by the prediction.`,
+predict with, since policies rank by the prediction. The "+ order mix, model at its shown
+spread" line is the same mixture whose point, on later segments, reads the model's
+distribution widened to the error the model has shown on the later segments replayed
+before (predictor.ExpertMix.CalibrateModelSpread, an option serve and bench do not use).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if model == "" || len(traces) == 0 {
@@ -376,8 +379,15 @@ predict with, since policies rank by the prediction.`,
 			if err != nil {
 				return err
 			}
-			coldRanks := fmt.Sprintf("rank correlation (Spearman), all records, not learning: model %.3f; model + order mix %.3f\n",
-				predictor.RankCorrelation(pred, recs), predictor.RankCorrelation(coldOrdered, recs))
+			// The option CalibrateModelSpread, beside what serve predicts with.
+			coldSpread := predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
+				predictor.OrderScored(predictor.TrainMedian(info)).CalibrateModelSpread())
+			spreadMix, err := predictor.Evaluate(coldSpread, recs)
+			if err != nil {
+				return err
+			}
+			coldRanks := fmt.Sprintf("rank correlation (Spearman), all records, not learning: model %.3f; model + order mix %.3f; model at its shown spread %.3f\n",
+				predictor.RankCorrelation(pred, recs), predictor.RankCorrelation(coldOrdered, recs), predictor.RankCorrelation(coldSpread, recs))
 			if online {
 				cold := rep
 				var probs [][]float32
@@ -424,6 +434,7 @@ predict with, since policies rank by the prediction.`,
 			coldBlend.WriteSummary(stdout, "model + program blend")
 			coldMix.WriteSummary(stdout, "model + blend + mix")
 			orderMix.WriteSummary(stdout, "model + order mix")
+			spreadMix.WriteSummary(stdout, "model + order mix, model at its shown spread")
 			fmt.Fprint(stdout, coldRanks)
 			writeExpertErrors(stdout, coldExperts)
 			med := predictor.MedianTokens(train)
