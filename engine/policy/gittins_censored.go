@@ -33,6 +33,13 @@ import (
 //     memory-over-time; in "gittins-censored-call", the call's
 //     memory-over-time alone (the default's steady state).
 //
+// "gittins-censored-median" asks the estimate one question for all chains
+// instead: is the median of program service known (the survival past the
+// last completed program below one half)? Until it is, the queues for every
+// chain (the warm-up); after, the call's memory-over-time. Not a count of
+// completed programs: while the live programs have run longer than the
+// completed ones, the median stays unknown however many completed.
+//
 // DAG programs keep the default's question (gittins_started.go).
 
 // censoredMode is which of the censored orders is on (0: neither).
@@ -42,6 +49,7 @@ const (
 	censoredOff    censoredMode = iota
 	censoredLevels              // "gittins-censored"
 	censoredCall                // "gittins-censored-call"
+	censoredMedian              // "gittins-censored-median"
 )
 
 func censoredModeOf(name string) censoredMode {
@@ -50,6 +58,8 @@ func censoredModeOf(name string) censoredMode {
 		return censoredLevels
 	case "gittins-censored-call":
 		return censoredCall
+	case "gittins-censored-median":
+		return censoredMedian
 	}
 	return censoredOff
 }
@@ -150,10 +160,22 @@ func (k *kmService) level(a float64) (lvl int, informed bool) {
 	return min(int(math.Log2(k.g0/x)), 14), true
 }
 
+// medianKnown reports whether the estimate places the median of program
+// service: less than half the mass lies past the last completed program.
+func (k *kmService) medianKnown() bool {
+	return len(k.times) > 0 && k.tail < 0.5
+}
+
 // censoredClass is the class offset of a chain's call under the censored
 // orders (see the top of the file): the program's level, or 15 plus its
 // attained-service queue past what the estimate informs.
 func (p *Pitstop) censoredClass(attained time.Duration) float64 {
+	if p.censored == censoredMedian {
+		if p.model.km.medianKnown() {
+			return 0
+		}
+		return float64(p.a.queues.index(attained))
+	}
 	lvl, informed := p.model.km.level(attained.Seconds())
 	if !informed {
 		return 15 + float64(p.a.queues.index(attained))

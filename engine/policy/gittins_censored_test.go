@@ -121,3 +121,35 @@ func TestCensoredChainOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCensoredMedian: "gittins-censored-median" keeps the chains in the
+// queues while half the estimated mass lies past the last completed
+// program, however many completed, and in the call's order once the
+// median is known.
+func TestCensoredMedian(t *testing.T) {
+	p := NewPitstop(Options{ProgramOrder: "gittins-censored-median"})
+	long := 100 * time.Second
+	if p.censoredClass(long) == 0 {
+		t.Fatal("nothing completed: want the queues")
+	}
+	// 20 short programs completed, 30 live ones have run longer: the
+	// survival past the last event is 30/50.
+	var ev, live []float64
+	for range 20 {
+		ev = append(ev, 1)
+	}
+	for range 30 {
+		live = append(live, 5)
+	}
+	p.model.km.build(ev, live)
+	if math.Abs(p.model.km.tail-0.6) > 1e-12 || p.censoredClass(long) == 0 {
+		t.Fatalf("tail %g: want 0.6 and the queues", p.model.km.tail)
+	}
+	for range 20 {
+		ev = append(ev, 6)
+	}
+	p.model.km.build(ev, live[:10])
+	if p.model.km.tail >= 0.5 || p.censoredClass(long) != 0 {
+		t.Fatalf("tail %g: want the median known and the call's order", p.model.km.tail)
+	}
+}
