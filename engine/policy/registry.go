@@ -320,7 +320,7 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case !isAuto(o.ProgramOrder) && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto (also named gittins-started), gittins-started-call, gittins-censored, gittins-censored-call, gittins-censored-median, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto (also named gittins-started), gittins-started-call, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup, gittins-censored, gittins-censored-call, gittins-censored-median)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
