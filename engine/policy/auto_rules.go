@@ -11,5 +11,6 @@ package policy
 // with "auto-warmup", its switch; session 13 had removed the tail guard,
 // the shape rule and the queues for a heavy tail.
 func isAuto(name string) bool {
-	return name == "" || name == "auto" || name == "gittins-started" || name == "gittins-started-call"
+	return name == "" || name == "auto" || name == "gittins-started" || name == "gittins-started-call" ||
+		censoredModeOf(name) != censoredOff
 }

@@ -83,6 +83,8 @@ func (p *Pitstop) startedOrder() programOrder {
 	switch {
 	case dags && p.model.started:
 		return byArrival
+	case !dags && p.censored != censoredOff:
+		return byCensored // gittins_censored.go
 	case !dags && !p.chainsCall && !p.model.ready():
 		return byQueue // chains' warm-up: least attained service first
 	}

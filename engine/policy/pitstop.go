@@ -141,8 +141,9 @@ type Pitstop struct {
 	fixedOrder bool
 	lastOrder  programOrder // the order of the last full re-rank
 	forced     programOrder
-	restRules  restRules // "gittins-rest"'s hand-set rules switched back on
-	chainsCall bool      // "gittins-started-call": chains in the call's order from the start (gittins_started.go)
+	restRules  restRules    // "gittins-rest"'s hand-set rules switched back on
+	chainsCall bool         // "gittins-started-call": chains in the call's order from the start (gittins_started.go)
+	censored   censoredMode // "gittins-censored(-call)": chains by the censored index (gittins_censored.go)
 	noMOT      bool
 	noDynamic  bool
 	noHeld     bool
@@ -196,6 +197,7 @@ func NewPitstop(o Options) *Pitstop {
 		forced:     forcedOrder(o.ProgramOrder),
 		restRules:  restRulesOf(o.ProgramOrder),
 		chainsCall: o.ProgramOrder == "gittins-started-call",
+		censored:   censoredModeOf(o.ProgramOrder),
 		noMOT:      o.NoMemoryOverTime,
 		noDynamic:  o.NoDynamicHandling,
 		noHeld:     o.NoHeldFirst,
@@ -215,6 +217,7 @@ func NewPitstop(o Options) *Pitstop {
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
+	p.model.censored = p.censored != censoredOff
 	if p.forced == byGittinsRest {
 		// The index starts as the call's order (model not ready): no
 		// re-rank for a change of order at the first iteration, so that
@@ -292,6 +295,7 @@ const (
 	byQueue                           // the program's attained-service queue, then the call's memory-over-time
 	byGittins                         // the program's Gittins-index level, then the call's memory-over-time
 	byGittinsRest                     // the Gittins index of the program's remaining service given the call's own rest (gittins_order.go)
+	byCensored                        // chains by the censored Gittins index, then the call's memory-over-time (gittins_censored.go)
 )
 
 // programOrders names the orders for Options.ProgramOrder.
@@ -361,6 +365,8 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		key = -key
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))
+	case byCensored:
+		class += p.censoredClass(st.row.attained())
 	case byGittins:
 		if p.model.ready() {
 			class += float64(p.model.gittins.level(st.row.attained().Seconds()))
@@ -602,7 +608,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.deadline || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins || ord == byGittinsRest
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.deadline || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins || ord == byGittinsRest || ord == byCensored
 	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.lastOrder = ord

@@ -43,6 +43,11 @@ type programModel struct {
 	// liveAtLeast[k] how many programs not yet completed have made at
 	// least k so far (index 0 unused), for nextCall.
 	atLeast, liveAtLeast []float64
+	// censored: the Kaplan–Meier estimate over completed and live programs
+	// is rebuilt at every sweep ("gittins-censored", gittins_censored.go).
+	censored         bool
+	km               kmService
+	kmEvents, kmLive []float64 // scratch
 }
 
 const programSamples = 4096
@@ -77,6 +82,9 @@ func (m *programModel) sweep(t *processTable, now time.Duration) {
 	}
 	if m.fresh >= 32 || (m.fresh > 0 && len(m.sorted) < 4*m.minN) {
 		m.rebuild()
+	}
+	if m.censored {
+		m.rebuildCensored(t)
 	}
 }
 

@@ -174,7 +174,9 @@ type Options struct {
 	// lets a fresh program pass a started one; chains by attained service
 	// until ten programs completed; else the call's order:
 	// gittins_started.go), or gittins-started-call (chains in the call's
-	// order from the start).
+	// order from the start), or gittins-censored / gittins-censored-call /
+	// gittins-censored-median (chains by the Gittins index over completed and live, censored,
+	// programs, in place of the warm-up's count: gittins_censored.go).
 	ProgramOrder string
 	// ProgramIdle is how long, in seconds, a program must have had no call in
 	// the engine before pitstop counts it as complete and learns from its
@@ -318,7 +320,7 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case !isAuto(o.ProgramOrder) && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto (also named gittins-started), gittins-started-call, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto (also named gittins-started), gittins-started-call, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup, gittins-censored, gittins-censored-call, gittins-censored-median)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:
