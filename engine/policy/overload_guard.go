@@ -26,6 +26,12 @@ type overloadGuard struct {
 	shut  bool          // the verdict at the last note
 }
 
+// guardWindows is how many windows the floor is compared across: the
+// last against the one before. Three (a floor rising twice in a row) was
+// measured and keeps the lane open in the bursts that cost azure-code @1's
+// mean (docs/results-policies.md, session 15).
+const guardWindows = 2
+
 // backlogNote is the number of calls waiting at a full re-rank.
 type backlogNote struct {
 	at      float64 // seconds
@@ -40,7 +46,8 @@ func (g *overloadGuard) note(at float64, waiting int, window float64) {
 		g.shut = true
 		return
 	}
-	from := at - 2*window
+	k := guardWindows
+	from := at - float64(k)*window
 	drop := 0
 	for drop+1 < len(g.notes) && g.notes[drop+1].at <= from {
 		drop++ // keep one note at or before the first window's start
@@ -49,18 +56,23 @@ func (g *overloadGuard) note(at float64, waiting int, window float64) {
 		g.notes = append(g.notes[:0], g.notes[drop:]...)
 	}
 	if g.notes[0].at > from {
-		g.shut = true // less than two windows seen
+		g.shut = true // less than the windows seen
 		return
 	}
-	before, last := -1, -1
+	var floors [guardWindows]int // oldest window first; -1: no note
+	for i := range floors {
+		floors[i] = -1
+	}
 	for _, n := range g.notes {
-		if n.at <= at-window {
-			before = minBacklog(before, n.waiting)
-		} else {
-			last = minBacklog(last, n.waiting)
+		i := k - 1 - int((at-n.at)/window)
+		floors[max(i, 0)] = minBacklog(floors[max(i, 0)], n.waiting)
+	}
+	g.shut = true
+	for i := 1; i < k; i++ {
+		if floors[i-1] < 0 || floors[i] <= floors[i-1] {
+			g.shut = false
 		}
 	}
-	g.shut = before >= 0 && last > before
 }
 
 // minBacklog is the smaller of a floor (-1: none yet) and a backlog.
