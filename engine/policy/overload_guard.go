@@ -24,6 +24,13 @@ package policy
 type overloadGuard struct {
 	notes []backlogNote // oldest first, back to two windows before the last
 	shut  bool          // the verdict at the last note
+	// hold, when set (PitstopTail "...-guard-hold"), keeps the lane shut
+	// from the first rise until the last window's floor is back at the
+	// floor before it (until): an overload ends when its backlog has
+	// drained, not when it stops growing.
+	hold    bool
+	episode bool
+	until   int
 }
 
 // guardWindows is how many windows the floor is compared across: the
@@ -67,11 +74,24 @@ func (g *overloadGuard) note(at float64, waiting int, window float64) {
 		i := k - 1 - int((at-n.at)/window)
 		floors[max(i, 0)] = minBacklog(floors[max(i, 0)], n.waiting)
 	}
-	g.shut = true
+	rising := true
 	for i := 1; i < k; i++ {
 		if floors[i-1] < 0 || floors[i] <= floors[i-1] {
-			g.shut = false
+			rising = false
 		}
+	}
+	switch {
+	case !g.hold:
+		g.shut = rising
+	case g.episode && floors[k-1] <= g.until:
+		g.episode = false // drained back to where it began
+		g.shut = rising
+	case g.episode:
+		g.shut = true
+	case rising:
+		g.episode, g.until, g.shut = true, floors[0], true
+	default:
+		g.shut = false
 	}
 }
 

@@ -86,3 +86,42 @@ func TestGuardTailRule(t *testing.T) {
 		}
 	}
 }
+
+// TestOverloadGuardHold: with hold, the guard shut by a rising floor stays
+// shut while the backlog drains, and opens once the last window's floor is
+// back at the floor before the rise; without hold it opens as soon as the
+// floor stops rising.
+func TestOverloadGuardHold(t *testing.T) {
+	const window = 10.0
+	run := func(hold bool) (drainShut, afterOpen bool) {
+		g := overloadGuard{hold: hold}
+		at := 0.0
+		for ; at <= 30; at++ { // floor 2, steady
+			g.note(at, 2+int(at)%2, window)
+		}
+		for ; at <= 80; at++ { // grows 10 calls a second
+			g.note(at, 2+10*int(at-30), window)
+		}
+		for ; at <= 110; at++ { // drains 10 calls a second, still high
+			g.note(at, 500-10*int(at-80), window)
+		}
+		drainShut = g.overloaded()
+		for ; at <= 160; at++ { // drained
+			g.note(at, 2, window)
+		}
+		return drainShut, !g.overloaded()
+	}
+	if shut, open := run(true); !shut || !open {
+		t.Errorf("hold: shut while draining %v (want true), open after %v (want true)", shut, open)
+	}
+	if shut, open := run(false); shut || !open {
+		t.Errorf("no hold: shut while draining %v (want false), open after %v (want true)", shut, open)
+	}
+	r, err := newTailRules(Options{PitstopTail: "aging+warm+first-final-forecast-fit-queue-cached-guard-hold", PitstopAgingPower: 2})
+	if err != nil || !r.hold || !r.guard {
+		t.Fatalf("-guard-hold: %+v, %v", r, err)
+	}
+	if !NewPitstop(Options{PitstopTail: "aging+warm+first-final-forecast-fit-queue-guard-hold"}).deadlines.forecast.guard.hold {
+		t.Fatal("-guard-hold: want the hold on")
+	}
+}

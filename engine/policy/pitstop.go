@@ -239,7 +239,7 @@ func guardOf(r tailRules) *overloadGuard {
 	if !r.guard {
 		return nil
 	}
-	return &overloadGuard{}
+	return &overloadGuard{hold: r.hold}
 }
 
 // edfOf is the deadline lane's EDF schedule when the tail rule tests the
