@@ -121,6 +121,16 @@ func (d *deadlineLane) due(v *engine.View, s *engine.Sequence, st *callState) fl
 	return dl
 }
 
+// bar is the lane's p99 bar in seconds (slack × the larger of the
+// shadow's p99 and T), 0 while the shadow has none.
+func (d *deadlineLane) bar() float64 {
+	t, ok := d.shadow.tail()
+	if !ok {
+		return 0
+	}
+	return d.slackOr1() * max(t, d.reference)
+}
+
 // urgent reports whether the waiting call goes ahead now, and its deadline.
 func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState) (float64, bool) {
 	dl := d.due(v, s, st)
@@ -204,6 +214,9 @@ func (d *deadlineLane) rerank(v *engine.View) {
 	now := v.Now.Seconds()
 	if d.forecast != nil {
 		d.forecast.roll() // the calls the last re-rank noted
+		if g := d.forecast.guard; g != nil && d.rerankAt > 0 {
+			g.note(now, d.forecast.seen, d.bar()) // the last re-rank's backlog, one re-rank late
+		}
 	}
 	if d.rerankAt > 0 {
 		if d.edf != nil {

@@ -233,7 +233,16 @@ func laneForecastOf(r tailRules) *laneForecast {
 	if !r.forecast {
 		return nil
 	}
-	return &laneForecast{slack: r.slack}
+	return &laneForecast{slack: r.slack, guard: guardOf(r)}
+}
+
+// guardOf is the forecast lane's overload guard when the tail rule asks
+// for it ("-guard"), else nil.
+func guardOf(r tailRules) *overloadGuard {
+	if !r.guard {
+		return nil
+	}
+	return &overloadGuard{hold: r.hold}
 }
 
 // edfOf is the deadline lane's EDF schedule when the tail rule tests the

@@ -36,6 +36,8 @@ type tailRules struct {
 	wake     bool    // a promotion at the re-rank the candidate's laxity runs out by (laneWake)
 	queue    bool    // the shadow scales its service alone, not its prefill queue (enterKeepingQueue)
 	cached   bool    // the shadow's prefill less the prefix-cached context (fcfsShadow.workOf)
+	guard    bool    // with forecast, the lane shut while the backlog's floor rises (overloadGuard)
+	hold     bool    // with guard, shut until the backlog drains back to where it began (overloadGuard.hold)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -82,6 +84,12 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // "-forecast-slack-fit" and "-forecast-slack-fit-queue" (the same,
 // promoting only within the slack of the calls overtaken: fitsSlack),
 // each also with "-queue-cached" (both shadow switches: shadowCached),
+// "-forecast-fit-guard", "-forecast-fit-queue-guard",
+// "-forecast-fit-queue-cached-guard" and
+// "-forecast-slack-fit-queue-cached-guard" (the forecast lane shut while
+// the backlog's floor rises: overloadGuard), and
+// "-forecast-fit-queue-guard-hold", "-forecast-fit-queue-cached-guard-hold"
+// (shut from the rise until the backlog drains back: overloadGuard.hold),
 // "aging+warm+first-final-gated-fit-queue" (the default's lane with the
 // shadow scaling its calls' service alone, not their wait in its prefill
 // queue: enterKeepingQueue), "-gated-fit-cached" and "-gated-fit-queue-cached"
@@ -104,6 +112,9 @@ var laneTails = map[string]bool{
 	"first-final-forecast-fit": true, "first-final-forecast-fit-queue": true,
 	"first-final-forecast-slack-fit": true, "first-final-forecast-slack-fit-queue": true,
 	"first-final-forecast-fit-queue-cached": true, "first-final-forecast-slack-fit-queue-cached": true,
+	"first-final-forecast-fit-guard": true, "first-final-forecast-fit-queue-guard": true,
+	"first-final-forecast-fit-queue-cached-guard": true, "first-final-forecast-slack-fit-queue-cached-guard": true,
+	"first-final-forecast-fit-queue-guard-hold": true, "first-final-forecast-fit-queue-cached-guard-hold": true,
 }
 
 func newTailRules(o Options) (tailRules, error) {
@@ -161,14 +172,14 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
 			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "forecast": &r.forecast, "slack": &r.slack, "wake": &r.wake,
-				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached}[part] = true
+				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold}[part] = true
 		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+first-final-forecast-fit, aging+warm+first-final-forecast-fit-queue, aging+warm+first-final-forecast-slack-fit, aging+warm+first-final-forecast-slack-fit-queue, aging+warm+first-final-forecast-fit-queue-cached, aging+warm+first-final-forecast-slack-fit-queue-cached, aging+warm+swap, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+first-final-forecast-fit, aging+warm+first-final-forecast-fit-queue, aging+warm+first-final-forecast-slack-fit, aging+warm+first-final-forecast-slack-fit-queue, aging+warm+first-final-forecast-fit-queue-cached, aging+warm+first-final-forecast-slack-fit-queue-cached, aging+warm+first-final-forecast-fit-guard, aging+warm+first-final-forecast-fit-queue-guard, aging+warm+first-final-forecast-fit-queue-cached-guard, aging+warm+first-final-forecast-slack-fit-queue-cached-guard, aging+warm+first-final-forecast-fit-queue-guard-hold, aging+warm+first-final-forecast-fit-queue-cached-guard-hold, aging+warm+swap, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost

@@ -36,6 +36,9 @@ type laneForecast struct {
 	// re-rank has promoted, seconds.
 	slack bool
 	spent float64
+	// guard, when set (PitstopTail "...-guard"), shuts the lane while the
+	// backlog's floor rises (overloadGuard).
+	guard *overloadGuard
 }
 
 // forecastCall is one waiting call as a re-rank saw it.
@@ -113,6 +116,9 @@ func (d *deadlineLane) tailForecastPastArrivalOrder() bool {
 	}
 	if _, ok := d.edf.realized.p99(); !ok {
 		return false
+	}
+	if g := d.forecast.guard; g != nil && g.overloaded() {
+		return false // past capacity a promotion costs work done per second
 	}
 	bar := d.slackOr1() * max(fcfs, d.reference)
 	done := d.edf.realized.sorted
