@@ -27,6 +27,14 @@ import (
 // 1 % of the calls pass T, and compresses the rank only as far as the
 // measured tail asks.
 //
+// A call past T counts as late only while the deadline lane's trigger is on
+// (tailPastArrivalOrder: this policy's realized p99 past the arrival-order
+// shadow's, the two p99s the lane learns already): T, a mean wait with an
+// exponential spread, is below arrival order's p99 where the calls' own
+// times hold tools and cached prefixes (mixed: the weight fell and @0.5's
+// mean lost its 0.3 % lead over lamps's, "-trust-ungated"), and the shadow
+// that replays arrival order says whether the tail is past it at all.
+//
 // The controller's T is arrival order's p99 with the waits' spread
 // (fcfsReference's expWait, Kingman's exponential wait), not the aging's T
 // (the mean wait plus the p99 own time): that one is arrival order's p99
@@ -47,8 +55,10 @@ func (r *rankTrust) weight() float64 {
 }
 
 // observe learns arrival order's p99 from a finished call and moves w
-// against it.
-func (r *rankTrust) observe(e *engine.Event, slack float64) {
+// against it; a call past it counts as late only while open (the deadline
+// lane's trigger, tailPastArrivalOrder: the realized p99 past the shadow's),
+// else as in time.
+func (r *rankTrust) observe(e *engine.Event, slack float64, open bool) {
 	r.ref.expWait = true
 	r.ref.observe(e)
 	if e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
@@ -56,7 +66,11 @@ func (r *rankTrust) observe(e *engine.Event, slack float64) {
 	}
 	if t, ok := r.ref.bound(slack); ok && t > 0 {
 		r.c.capped = true
-		r.c.observe((e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds(), t)
+		e2e := (e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds()
+		if !open {
+			e2e = min(e2e, t)
+		}
+		r.c.observe(e2e, t)
 	}
 }
 
