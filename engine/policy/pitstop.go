@@ -158,6 +158,7 @@ type Pitstop struct {
 	tail       tailRules
 	rank       rankMode // point forecast or expectation over the length bins (expected_rank.go)
 	lane       lateLane
+	trust      rankTrust    // the rank's spread under the tail's controller (PitstopTail "...-trust")
 	lead       programLead  // how far an older program goes ahead in arrival order (program_lead.go)
 	deadlines  deadlineLane // least-laxity promotion against arrival-order deadlines (deadline_lane.go)
 	batch      batchOrder   // the order of the calls on the device (decode_first.go)
@@ -207,6 +208,7 @@ func NewPitstop(o Options) *Pitstop {
 		fcfs:       fcfsReference{expWait: o.PitstopReference == "exp"},
 		tail:       tail,
 		rank:       rank,
+		trust:      rankTrust{c: lateLane{gain: o.PitstopLaneGain}},
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 		recache:    recache,
 		room:       room,

@@ -38,6 +38,7 @@ type tailRules struct {
 	cached   bool    // the shadow's prefill less the prefix-cached context (fcfsShadow.workOf)
 	guard    bool    // with forecast, the lane shut while the backlog's floor rises (overloadGuard)
 	hold     bool    // with guard, shut until the backlog drains back to where it began (overloadGuard.hold)
+	trust    bool    // the rank's spread weighted by the tail's controller (rankTrust)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -94,6 +95,8 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // shadow scaling its calls' service alone, not their wait in its prefill
 // queue: enterKeepingQueue), "-gated-fit-cached" and "-gated-fit-queue-cached"
 // (the shadow's prefill less the prefix-cached context: fcfsShadow.workOf),
+// "aging+warm+first-final-gated-fit-trust" (the default with the rank's
+// spread weighted by the tail's controller: rankTrust),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
@@ -115,6 +118,7 @@ var laneTails = map[string]bool{
 	"first-final-forecast-fit-guard": true, "first-final-forecast-fit-queue-guard": true,
 	"first-final-forecast-fit-queue-cached-guard": true, "first-final-forecast-slack-fit-queue-cached-guard": true,
 	"first-final-forecast-fit-queue-guard-hold": true, "first-final-forecast-fit-queue-cached-guard-hold": true,
+	"first-final-gated-fit-trust": true,
 }
 
 func newTailRules(o Options) (tailRules, error) {
@@ -172,14 +176,14 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
 			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "forecast": &r.forecast, "slack": &r.slack, "wake": &r.wake,
-				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold}[part] = true
+				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust}[part] = true
 		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+first-final-forecast-fit, aging+warm+first-final-forecast-fit-queue, aging+warm+first-final-forecast-slack-fit, aging+warm+first-final-forecast-slack-fit-queue, aging+warm+first-final-forecast-fit-queue-cached, aging+warm+first-final-forecast-slack-fit-queue-cached, aging+warm+first-final-forecast-fit-guard, aging+warm+first-final-forecast-fit-queue-guard, aging+warm+first-final-forecast-fit-queue-cached-guard, aging+warm+first-final-forecast-slack-fit-queue-cached-guard, aging+warm+first-final-forecast-fit-queue-guard-hold, aging+warm+first-final-forecast-fit-queue-cached-guard-hold, aging+warm+swap, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+first-final-forecast-fit, aging+warm+first-final-forecast-fit-queue, aging+warm+first-final-forecast-slack-fit, aging+warm+first-final-forecast-slack-fit-queue, aging+warm+first-final-forecast-fit-queue-cached, aging+warm+first-final-forecast-slack-fit-queue-cached, aging+warm+first-final-forecast-fit-guard, aging+warm+first-final-forecast-fit-queue-guard, aging+warm+first-final-forecast-fit-queue-cached-guard, aging+warm+first-final-forecast-slack-fit-queue-cached-guard, aging+warm+first-final-forecast-fit-queue-guard-hold, aging+warm+first-final-forecast-fit-queue-cached-guard-hold, aging+warm+first-final-gated-fit-trust, aging+warm+swap, deadline-aging)", o.PitstopTail)
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost
@@ -202,6 +206,9 @@ func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float
 	}
 	if !ok || t <= 0 {
 		return key
+	}
+	if p.tail.trust {
+		key = p.trust.trusted(key) // rank_trust.go
 	}
 	a := p.ageOf(v, s) // warm_age.go
 	if p.tail.byWait {
@@ -229,6 +236,9 @@ func (p *Pitstop) inLane(v *engine.View, s *engine.Sequence) bool {
 
 // observeLane moves the late lane's controller after a finished call.
 func (p *Pitstop) observeLane(e *engine.Event) {
+	if p.tail.trust {
+		p.trust.observe(e, p.fcfsSlack) // rank_trust.go
+	}
 	if !p.tail.lane && !p.tail.control || e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
 		return
 	}
