@@ -70,10 +70,10 @@ type measuredProfile struct {
 }
 
 // measuredProfiles: every H100 profile is held to its measurement. The
-// mixed bound is 15% for each (measured worst: llama3-8b 11%, a 1,536-token
-// chunk after 16,384 cached tokens, where attention is not quite linear in
-// chunk × context; vicuna-13b and gptj-6b are logged by the test and stated
-// in docs/results.md).
+// mixed bound is 15% for each; measured worst: llama3-8b 11.2% and gptj-6b
+// 13.1%, a 1,536-token chunk after 16,384 cached tokens (attention is not
+// quite linear in chunk × context); vicuna-13b 14.6%, a 512-token chunk
+// beside 16 decodes of 1,024 (33.2 ms measured), close to the bound.
 var measuredProfiles = []measuredProfile{
 	{"h100-80g-llama3-8b", "testdata/h100-llama3-8b-measured.json", "testdata/h100-llama3-8b-measured-2.json", 0.15},
 	{"h100-80g-vicuna-13b", "testdata/h100-vicuna-13b-measured.json", "testdata/h100-vicuna-13b-measured-2.json", 0.15},
@@ -121,16 +121,18 @@ func checkMeasuredProfile(t *testing.T, m measuredProfile) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	worst := 0.0
+	worst, worstAt := 0.0, IterSample{}
 	for _, s := range mixed {
 		p := pureFit.Predict(s)
 		e := math.Abs(p/s.Seconds - 1)
-		worst = max(worst, e)
+		if e > worst {
+			worst, worstAt = e, s
+		}
 		if e > m.mixedBound {
 			t.Errorf("mixed iteration %+v: predicted from pure ones %.2f ms, measured %.2f ms", s, 1e3*p, 1e3*s.Seconds)
 		}
 	}
-	t.Logf("%d mixed iterations predicted from %d pure ones: worst |err| %.1f%% (bound %.0f%%)", len(mixed), len(pure), 100*worst, 100*m.mixedBound)
+	t.Logf("%d mixed iterations predicted from %d pure ones: worst |err| %.1f%% (bound %.0f%%) at %+v", len(mixed), len(pure), 100*worst, 100*m.mixedBound, worstAt)
 
 	p, err := LoadProfile(m.profile)
 	if err != nil {
