@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// measuredRun is what scripts/gpu/measure_llama_iters.py prints: iterations
-// and swaps of a Llama-3.1-8B-shaped model timed on a real GPU.
+// measuredRun is what scripts/gpu/measure_llama_iters.py prints: iterations,
+// swaps and swap/compute overlap of a model's shapes timed on a real GPU.
 type measuredRun struct {
 	Meta  map[string]any `json:"meta"`
 	Iters []struct {
@@ -60,15 +60,42 @@ func fitGatheredSwap(xs []float64, ys []float64) (perTransfer, bandwidth float64
 	return max((sy-slope*sx)/sw, 0), 1 / slope
 }
 
-// TestMeasuredH100Profile holds the h100-80g-llama3-8b profile to the H100
+// measuredProfile names an H100 profile and the two runs of
+// scripts/gpu/measure_llama_iters.py it was fitted from (run 1) and checked
+// against (run 2), with the worst relative error the pure-only fit may make
+// on the mixed iterations it never saw.
+type measuredProfile struct {
+	profile, run1, run2 string
+	mixedBound          float64
+}
+
+// measuredProfiles: every H100 profile is held to its measurement. The
+// mixed bound is 15% for each; measured worst: llama3-8b 11.2% and gptj-6b
+// 13.1%, a 1,536-token chunk after 16,384 cached tokens (attention is not
+// quite linear in chunk × context); vicuna-13b 14.6%, a 512-token chunk
+// beside 16 decodes of 1,024 (33.2 ms measured), close to the bound.
+var measuredProfiles = []measuredProfile{
+	{"h100-80g-llama3-8b", "testdata/h100-llama3-8b-measured.json", "testdata/h100-llama3-8b-measured-2.json", 0.15},
+	{"h100-80g-vicuna-13b", "testdata/h100-vicuna-13b-measured.json", "testdata/h100-vicuna-13b-measured-2.json", 0.15},
+	{"h100-80g-gptj-6b", "testdata/h100-gptj-6b-measured.json", "testdata/h100-gptj-6b-measured-2.json", 0.15},
+}
+
+// TestMeasuredH100Profile holds each h100-80g-* profile to the H100
 // measurement it was fitted from (engine/sim/testdata, made by
 // scripts/gpu/measure_llama_iters.py on the device machine): the shipped
 // constants are the fit, rounded; the linear cost model fitted on pure
 // prefill and pure decode iterations predicts the mixed ones (which it never
-// saw) within 15% (measured: 11% at worst, a 1,536-token chunk after 16,384
-// cached tokens, where attention is not quite linear in chunk × context); the swap constants are the gathered transfers' fit.
+// saw) within the profile's bound; a second run carries over; the swap
+// constants are the gathered transfers' fit and the overlap the least hidden
+// fraction measured.
 func TestMeasuredH100Profile(t *testing.T) {
-	run := loadMeasured(t, "testdata/h100-llama3-8b-measured.json")
+	for _, m := range measuredProfiles {
+		t.Run(m.profile, func(t *testing.T) { checkMeasuredProfile(t, m) })
+	}
+}
+
+func checkMeasuredProfile(t *testing.T, m measuredProfile) {
+	run := loadMeasured(t, m.run1)
 	var all, pure, mixed []IterSample
 	for _, it := range run.Iters {
 		all = append(all, it.IterSample)
@@ -94,13 +121,20 @@ func TestMeasuredH100Profile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	worst, worstAt := 0.0, IterSample{}
 	for _, s := range mixed {
-		if p := pureFit.Predict(s); math.Abs(p/s.Seconds-1) > 0.15 {
+		p := pureFit.Predict(s)
+		e := math.Abs(p/s.Seconds - 1)
+		if e > worst {
+			worst, worstAt = e, s
+		}
+		if e > m.mixedBound {
 			t.Errorf("mixed iteration %+v: predicted from pure ones %.2f ms, measured %.2f ms", s, 1e3*p, 1e3*s.Seconds)
 		}
 	}
+	t.Logf("%d mixed iterations predicted from %d pure ones: worst |err| %.1f%% (bound %.0f%%) at %+v", len(mixed), len(pure), 100*worst, 100*m.mixedBound, worstAt)
 
-	p, err := LoadProfile("h100-80g-llama3-8b")
+	p, err := LoadProfile(m.profile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +151,8 @@ func TestMeasuredH100Profile(t *testing.T) {
 	close3("decode_seq_s", p.Iter.DecodeSeq, fit.DecodeSeq)
 	close3("decode_ctx_s", p.Iter.DecodeCtx, fit.DecodeCtx)
 
-	// A second run, minutes later on a fresh machine: the shipped constants
-	// still predict it (run-to-run spread per iteration was -3%..+5%).
-	run2 := loadMeasured(t, "testdata/h100-llama3-8b-measured-2.json")
+	// A second run, minutes later: the shipped constants still predict it.
+	run2 := loadMeasured(t, m.run2)
 	var second []IterSample
 	for _, it := range run2.Iters {
 		second = append(second, it.IterSample)
@@ -129,13 +162,16 @@ func TestMeasuredH100Profile(t *testing.T) {
 	if st2.R2 < 0.99 || st2.MeanAbsPctErr > 0.10 || math.Abs(st2.TotalErr) > 0.03 {
 		t.Errorf("the profile does not carry over to the second run: %+v", st2)
 	}
-	// Overlap: the least of the hidden fractions measured.
-	least := 1.0
-	for _, o := range run2.Overlap {
+	// Overlap: the least of the hidden fractions measured in either run
+	// (the llama run 1 measured none).
+	least, n := 1.0, 0
+	for _, o := range append(run.Overlap, run2.Overlap...) {
 		least = min(least, o.HiddenFraction)
+		n++
 	}
-	if len(run2.Overlap) == 0 || p.Swap.Overlap > least || p.Swap.Overlap < least-0.02 {
-		t.Errorf("profile swap overlap %.2f; the least hidden fraction measured is %.3f (%d measurements)", p.Swap.Overlap, least, len(run2.Overlap))
+	t.Logf("least hidden fraction of %d overlap measurements: %.3f", n, least)
+	if n == 0 || p.Swap.Overlap > least || p.Swap.Overlap < least-0.02 {
+		t.Errorf("profile swap overlap %.2f; the least hidden fraction measured is %.3f (%d measurements)", p.Swap.Overlap, least, n)
 	}
 
 	// Swaps: gathered transfers of at least 4 blocks (a single block's first

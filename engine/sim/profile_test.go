@@ -11,11 +11,11 @@ import (
 
 func TestBuiltinProfiles(t *testing.T) {
 	names := ProfileNames()
-	want := []string{"a100-40g-gptj-6b", "a100-40g-vicuna-13b", "a100-80g-llama3-70b", "a100-80g-llama3-8b", "h100-80g-llama3-8b", "infercept-script"}
+	want := []string{"a100-40g-gptj-6b", "a100-40g-vicuna-13b", "a100-80g-llama3-70b", "a100-80g-llama3-8b", "h100-80g-gptj-6b", "h100-80g-llama3-8b", "h100-80g-vicuna-13b", "infercept-script"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("profiles %v, want %v", names, want)
 	}
-	kv := map[string]int{"a100-40g-gptj-6b": 458752, "a100-80g-llama3-70b": 327680, "a100-40g-vicuna-13b": 819200, "a100-80g-llama3-8b": 131072, "h100-80g-llama3-8b": 131072, "infercept-script": 458752}
+	kv := map[string]int{"a100-40g-gptj-6b": 458752, "a100-80g-llama3-70b": 327680, "a100-40g-vicuna-13b": 819200, "a100-80g-llama3-8b": 131072, "h100-80g-llama3-8b": 131072, "h100-80g-vicuna-13b": 819200, "h100-80g-gptj-6b": 458752, "infercept-script": 458752}
 	for _, n := range names {
 		p, err := LoadProfile(n)
 		if err != nil {
