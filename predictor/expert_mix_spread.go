@@ -67,15 +67,7 @@ func widenToError(d []float32, point int, shown float64, overflowTokens int) []f
 	if shown <= 0 {
 		return nil
 	}
-	var implied float64
-	for b, p := range d {
-		v := float64(b*BinWidth) + float64(BinWidth)/2
-		if b >= OverflowBin {
-			v = float64(overflowTokens)
-		}
-		implied += float64(p) * math.Abs(v-float64(point))
-	}
-	share := 1 - implied/shown
+	share := 1 - midpointAbsError(d, point, overflowTokens)/shown
 	if share <= 0 {
 		return nil
 	}
@@ -85,4 +77,19 @@ func widenToError(d []float32, point int, shown float64, overflowTokens int) []f
 		out[i] = float32((1-share)*float64(d[i]) + share*float64(lap[i]))
 	}
 	return out
+}
+
+// midpointAbsError is d's expected absolute error around point with each
+// bin's mass at its midpoint (the overflow bin's at overflowTokens): the
+// error the widening reads, coarser than expectedAbsError's per-token spread.
+func midpointAbsError(d []float32, point, overflowTokens int) float64 {
+	var e float64
+	for b, p := range d {
+		v := float64(b*BinWidth) + float64(BinWidth)/2
+		if b >= OverflowBin {
+			v = float64(overflowTokens)
+		}
+		e += float64(p) * math.Abs(v-float64(point))
+	}
+	return e
 }

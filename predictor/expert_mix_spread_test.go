@@ -13,19 +13,6 @@ func oneBin(tokens int) []float32 {
 	return d
 }
 
-// expectedError is d's expected absolute error around point.
-func expectedError(d []float32, point, overflowTokens int) float64 {
-	var e float64
-	for b, p := range d {
-		v := float64(b*BinWidth) + float64(BinWidth)/2
-		if b >= OverflowBin {
-			v = float64(overflowTokens)
-		}
-		e += float64(p) * math.Abs(v-float64(point))
-	}
-	return e
-}
-
 // A distribution sharper than the error shown is widened to about that
 // error and still sums to 1; one as wide already, or no error shown, is
 // left alone.
@@ -43,7 +30,7 @@ func TestWidenToError(t *testing.T) {
 	if math.Abs(sum-1) > 1e-4 {
 		t.Fatalf("widened distribution sums to %.5f", sum)
 	}
-	if e := expectedError(w, 55, over); e < 25 || e > 35 {
+	if e := midpointAbsError(w, 55, over); e < 25 || e > 35 {
 		t.Fatalf("widened distribution's expected error %.1f, want about the 30 shown", e)
 	}
 	if got := widenToError(laplaceBins(55, 60), 55, 30, over); got != nil {
