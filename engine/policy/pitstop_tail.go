@@ -2,7 +2,9 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pitstop-llm/pitstop/engine"
@@ -121,6 +123,19 @@ var laneTails = map[string]bool{
 	"first-final-gated-fit-trust": true,
 }
 
+// tailNames lists the tail rules newTailRules accepts, for its error: the
+// plain ones, then each laneTails suffix after "aging+warm+" (sorted), so
+// the list cannot drift from what is offered.
+func tailNames() []string {
+	names := []string{"aging", "guard", "lane", "aging+lane", "rescue", "aging+rescue", "aging+control", "deadline",
+		"aging+deadline", "aging+feasible", "aging+feasible-p99", "aging+feasible-floor", "aging+feasible-fit",
+		"aging+warm", "aging+warm+resume", "deadline-aging"}
+	for _, lane := range slices.Sorted(maps.Keys(laneTails)) {
+		names = append(names, "aging+warm+"+lane)
+	}
+	return names
+}
+
 func newTailRules(o Options) (tailRules, error) {
 	r := tailRules{power: o.PitstopAgingPower, byWait: o.PitstopAgingClock == "wait"}
 	switch {
@@ -183,7 +198,7 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.perCall = true, true
 		return r, nil
 	}
-	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: aging, guard, lane, aging+lane, rescue, aging+rescue, aging+control, deadline, aging+deadline, aging+feasible, aging+feasible-p99, aging+feasible-floor, aging+feasible-fit, aging+warm, aging+warm+resume, aging+warm+first, aging+warm+first-lag, aging+warm+final, aging+warm+first-final, aging+warm+first-final-lag, aging+warm+first-final-gated, aging+warm+first-final-gated-fit, aging+warm+first-gated, aging+warm+first-final-wake, aging+warm+first-final-gated-wake, aging+warm+first-final-gated-lag, aging+warm+first-final-gated-wake-lag, aging+warm+first-final-sure, aging+warm+first-final-sure-fit, aging+warm+first-final-gated-fit-queue, aging+warm+first-final-gated-fit-cached, aging+warm+first-final-gated-fit-queue-cached, aging+warm+first-final-forecast-fit, aging+warm+first-final-forecast-fit-queue, aging+warm+first-final-forecast-slack-fit, aging+warm+first-final-forecast-slack-fit-queue, aging+warm+first-final-forecast-fit-queue-cached, aging+warm+first-final-forecast-slack-fit-queue-cached, aging+warm+first-final-forecast-fit-guard, aging+warm+first-final-forecast-fit-queue-guard, aging+warm+first-final-forecast-fit-queue-cached-guard, aging+warm+first-final-forecast-slack-fit-queue-cached-guard, aging+warm+first-final-forecast-fit-queue-guard-hold, aging+warm+first-final-forecast-fit-queue-cached-guard-hold, aging+warm+first-final-gated-fit-trust, aging+warm+swap, deadline-aging)", o.PitstopTail)
+	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: %s)", o.PitstopTail, strings.Join(tailNames(), ", "))
 }
 
 // agedKey is the generalized cμ rule (Van Mieghem 1995) for a delay cost

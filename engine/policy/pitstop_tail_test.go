@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pitstop-llm/pitstop/engine"
@@ -107,4 +108,27 @@ func longWaiter(t *testing.T, p *Pitstop) (*harness, *engine.Sequence) {
 	long := h.submit("long", "n1", "main", 8, []seg{{decode: 200}}, nil)
 	h.run(untilIteration(200))
 	return h, long
+}
+
+// TestTailNamesAreTheAcceptedRules: every rule the error lists is accepted,
+// and an unknown rule's error names each of them.
+func TestTailNamesAreTheAcceptedRules(t *testing.T) {
+	names := tailNames()
+	if len(names) != 16+len(laneTails) {
+		t.Fatalf("%d names for %d lane suffixes", len(names), len(laneTails))
+	}
+	for _, n := range names {
+		if _, err := newTailRules(Options{PitstopTail: n, PitstopAgingPower: 2}); err != nil {
+			t.Errorf("listed rule %q refused: %v", n, err)
+		}
+	}
+	_, err := newTailRules(Options{PitstopTail: "aging+warm+nope", PitstopAgingPower: 2})
+	if err == nil {
+		t.Fatal("an unknown rule was accepted")
+	}
+	for _, n := range names {
+		if !strings.Contains(err.Error(), n) {
+			t.Errorf("the error does not list %q: %v", n, err)
+		}
+	}
 }

@@ -44,6 +44,11 @@ type rankTrust struct {
 	ref fcfsReference // expWait: the controller's T
 }
 
+// newRankTrust is the weight's controller with the late lane's step gain.
+func newRankTrust(gain float64) rankTrust {
+	return rankTrust{c: lateLane{capped: true, gain: gain}, ref: fcfsReference{expWait: true}}
+}
+
 // weight is w now: 1 until a call has finished.
 func (r *rankTrust) weight() float64 {
 	if r.c.theta == 0 {
@@ -55,13 +60,11 @@ func (r *rankTrust) weight() float64 {
 // observe learns arrival order's p99 from a finished call and moves w
 // against it.
 func (r *rankTrust) observe(e *engine.Event, slack float64) {
-	r.ref.expWait = true
 	r.ref.observe(e)
 	if e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
 		return
 	}
 	if t, ok := r.ref.bound(slack); ok && t > 0 {
-		r.c.capped = true
 		r.c.observe((e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds(), t)
 	}
 }
