@@ -124,6 +124,7 @@ type benchCase struct {
 	aged         bool // pitstop with its arrival-order reference known (T = 20 s), so the aging re-ranks
 	modeled      bool // pitstop with a ready program model (4,096 heavy-tailed programs of 10 calls each)
 	tailPast     bool // pitstop with a realized p99 past any arrival-order one, so a gated lane is open
+	dist         bool // forecasts carry a 51-bin length distribution (the serve predictor's), so the default rank takes the expectation
 }
 
 // benchCases are every policy with its defaults, and pitstop in each fixed
@@ -166,6 +167,9 @@ func benchCases() []benchCase {
 	// benchmark runs; session 12's gated lane open when they have it), and
 	// session 10's tail aging+warm beside them, to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-defaults", policy: "pitstop", aged: true, tailPast: true})
+	// The defaults as serve and bench's default predictor drive them: every
+	// forecast with a length distribution, ranked by the expectation.
+	cs = append(cs, benchCase{name: "pitstop-defaults-dist", policy: "pitstop", aged: true, tailPast: true, dist: true})
 	cs = append(cs, benchCase{name: "pitstop-aging-warm", policy: "pitstop", opts: Options{PitstopTail: "aging+warm"}, aged: true})
 	// Session 8's re-admission rule off (the default has it on), to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
@@ -214,7 +218,11 @@ func BenchmarkOrdering10k(b *testing.B) {
 				m.programs, m.calls, m.svc, m.ctxSvc = programSamples, 10*programSamples, 1, 1000
 				m.rebuild()
 			}
-			orderingStep(b, pol, func(i int) engine.Controller { return endless{tool: i%2 == 0} })
+			ctl := func(i int) engine.Controller { return endless{tool: i%2 == 0} }
+			if c.dist {
+				ctl = func(i int) engine.Controller { return distCtl{median: 10 * (i%40 + 1), dist: softmaxLike(i % 40)} }
+			}
+			orderingStep(b, pol, ctl)
 		})
 	}
 }
