@@ -14,7 +14,10 @@ against serve-expected is what the statistic buys on serve.
 
 Per family and rate, means over the seeds found in all three directories:
 pitstop's e2e mean / p99 (s) and completed calls/s on serve (expected),
-serve (point) and the oracle, and lamps's mean on serve and on the oracle.
+serve (point) and the oracle; where the gap shows: pitstop's TTFT mean (the
+wait for the first token: the order of waiting calls) and TPOT mean (time per
+output token once started) on serve (expected) and on the oracle; and
+lamps's mean on serve and on the oracle.
 """
 import json
 import os
@@ -49,8 +52,9 @@ def main():
         sys.exit(__doc__)
     sdir, pdir, odir = args
     print("| family | seeds | rate | pitstop mean / p99, s: serve expected | serve point | oracle | "
-          "pitstop calls/s: expected / point / oracle | lamps mean, s: serve / oracle |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+          "pitstop calls/s: expected / point / oracle | pitstop TTFT mean, s: serve / oracle | "
+          "pitstop TPOT mean, ms: serve / oracle | lamps mean, s: serve / oracle |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for fam in fams:
         cols, used = defaultdict(list), []
         for s in seeds:
@@ -70,9 +74,12 @@ def main():
                 cells.append(f"{avg(rs, 'e2e_mean_s'):.1f} / {avg(rs, 'e2e_p99_s'):.0f}" if rs else "-")
             thr = [cols.get((n, rate, "pitstop")) for n in ("exp", "point", "oracle")]
             thr = " / ".join(f"{avg(rs, 'throughput_rps'):.3f}" if rs else "-" for rs in thr)
+            ps, po = cols[("exp", rate, "pitstop")], cols.get(("oracle", rate, "pitstop"))
+            ttft = f"{avg(ps, 'ttft_mean_s'):.1f} / {avg(po, 'ttft_mean_s'):.1f}" if po else "-"
+            tpot = f"{avg(ps, 'tpot_mean_s') * 1e3:.0f} / {avg(po, 'tpot_mean_s') * 1e3:.0f}" if po else "-"
             ls, lo = cols.get(("exp", rate, "lamps")), cols.get(("oracle", rate, "lamps"))
             lamps = f"{avg(ls, 'e2e_mean_s'):.1f} / {avg(lo, 'e2e_mean_s'):.1f}" if ls and lo else "-"
-            print(f"| {fam} | {','.join(used)} | {rate:g} | {' | '.join(cells)} | {thr} | {lamps} |")
+            print(f"| {fam} | {','.join(used)} | {rate:g} | {' | '.join(cells)} | {thr} | {ttft} | {tpot} | {lamps} |")
 
 
 if __name__ == "__main__":
