@@ -17,7 +17,8 @@ first, the reports it completes after); a family's seeds are those (of
 2. why: pitstop's recompute and decision regret (bench JSON decision_cost,
    realized - hindsight, GB·s) on serve and on the oracle, lamps's and
    infercept's means on both, and the lead when every policy that reads
-   predictions has the oracle;
+   predictions has the oracle; then pitstop's completed calls per second on
+   serve and on the oracle against the highest other (serve) throughput;
 3. the handling decisions at each family's top rate (seed 1): expected,
    realized, hindsight, regret per policy and predictor, the discards among
    them (which the model prices as a full recompute, whatever the prefix
@@ -123,11 +124,15 @@ def why_rows(fam, used, serve, orac):
                 continue
             m = avg(serve[(rate, p)], "e2e_mean_s")
             o = orac.get((rate, p))
+            if o and len(o) != len(serve[(rate, p)]):
+                o = None  # oracle runs on fewer seeds than the serve runs: not comparable
             if p in ("lamps", "infercept"):
                 cells.append(f"{m:.1f} / {avg(o, 'e2e_mean_s'):.1f}" if o else f"{m:.1f} / -")
             best_all.append(avg(o, "e2e_mean_s") if o else m)
+        thr = max(avg(serve[(rate, p)], "throughput_rps") for p in pols if p != "pitstop")
         yield (f"| {fam} | {rate:g} | {avg(ps, 'recompute_tokens') / 1e6:.2f} / {avg(po, 'recompute_tokens') / 1e6:.2f} | "
-               f"{reg} | {' | '.join(cells)} | {min(best_all) / avg(po, 'e2e_mean_s'):.2f}x |")
+               f"{reg} | {' | '.join(cells)} | {min(best_all) / avg(po, 'e2e_mean_s'):.2f}x | "
+               f"{avg(ps, 'throughput_rps') / thr:.3f}x / {avg(po, 'throughput_rps') / thr:.3f}x |")
 
 
 def decision_rows(fam, odirs, sdirs):
@@ -178,8 +183,9 @@ def main():
             print(row)
     print()
     print("| family | rate | pitstop recompute, M tokens: serve / oracle | pitstop regret, GB·s: serve / oracle | "
-          "infercept mean, s: serve / oracle | lamps mean, s: serve / oracle | lead, every predicted policy on the oracle |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "infercept mean, s: serve / oracle | lamps mean, s: serve / oracle | lead, every predicted policy on the oracle | "
+          "pitstop calls/s / highest other's: serve / oracle |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for f, (used, serve, orac) in loaded.items():
         for row in why_rows(f, used, serve, orac):
             print(row)

@@ -98,7 +98,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.StringVar(&f.csvPath, "csv", "", "write a CSV report here")
 	fl.StringVar(&f.outDir, "out", "", "write PNG plots into this directory")
 	fl.Float64Var(&f.predErr, "prediction-error", 0, "with --predictor oracle (ablation, upper bound): prediction error p, prediction = truth + N(0, p·truth)")
-	fl.StringVar(&f.predictor, "predictor", "serve", "where policies' predictions come from: serve (what pitstop serve uses: the default length model learning online from the run's finished segments, through serve's own point step (predictor.ServedStep: the expert mixture, then the window mode where it orders better; one per replica) + online tool-duration statistics), onnx (the default length model, not learning + tool-duration statistics), history (the program's mean so far + tool-duration statistics), oracle (ablation, upper bound: truth + --prediction-error noise)")
+	fl.StringVar(&f.predictor, "predictor", "serve", "where policies' predictions come from: serve (what pitstop serve uses: the default length model learning online from the run's finished segments, through serve's own point step (predictor.ServedStep: the expert mixture, then the window mode where it orders better; one per replica) + online tool-duration statistics), onnx (the default length model, not learning + tool-duration statistics), history (the program's mean so far + tool-duration statistics), oracle (ablation, upper bound: truth + --prediction-error noise), serve-length (ablation: serve's lengths with the true tool times), serve-tool (ablation: the true lengths with serve's tool-duration statistics)")
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
 	fl.IntVar(&f.checkEvery, "check-every", 0, "check block invariants every N iterations (0: at the end of each run)")
 	fl.BoolVar(&f.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
@@ -272,9 +272,9 @@ func planBench(f benchFlags) (*benchPlan, error) {
 		return nil, usagef("invalid SLO --slo-ttft %g / --slo-tpot %g: must be positive seconds (0: the sola policy's)", f.sloTTFT, f.sloTPOT)
 	}
 	switch f.predictor {
-	case "serve", "oracle", "onnx", "history":
+	case "serve", "oracle", "onnx", "history", predictorServeLength, predictorServeTool:
 	default:
-		return nil, usagef("unknown predictor %q (valid: serve, onnx, history, oracle)", f.predictor)
+		return nil, usagef("unknown predictor %q (valid: serve, onnx, history, oracle, serve-length, serve-tool)", f.predictor)
 	}
 	for _, s := range []struct {
 		name string
@@ -418,7 +418,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 			pol, _ := newBenchPolicy(j.policy, f)
 			rc := bench.RunConfig{
 				Workload: plan.w, Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,
-				PredictionError: f.predErr, Predictors: newPredictors(lengthModel, f.predictor == "serve"), Progress: prog, CheckEvery: f.checkEvery,
+				PredictionError: f.predErr, Predictors: splitPredictions(newPredictors(lengthModel, learnsOnline(f.predictor)), f.predictor), Progress: prog, CheckEvery: f.checkEvery,
 				SLOTTFT: sloTTFT, SLOTPOT: sloTPOT, StopAfter: time.Duration(f.stopAfter * float64(time.Second)),
 			}
 			var run report.Run
@@ -514,7 +514,7 @@ func (f *benchFlags) slo() (ttft, tpot float64) {
 // means oracle-with-noise predictions.
 func lengthPredictor(name string) (predictor.LengthPredictor, error) {
 	switch name {
-	case "onnx", "serve":
+	case "onnx", "serve", predictorServeLength, predictorServeTool:
 		m, err := predictor.LoadDefault()
 		if errors.Is(err, predictor.ErrORTMissing) {
 			// The same model in the Go forward pass: the same predictions

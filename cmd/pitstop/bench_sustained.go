@@ -116,7 +116,7 @@ func runSustained(ctx context.Context, f benchFlags, plan *benchPlan) error {
 				return bench.RunConfig{}, err
 			}
 			rc := bench.RunConfig{Workload: plan.w, Policy: pol, Name: name, PredictionError: f.predErr,
-				Predictors: newPredictors(lengthModel, f.predictor == "serve"), CheckEvery: f.checkEvery, SLOTTFT: sloTTFT, SLOTPOT: sloTPOT}
+				Predictors: splitPredictions(newPredictors(lengthModel, learnsOnline(f.predictor)), f.predictor), CheckEvery: f.checkEvery, SLOTTFT: sloTTFT, SLOTPOT: sloTPOT}
 			if plan.replicas == nil { // replicas bring their own (runClusterJob)
 				rc.Engine, rc.Executor = f.simEngine(plan.profile), sim.NewExecutor(plan.profile)
 			}
