@@ -74,7 +74,8 @@ var ExpertNames = [numExperts]string{"model", "blend", "history"}
 // lower MAE for most of a run but orders concurrent segments worse than its
 // blend (docs/results-predictor.md, 2026-11-27), and a scheduler ranks.
 // OrderScored weighs the experts by the order they got wrong instead; serve
-// and bench predict with it, eval reports both.
+// and bench predict with it (ServedMix: read at the model's shown spread),
+// eval reports both.
 //
 // Why by hand: exponentially weighted averaging of three experts is a few
 // running sums and exponentials; a library would add a dependency for a

@@ -19,15 +19,18 @@ import "math"
 // the model's distribution widened to the mean absolute error the model has
 // shown on the later segments x has booked, while another expert has shown
 // less (modelAtShownSpread); first segments, the distribution x returns and
-// the weights are unchanged. It returns x. An option: eval prints it beside
-// the order mix ("model + order mix, model at its shown spread"); serve and
-// bench do not use it (not a default: served, it costs the shipped model's
-// held-out tau its after-learning Acc-5 bar, docs/results-predictor.md,
-// session 15).
+// the weights are unchanged. It returns x. Serve and bench predict with it
+// (ServedMix) since session 16, once the hit trade after it was decided on
+// the distribution's own median (servedTrade): booked against the moved
+// point, the trade cost the shipped model's held-out tau its after-learning
+// Acc-5 bar (docs/results-predictor.md, sessions 15 and 16).
 func (x *ExpertMix) CalibrateModelSpread() *ExpertMix {
 	x.spread = true
 	return x
 }
+
+// calibrates says whether x's point reads the model at its shown spread.
+func (x *ExpertMix) calibrates() bool { return x != nil && x.spread }
 
 // modelAtShownSpread is the model's distribution probs (point tokens) for
 // a segment of class k as the point reads it under CalibrateModelSpread, or

@@ -134,3 +134,20 @@ func (t *HitTrade) Observe(median, candidate, actual int) {
 	t.absErr += float64(abs(candidate-actual) - abs(median-actual))
 	t.moves++
 }
+
+// servedTrade is the point the mixture serves for p (Traded): the hit
+// trade's candidate while the trade has paid and the candidate moves off
+// the distribution's own median, else the mixture's point. The trade is a
+// question about the distribution (does its densest window deliver hits
+// its median does not?), so it is decided and booked against p.Median,
+// never against a point CalibrateModelSpread moved: booked against the
+// moved point, the trade switched on while the calibration held and kept
+// serving its candidates after the calibration let go (held-out tau with
+// the shipped model: 72 second-half segments moved, 7 hits lost;
+// docs/results-predictor.md, session 16).
+func servedTrade(t *HitTrade, p ServedPoint) int {
+	if c := t.Point(p.Median, p.Candidate); c != p.Median {
+		return c
+	}
+	return p.Mixed
+}

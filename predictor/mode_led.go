@@ -54,13 +54,13 @@ func (m *ModeLed) predict(in Input, mix int) (point, mode int, chosen bool) {
 // mixture's median.
 func (m *ModeLed) predictServed(in Input, p *ServedPoint, overflowTokens int) {
 	if m == nil {
-		p.Candidate, p.Traded, p.Mode, p.Point = p.Mixed, p.Mixed, p.Mixed, p.Mixed
+		p.Candidate, p.Traded, p.Mode, p.Point = p.Median, p.Mixed, p.Mixed, p.Mixed
 		return
 	}
-	p.Candidate = hitCandidate(p.Dist, p.Mixed, overflowTokens)
+	p.Candidate = hitCandidate(p.Dist, p.Median, overflowTokens)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p.Traded = m.trade.Point(p.Mixed, p.Candidate)
+	p.Traded = servedTrade(&m.trade, *p)
 	p.Point, p.Mode, p.ModeChosen = m.predict(in, p.Traded)
 }
 
@@ -72,7 +72,7 @@ func (m *ModeLed) observeServed(in Input, p ServedPoint, actual int) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.trade.Observe(p.Mixed, p.Candidate, actual)
+	m.trade.Observe(p.Median, p.Candidate, actual)
 	m.modes.Observe(in, actual)
 	m.led.Observe(p.Traded, p.Mode, actual)
 }
@@ -108,9 +108,19 @@ func (m *ModeLed) ModeChosen() bool {
 // point and the window mode; then the record is observed. It returns the
 // mixture's points, the window modes and the served points.
 func ServedPoints(pred []int, probs [][]float32, overflowTokens int, recs []TraceRecord, median int) (mixed, modes, served []int) {
-	step := NewServedStep(median)
-	blends := NewProgramBlends(nil) // the programs' blends; step mixes
+	pts := ReplayServed(NewServedStep(median), pred, probs, overflowTokens, recs)
 	mixed, modes, served = make([]int, len(recs)), make([]int, len(recs)), make([]int, len(recs))
+	for i, p := range pts {
+		mixed[i], modes[i], served[i] = p.Mixed, p.Mode, p.Point
+	}
+	return mixed, modes, served
+}
+
+// ReplayServed replays recs in order through step as ServedPoints does
+// and returns every record's ServedPoint, each stage's point kept.
+func ReplayServed(step ServedStep, pred []int, probs [][]float32, overflowTokens int, recs []TraceRecord) []ServedPoint {
+	blends := NewProgramBlends(nil) // the programs' blends; step mixes
+	out := make([]ServedPoint, len(recs))
 	for i, r := range recs {
 		var p []float32
 		if i < len(probs) {
@@ -118,11 +128,11 @@ func ServedPoints(pred []int, probs [][]float32, overflowTokens int, recs []Trac
 		}
 		b := blends.program(r)
 		pt := step.Predict(b, r.Input, pred[i], p, overflowTokens)
-		mixed[i], modes[i], served[i] = pt.Mixed, pt.Mode, pt.Point
+		out[i] = pt
 		b = step.Observe(b, r.Input, pt, r.PreToolOutputTokens, r.Tool)
 		if r.Program != "" {
 			blends.progs[blendKey(r)] = b
 		}
 	}
-	return mixed, modes, served
+	return out
 }

@@ -19,7 +19,19 @@ type ServedStep struct {
 // first-segment history and window mode starting from median (the length
 // model's training median, TrainMedian; -1 when unknown).
 func NewServedStep(median int) ServedStep {
-	return ServedStep{Mix: OrderScored(median), Led: NewModeLed(median)}
+	return ServedStep{Mix: ServedMix(median), Led: NewModeLed(median)}
+}
+
+// ServedMix is the expert mixture a deployment serves with: scored by
+// order (OrderScored), its point reading the model at the spread the model
+// has shown where another expert has shown less error
+// (CalibrateModelSpread). The hit trade after it is decided on the
+// mixture's distribution, which the calibration leaves alone
+// (servedTrade), so the calibration moves the point where the model is
+// overconfident without moving which segments the trade serves
+// (docs/results-predictor.md, session 16).
+func ServedMix(median int) *ExpertMix {
+	return OrderScored(median).CalibrateModelSpread()
 }
 
 // ServedPoint is one segment's prediction by a ServedStep, kept until the
@@ -27,12 +39,18 @@ func NewServedStep(median int) ServedStep {
 type ServedPoint struct {
 	Model   int       // the length model's point
 	Blended int       // the model blended with its program
-	Mixed   int       // the experts' mixture's median
+	Mixed   int       // the experts' mixture's point (its median; see Median)
 	Dist    []float32 // the mixture's distribution (nil without the model's)
+	// Median is Dist's own median: Mixed, except where the mixture reads
+	// the model at the spread it has shown (CalibrateModelSpread), which
+	// moves the point and not the distribution. The hit trade is decided
+	// and booked on it (servedTrade).
+	Median int
 	// Candidate is the centre of the mixture's densest ±5-token window
-	// where it buys enough hits for its absolute error (hitCandidate),
-	// else Mixed; Traded is Candidate while the deployment's HitTrade has
-	// paid, else Mixed.
+	// where it buys enough hits for its absolute error over Median
+	// (hitCandidate), else Median; Traded is Candidate while the
+	// deployment's HitTrade has paid and Candidate is not Median, else
+	// Mixed.
 	Candidate, Traded int
 	Mode              int // the deployment's window mode for the segment's class
 	Point             int // Traded or Mode, by ModeLed: what policies rank by
@@ -48,6 +66,10 @@ type ServedPoint struct {
 func (s ServedStep) Predict(b ProgramBlend, in Input, model int, probs []float32, overflowTokens int) ServedPoint {
 	p := ServedPoint{Model: model}
 	p.Mixed, p.Dist, p.Blended = s.Mix.Predict(b, model, probs, overflowTokens)
+	p.Median = p.Mixed
+	if s.Mix.calibrates() && p.Dist != nil {
+		p.Median = LengthQuantile(p.Dist, 0.5, overflowTokens)
+	}
 	s.Led.predictServed(in, &p, overflowTokens)
 	return p
 }

@@ -70,7 +70,7 @@ type Length struct {
 // first-segment history starting from the model's training median.
 func (l *Length) expertMix() *predictor.ExpertMix {
 	if l.mix == nil && l.model != nil {
-		l.mix = predictor.OrderScored(predictor.TrainMedian(l.model.Info()))
+		l.mix = predictor.ServedMix(predictor.TrainMedian(l.model.Info()))
 	}
 	return l.mix
 }
@@ -231,14 +231,14 @@ func newLengthState(l predictor.LengthPredictor, m *Metrics, log *slog.Logger) *
 		}
 	case *predictor.Model:
 		st.source = LengthONNX
-		st.mix = predictor.OrderScored(predictor.TrainMedian(v.Info()))
+		st.mix = predictor.ServedMix(predictor.TrainMedian(v.Info()))
 		st.led = predictor.NewModeLed(predictor.TrainMedian(v.Info()))
 		st.tenants = newTenantSteps(predictor.TrainMedian(v.Info()), predictor.ServedStep{Mix: st.mix, Led: st.led}, DefaultTenantStates, log)
 	case predictor.HistoryPredictor, *predictor.HistoryPredictor:
 		st.source = LengthHistory
 	case predictor.GoClassifier, *predictor.GoClassifier:
 		st.source = "go"
-		st.mix = predictor.OrderScored(-1) // no training median known: later segments only
+		st.mix = predictor.ServedMix(-1) // no training median known: later segments only
 		st.led = predictor.NewModeLed(-1)
 		st.tenants = newTenantSteps(-1, predictor.ServedStep{Mix: st.mix, Led: st.led}, DefaultTenantStates, log)
 	default:

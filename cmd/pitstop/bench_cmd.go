@@ -565,7 +565,7 @@ func newPredictors(length predictor.LengthPredictor, learn bool) *bench.Predicto
 		// replica, as serve has one per process.
 		step = func() predictor.ServedStep { return predictor.NewServedStep(median) }
 	case mlp != nil:
-		step = func() predictor.ServedStep { return predictor.ServedStep{Mix: predictor.OrderScored(median)} }
+		step = func() predictor.ServedStep { return predictor.ServedStep{Mix: predictor.ServedMix(median)} }
 	}
 	if mlp != nil {
 		length = bench.NewMemoLength(length)

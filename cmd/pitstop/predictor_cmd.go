@@ -301,11 +301,12 @@ The "+ blend + mix" lines mix that blend with the history baseline, weighted by 
 absolute errors of each on the segments replayed before (first segments and later ones
 apart; predictor.ExpertMix): the shipped model's weights are not changed, but the mixture
 learns across programs. The "+ order mix" line weighs the same experts by how often they
-ordered pairs of finished segments wrongly (predictor.OrderScored): what serve and bench
-predict with, since policies rank by the prediction. The "+ order mix, model at its shown
-spread" line is the same mixture whose point, on later segments, reads the model's
-distribution widened to the error the model has shown on the later segments replayed
-before (predictor.ExpertMix.CalibrateModelSpread, an option serve and bench do not use).`,
+ordered pairs of finished segments wrongly, its point on later segments reading the
+model's distribution widened to the error the model has shown on the later segments
+replayed before, while another expert has shown less (predictor.ServedMix): what serve and
+bench predict with, since policies rank by the prediction. The "+ order mix, point not
+calibrated" and "mix or mode, point not calibrated" lines are the same without the
+widening (serve's before session 16).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if model == "" || len(traces) == 0 {
@@ -374,20 +375,20 @@ before (predictor.ExpertMix.CalibrateModelSpread, an option serve and bench do n
 				return err
 			}
 			coldOrdered := predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
-				predictor.OrderScored(predictor.TrainMedian(info)))
+				predictor.ServedMix(predictor.TrainMedian(info)))
 			orderMix, err := predictor.Evaluate(coldOrdered, recs)
 			if err != nil {
 				return err
 			}
-			// The option CalibrateModelSpread, beside what serve predicts with.
-			coldSpread := predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
-				predictor.OrderScored(predictor.TrainMedian(info)).CalibrateModelSpread())
-			spreadMix, err := predictor.Evaluate(coldSpread, recs)
+			// Before session 16: the point not read at the model's shown spread.
+			coldPlain := predictor.BlendByProgram(pred, coldProbs, info.OverflowTokens, recs,
+				predictor.OrderScored(predictor.TrainMedian(info)))
+			plainMix, err := predictor.Evaluate(coldPlain, recs)
 			if err != nil {
 				return err
 			}
-			coldRanks := fmt.Sprintf("rank correlation (Spearman), all records, not learning: model %.3f; model + order mix %.3f; model at its shown spread %.3f\n",
-				predictor.RankCorrelation(pred, recs), predictor.RankCorrelation(coldOrdered, recs), predictor.RankCorrelation(coldSpread, recs))
+			coldRanks := fmt.Sprintf("rank correlation (Spearman), all records, not learning: model %.3f; model + order mix %.3f; point not calibrated %.3f\n",
+				predictor.RankCorrelation(pred, recs), predictor.RankCorrelation(coldOrdered, recs), predictor.RankCorrelation(coldPlain, recs))
 			if online {
 				cold := rep
 				var probs [][]float32
@@ -405,6 +406,18 @@ before (predictor.ExpertMix.CalibrateModelSpread, an option serve and bench do n
 				}
 				// What serve predicts with, by the code it predicts with.
 				ordered, modes, led := predictor.ServedPoints(pred, probs, info.OverflowTokens, recs, predictor.TrainMedian(info))
+				// The same step before session 16: its mixture's point not
+				// read at the model's shown spread.
+				plainStep := predictor.ServedStep{Mix: predictor.OrderScored(predictor.TrainMedian(info)),
+					Led: predictor.NewModeLed(predictor.TrainMedian(info))}
+				var plainLed []int
+				for _, pt := range predictor.ReplayServed(plainStep, pred, probs, info.OverflowTokens, recs) {
+					plainLed = append(plainLed, pt.Point)
+				}
+				plainLedRep, err := predictor.Evaluate(plainLed, recs)
+				if err != nil {
+					return err
+				}
 				onlineOrder, err := predictor.Evaluate(ordered, recs)
 				if err != nil {
 					return err
@@ -422,9 +435,11 @@ before (predictor.ExpertMix.CalibrateModelSpread, an option serve and bench do n
 				onlineOrder.WriteSummary(stdout, "model, online + order mix")
 				modeRep.WriteSummary(stdout, "window mode by class")
 				ledRep.WriteSummary(stdout, "order mix or mode, by order")
+				plainLedRep.WriteSummary(stdout, "order mix or mode, point not calibrated")
 				cold.WriteSummary(stdout, "model, not learning")
 				halves := []secondHalfLine{{"  online", pred}, {"  online + mix", blended},
-					{"  online + order mix", ordered}, {"  window mode by class", modes}, {"  mix or mode, by order", led}}
+					{"  online + order mix", ordered}, {"  window mode by class", modes}, {"  mix or mode, by order", led},
+					{"  mix or mode, point not calibrated", plainLed}}
 				if err := writeSecondHalf(stdout, halves, recs, predictor.MedianTokens(train)); err != nil {
 					return err
 				}
@@ -434,7 +449,7 @@ before (predictor.ExpertMix.CalibrateModelSpread, an option serve and bench do n
 			coldBlend.WriteSummary(stdout, "model + program blend")
 			coldMix.WriteSummary(stdout, "model + blend + mix")
 			orderMix.WriteSummary(stdout, "model + order mix")
-			spreadMix.WriteSummary(stdout, "model + order mix, model at its shown spread")
+			plainMix.WriteSummary(stdout, "model + order mix, point not calibrated")
 			fmt.Fprint(stdout, coldRanks)
 			writeExpertErrors(stdout, coldExperts)
 			med := predictor.MedianTokens(train)

@@ -20,7 +20,7 @@ func TestPredictorEvalOnline(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"model, online          n=52", "model, online + mix    n=52", "model, not learning    n=52",
-		"model + program blend  n=52", "model + blend + mix    n=52", "model + order mix      n=52", "model + order mix, model at its shown spread n=52", "; model at its shown spread ", "baseline: history", "baseline: history, training median start", "wrote " + csv,
+		"model + program blend  n=52", "model + blend + mix    n=52", "model + order mix      n=52", "model + order mix, point not calibrated n=52", "; point not calibrated ", "order mix or mode, point not calibrated n=52", "  mix or mode, point not calibrated n=26", "baseline: history", "baseline: history, training median start", "wrote " + csv,
 		"second half (records 27-52, after learning from the first):", "  online + mix         n=26", "  history              n=26",
 		"model, online + order mix n=52", "window mode by class   n=52", "  window mode by class n=26", "  rank correlation (Spearman), second half: online ", "rank correlation (Spearman), first half (records 1-26, while learning): online ",
 		"experts, first segments: model MAE ", "rank correlation (Spearman), all records, not learning: model ", "order mix or mode, by order n=52", "  mix or mode, by order n=26", "experts, later segments: model MAE ", "of the mean); history MAE "} {
