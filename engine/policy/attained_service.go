@@ -40,6 +40,7 @@ type processTable struct {
 	ttl       time.Duration
 	lastSweep time.Duration
 	shapes    map[string]*tableShape // per class (engine.Request.Class)
+	pooled    bool                   // every program in class "" (pitstop's PitstopClasses "pooled")
 }
 
 // tableShape is the shape of one class's programs seen so far: pitstop's
@@ -53,6 +54,14 @@ type tableShape struct {
 
 func newProcessTable(mode serviceMode, ttl float64) processTable {
 	return processTable{mode: mode, rows: map[string]*progRow{}, ttl: time.Duration(ttl * float64(time.Second)), shapes: map[string]*tableShape{}}
+}
+
+// classOf is the class the call's program is learned in.
+func (t *processTable) classOf(s *engine.Sequence) string {
+	if t.pooled {
+		return ""
+	}
+	return s.Class()
 }
 
 // shape is the class's shape, made empty at its first sight.
@@ -69,12 +78,12 @@ func (t *processTable) shape(class string) *tableShape {
 // service as its priority p(c).
 func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duration, arrival bool) {
 	if st.row == nil && t.mode == callService {
-		st.row = &progRow{class: s.Class()} // MLFQ knows no programs: each call is its own row
+		st.row = &progRow{class: t.classOf(s)} // MLFQ knows no programs: each call is its own row
 	}
 	if st.row == nil {
 		r := t.rows[s.Program()]
 		if r == nil {
-			r = &progRow{eng: s.ProgramStats(), first: now, class: s.Class()}
+			r = &progRow{eng: s.ProgramStats(), first: now, class: t.classOf(s)}
 			t.rows[s.Program()] = r
 			t.shape(r.class).programs++
 		}

@@ -224,7 +224,9 @@ func NewPitstop(o Options) *Pitstop {
 		// with single-call programs the re-ranks fall where byCall's do.
 		first = byGittinsRest
 	}
-	p.pops = newPopulations(o.ProgramIdle, p.censored != censoredOff, first)
+	pooled := o.PitstopClasses == "pooled"
+	p.pops = newPopulations(o.ProgramIdle, p.censored != censoredOff, pooled, first)
+	p.a.table.pooled = pooled
 	return p
 }
 

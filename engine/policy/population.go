@@ -45,10 +45,11 @@ type populations struct {
 	censored  bool
 	cold      population // a class never seen: the order before any call, and each new class's last order
 	lastSweep time.Duration
+	pooled    bool // every class learned together (PitstopClasses "pooled")
 }
 
-func newPopulations(idle float64, censored bool, firstOrder programOrder) populations {
-	ps := populations{byClass: map[string]*population{}, idle: idle, censored: censored}
+func newPopulations(idle float64, censored, pooled bool, firstOrder programOrder) populations {
+	ps := populations{byClass: map[string]*population{}, idle: idle, censored: censored, pooled: pooled}
 	ps.cold = ps.fresh("")
 	ps.cold.lastOrder = firstOrder
 	return ps
@@ -61,8 +62,12 @@ func (ps *populations) fresh(class string) population {
 	return population{class: class, model: m, pace: map[int]*gapSamples{}}
 }
 
-// of is the class's population, made at the cold prior at its first sight.
+// of is the class's population, made at the cold prior at its first sight
+// (the one population when pooled).
 func (ps *populations) of(class string) *population {
+	if ps.pooled {
+		class = ""
+	}
 	if pop := ps.byClass[class]; pop != nil {
 		return pop
 	}

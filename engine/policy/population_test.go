@@ -11,22 +11,16 @@ import (
 // twoClasses runs, on one engine, class a's 12 DAG programs of one size
 // (two threads of 4 tokens at once: tree searches alike) beside class b's
 // 24 DAG programs of which half run 100 times longer (a heavy tail), then
-// lets every program go idle past the model's idle time. pooled puts every
-// call in one class (""), as before session 16 (tenant16).
+// lets every program go idle past the model's idle time. pooled learns
+// every class together (PitstopClasses "pooled", as before session 16).
 func twoClasses(t *testing.T, pooled bool) (*Pitstop, *harness) {
 	t.Helper()
-	p := NewPitstop(Options{ProgramIdle: 0.5})
+	p := NewPitstop(Options{ProgramIdle: 0.5, PitstopClasses: classesOption(pooled)})
 	h := newHarness(t, p, testConfig())
-	class := func(c string) string {
-		if pooled {
-			return ""
-		}
-		return c
-	}
 	program := func(c string, i, decode int) {
 		id := fmt.Sprintf("%s%d", c, i)
 		for _, th := range []string{"t1", "t2"} {
-			h.submitIn(class(c), id+th, id, th, 8, []seg{{decode: decode}}, nil)
+			h.submitIn(c, id+th, id, th, 8, []seg{{decode: decode}}, nil)
 		}
 	}
 	for i := range 24 {
@@ -83,11 +77,7 @@ func TestClassesLearnTheirOwnProgramOrder(t *testing.T) {
 func TestClassesRankUnderTheirOwnOrder(t *testing.T) {
 	for _, pooled := range []bool{false, true} {
 		p, h := twoClasses(t, pooled)
-		class := "a"
-		if pooled {
-			class = ""
-		}
-		s := h.submitIn(class, "late", "a-late", "t1", 8, []seg{{decode: 4}}, nil)
+		s := h.submitIn("a", "late", "a-late", "t1", 8, []seg{{decode: 4}}, nil)
 		v := h.e.View()
 		pr := p.Priority(&v, s)
 		if byArr := pr.Class > 2; byArr == pooled {
@@ -102,36 +92,30 @@ func TestClassesRankUnderTheirOwnOrder(t *testing.T) {
 // programs would, pooled, mark it to go first.
 func TestClassesLearnTheirOwnReuse(t *testing.T) {
 	for _, pooled := range []bool{false, true} {
-		p := NewPitstop(Options{ProgramIdle: 0.5})
+		p := NewPitstop(Options{ProgramIdle: 0.5, PitstopClasses: classesOption(pooled)})
 		h := newHarness(t, p, testConfig())
-		class := func(c string) string {
-			if pooled {
-				return ""
-			}
-			return c
-		}
 		calls := map[string]int{}
 		for i := range 40 {
 			h.e.At(time.Duration(i)*200*time.Millisecond, func() {
-				h.submitIn(class("b"), fmt.Sprintf("b%d", i), fmt.Sprintf("b%d", i), "main", 8, []seg{{decode: 4}}, nil)
+				h.submitIn("b", fmt.Sprintf("b%d", i), fmt.Sprintf("b%d", i), "main", 8, []seg{{decode: 4}}, nil)
 				if i < 12 {
 					id := fmt.Sprintf("a%d", i)
 					calls[id] = 1
-					h.submitIn(class("a"), id, id, "main", 8, []seg{{decode: 4}}, nil)
+					h.submitIn("a", id, id, "main", 8, []seg{{decode: 4}}, nil)
 				}
 			})
 		}
 		var last *engine.Sequence
 		h.e.At(20*time.Second, func() {
-			last = h.submitIn(class("a"), "a-last", "a-last", "main", 8, []seg{{decode: 4}}, nil)
+			last = h.submitIn("a", "a-last", "a-last", "main", 8, []seg{{decode: 4}}, nil)
 		})
 		h.onDone = func(name string) {
 			s := h.seqs[name]
-			if s.Program()[0] != 'a' || name == "a-last" || calls[s.Program()] >= 3 {
+			if s.Class() != "a" || name == "a-last" || calls[s.Program()] >= 3 {
 				return
 			}
 			calls[s.Program()]++
-			h.submitIn(class("a"), fmt.Sprintf("%s-%d", s.Program(), calls[s.Program()]), s.Program(), "main", 8, []seg{{decode: 4}}, nil)
+			h.submitIn("a", fmt.Sprintf("%s-%d", s.Program(), calls[s.Program()]), s.Program(), "main", 8, []seg{{decode: 4}}, nil)
 		}
 		h.run(nil)
 		v := h.e.View()
@@ -141,9 +125,28 @@ func TestClassesLearnTheirOwnReuse(t *testing.T) {
 		if pooled {
 			want = engine.RetainLow
 		}
-		q, _ := p.pops.of(class("a")).model.nextCall(1)
+		q, _ := p.pops.of("a").model.nextCall(1)
 		if got != want {
 			t.Errorf("pooled %v: class a's first call finished with hint %v, want %v (q = %.2f)", pooled, got, want, q)
 		}
+	}
+}
+
+// classesOption is Options.PitstopClasses for pooled or per class.
+func classesOption(pooled bool) string {
+	if pooled {
+		return "pooled"
+	}
+	return "class"
+}
+
+func TestPitstopClassesOption(t *testing.T) {
+	for _, ok := range []string{"", "class", "pooled"} {
+		if err := (Options{PitstopClasses: ok}).Validate(); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	if err := (Options{PitstopClasses: "tenant"}).Validate(); err == nil {
+		t.Error("unknown value accepted")
 	}
 }
