@@ -81,7 +81,7 @@ func (p *Pitstop) startedOrder(pop *population) programOrder {
 	}
 	dags := 2*t.threaded >= t.programs
 	switch {
-	case dags && pop.model.started:
+	case dags && pop.model.started && (!p.pops.shared || p.pops.aloneInEngine(pop)):
 		return byArrival
 	case !dags && p.censored != censoredOff:
 		return byCensored // gittins_censored.go

@@ -227,6 +227,7 @@ func NewPitstop(o Options) *Pitstop {
 	pooled := o.PitstopClasses == "pooled"
 	p.pops = newPopulations(o.ProgramIdle, p.censored != censoredOff, pooled, first)
 	p.a.table.pooled = pooled
+	p.pops.shared = o.PitstopClasses == "class-shared"
 	return p
 }
 
@@ -657,6 +658,9 @@ func (p *Pitstop) Observe(e *engine.Event) {
 		p.observeLane(e)
 	}
 	p.retain.observe(e, &p.pops)
+	if e.Kind == engine.EvArrived || e.Kind == engine.EvFinished {
+		p.pops.count(e, p.popOf(e.Seq, stateOf(e.Seq)))
+	}
 	switch e.Kind {
 	case engine.EvPaused:
 		if st := stateOf(e.Seq); st.queue < 0 {

@@ -34,6 +34,7 @@ type population struct {
 	model     programModel
 	pace      map[int]*gapSamples // gaps, seconds, by paceOf the program's earlier gaps
 	lastOrder programOrder        // the program order of the last full re-rank
+	calls     int                 // its calls in the engine (arrived, not finished)
 }
 
 // populations holds one population per class seen, in order of first
@@ -46,6 +47,9 @@ type populations struct {
 	cold      population // a class never seen: the order before any call, and each new class's last order
 	lastSweep time.Duration
 	pooled    bool // every class learned together (PitstopClasses "pooled")
+	// shared: arrival order of programs only while no other class has a
+	// call in the engine (PitstopClasses "class-shared", aloneInEngine).
+	shared bool
 }
 
 func newPopulations(idle float64, censored, pooled bool, firstOrder programOrder) populations {
@@ -140,5 +144,30 @@ func (p *Pitstop) keepOrders() {
 	}
 	for _, pop := range p.pops.list {
 		pop.lastOrder = p.orderOf(pop)
+	}
+}
+
+// aloneInEngine reports whether no class but pop's has a call in the
+// engine. Arrival order of programs puts a class's calls after every
+// waiting call of the classes in the call's order (its priority class is
+// above theirs); with PitstopClasses "class-shared" a class keeps that
+// order only while it has the engine to itself, and otherwise goes by the
+// call's memory-over-time like the others.
+func (ps *populations) aloneInEngine(pop *population) bool {
+	for _, o := range ps.list {
+		if o != pop && o.calls > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// count books a call's arrival and finish in its class.
+func (ps *populations) count(e *engine.Event, pop *population) {
+	switch e.Kind {
+	case engine.EvArrived:
+		pop.calls++
+	case engine.EvFinished:
+		pop.calls--
 	}
 }

@@ -15,7 +15,13 @@ import (
 // every class together (PitstopClasses "pooled", as before session 16).
 func twoClasses(t *testing.T, pooled bool) (*Pitstop, *harness) {
 	t.Helper()
-	p := NewPitstop(Options{ProgramIdle: 0.5, PitstopClasses: classesOption(pooled)})
+	return twoClassesWith(t, classesOption(pooled))
+}
+
+// twoClassesWith is twoClasses under PitstopClasses classes.
+func twoClassesWith(t *testing.T, classes string) (*Pitstop, *harness) {
+	t.Helper()
+	p := NewPitstop(Options{ProgramIdle: 0.5, PitstopClasses: classes})
 	h := newHarness(t, p, testConfig())
 	program := func(c string, i, decode int) {
 		id := fmt.Sprintf("%s%d", c, i)
@@ -141,12 +147,37 @@ func classesOption(pooled bool) string {
 }
 
 func TestPitstopClassesOption(t *testing.T) {
-	for _, ok := range []string{"", "class", "pooled"} {
+	for _, ok := range []string{"", "class", "pooled", "class-shared"} {
 		if err := (Options{PitstopClasses: ok}).Validate(); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
 	if err := (Options{PitstopClasses: "tenant"}).Validate(); err == nil {
 		t.Error("unknown value accepted")
+	}
+}
+
+// With "class-shared" a class keeps arrival order of programs only while
+// no other class has a call in the engine: a's programs alike go in
+// arrival order alone, in the call's order once b's call arrives, and in
+// arrival order again once it is gone.
+func TestClassSharedArrivalOrderOnlyAlone(t *testing.T) {
+	p, h := twoClassesWith(t, "class-shared")
+	a := p.pops.of("a")
+	if got := p.orderOf(a); got != byArrival {
+		t.Fatalf("a alone: order %d, want arrival (%d)", got, byArrival)
+	}
+	h.submitIn("b", "b-late", "b-late", "t1", 8, []seg{{decode: 4}}, nil)
+	if got := p.orderOf(a); got != byCall {
+		t.Errorf("b's call in the engine: a's order %d, want the call's (%d)", got, byCall)
+	}
+	h.run(nil)
+	if got := p.orderOf(a); got != byArrival {
+		t.Errorf("b's call gone: a's order %d, want arrival (%d)", got, byArrival)
+	}
+	plain, _ := twoClassesWith(t, "class")
+	plain.pops.of("b").calls = 1
+	if got := plain.orderOf(plain.pops.of("a")); got != byArrival {
+		t.Errorf(`"class": a's order %d with b's call in the engine, want arrival (%d)`, got, byArrival)
 	}
 }

@@ -158,8 +158,10 @@ type Options struct {
 	// PitstopClasses is whose programs pitstop learns a program's
 	// statistics from (population.go): "class" (the default since session
 	// 16: its engine.Request.Class's, the runtime's tenant; bench's runs
-	// have one class, so their results are unchanged) or "pooled" (every
-	// program the engine sees, as before).
+	// have one class, so their results are unchanged), "pooled" (every
+	// program the engine sees, as before) or "class-shared" (per class, and
+	// a class's programs go in arrival order only while no other class has
+	// a call in the engine: population.go).
 	PitstopClasses string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
@@ -360,8 +362,8 @@ func (o Options) Validate() error {
 		return badBatch(o)
 	case badEvict(o) != nil:
 		return badEvict(o)
-	case o.PitstopClasses != "class" && o.PitstopClasses != "pooled":
-		return fmt.Errorf("unknown pitstop classes %q (valid: class, pooled)", o.PitstopClasses)
+	case o.PitstopClasses != "class" && o.PitstopClasses != "pooled" && o.PitstopClasses != "class-shared":
+		return fmt.Errorf("unknown pitstop classes %q (valid: class, pooled, class-shared)", o.PitstopClasses)
 	case badLead(o) != nil:
 		return badLead(o)
 	case o.PitstopTailBound < 0:
