@@ -122,6 +122,14 @@ import (
 //     preserved while memory is idle (idle_memory.go); "waste" prices it
 //     as above at every iteration.
 //
+// What is learned from programs (the program model behind the order, the
+// reuse probabilities behind the cache hint, the order's shape test) is
+// learned per class of programs (engine.Request.Class, the runtime's
+// tenant: population.go), so one tenant's programs never shape another's
+// order or retention; what describes the shared device and queue (arrival
+// order's tail, the controllers on it, the cache's eviction rate) stays
+// pooled (PitstopClasses).
+//
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
 // the call became ready instead of memory-over-time), NoDynamicHandling
 // (the handling chosen at the tool call stands), NoHeldFirst and
