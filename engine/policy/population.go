@@ -50,6 +50,7 @@ type populations struct {
 	// shared: arrival order of programs only while no other class has a
 	// call in the engine (PitstopClasses "class-shared", aloneInEngine).
 	shared bool
+	calls  int // every class's calls in the engine
 }
 
 func newPopulations(idle float64, censored, pooled bool, firstOrder programOrder) populations {
@@ -154,20 +155,17 @@ func (p *Pitstop) keepOrders() {
 // order only while it has the engine to itself, and otherwise goes by the
 // call's memory-over-time like the others.
 func (ps *populations) aloneInEngine(pop *population) bool {
-	for _, o := range ps.list {
-		if o != pop && o.calls > 0 {
-			return false
-		}
-	}
-	return true
+	return ps.calls == pop.calls
 }
 
-// count books a call's arrival and finish in its class.
+// count books a call's arrival and finish in its class and in the total.
 func (ps *populations) count(e *engine.Event, pop *population) {
 	switch e.Kind {
 	case engine.EvArrived:
 		pop.calls++
+		ps.calls++
 	case engine.EvFinished:
 		pop.calls--
+		ps.calls--
 	}
 }

@@ -176,7 +176,7 @@ func TestClassSharedArrivalOrderOnlyAlone(t *testing.T) {
 		t.Errorf("b's call gone: a's order %d, want arrival (%d)", got, byArrival)
 	}
 	plain, _ := twoClassesWith(t, "class")
-	plain.pops.of("b").calls = 1
+	plain.pops.of("b").calls, plain.pops.calls = 1, 1
 	if got := plain.orderOf(plain.pops.of("a")); got != byArrival {
 		t.Errorf(`"class": a's order %d with b's call in the engine, want arrival (%d)`, got, byArrival)
 	}
