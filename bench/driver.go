@@ -53,6 +53,9 @@ type RunConfig struct {
 	// search (sustained.go) uses it to judge a run and to end one whose
 	// verdict is already known.
 	ProgramDone func(p *workload.Program, arrival, finish time.Duration) (stop bool)
+	// ClassOf, when set, is the engine.Request.Class of a program's calls
+	// (a tenant of a multi-tenant run); nil: every program in class "".
+	ClassOf func(p *workload.Program) string
 }
 
 // driver runs programs on an engine.
@@ -82,6 +85,7 @@ type driver struct {
 type programRun struct {
 	id       string
 	prog     *workload.Program
+	class    string // engine.Request.Class of its calls (RunConfig.ClassOf)
 	arrival  time.Duration
 	final    map[string][]int32 // finished calls' final contexts (for ContinueParent)
 	waiting  map[string]int     // unfinished parents per call id
@@ -231,6 +235,10 @@ func (d *driver) newProgramRun(id string, p *workload.Program, at time.Duration)
 }
 
 func (d *driver) startProgram(pr *programRun) {
+	if d.cfg.ClassOf != nil {
+		pr.class = d.cfg.ClassOf(pr.prog)
+		d.col.SetClass(pr.id, pr.class)
+	}
 	d.col.ProgramArrived(pr.id, pr.arrival.Seconds())
 	for i := range pr.prog.Calls {
 		if len(pr.prog.Calls[i].Parents) == 0 {
@@ -300,7 +308,7 @@ func (d *driver) submitTo(eng *engine.Engine, r int, pr *programRun, i int, prom
 	}
 	s, err := eng.SubmitNow(engine.Request{
 		Name: name, Program: pr.id, Thread: thread, Parents: c.Parents,
-		Prompt: prompt, Controller: sc,
+		Prompt: prompt, Controller: sc, Class: pr.class,
 	})
 	if err != nil {
 		// The call can never run (its prompt exceeds the device): count it

@@ -119,6 +119,14 @@ type Request struct {
 	// (the hashes of before salts existed). The caller chooses it (the
 	// runtime: a keyed hash of the tenant); the engine only compares.
 	CacheSalt uint64
+	// Class is the population whose statistics the policy learns this
+	// call's program from and applies to it (program sizes, reuse of its
+	// context): programs of one class are taken to be drawn alike, programs
+	// of different classes are learned apart, so one class's programs never
+	// move another's order or cache retention. The runtime sets it to the
+	// tenant; "" is one class like any other (bench's runs). Opaque to the
+	// engine, which only passes it on.
+	Class string
 }
 
 // Sequence is the engine's state of one call. Policies read it through its
@@ -186,6 +194,7 @@ func (s *Sequence) ID() SeqID                 { return s.id }
 func (s *Sequence) Name() string              { return s.req.Name }
 func (s *Sequence) Program() string           { return s.req.Program }
 func (s *Sequence) Tenant() string            { return s.req.Tenant }
+func (s *Sequence) Class() string             { return s.req.Class }
 func (s *Sequence) CacheSalt() uint64         { return s.req.CacheSalt }
 func (s *Sequence) Thread() string            { return s.req.Thread }
 func (s *Sequence) Parents() []string         { return s.req.Parents }

@@ -337,7 +337,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	ref := &seqRef{cur: st}
 	st.ref = ref
 	ereq := engine.Request{Name: c.id, Program: c.key, Tenant: c.tenant, Thread: req.Thread, Parents: req.Parents, Prompt: toks, Sampling: st.sampling, Controller: ref,
-		ProgramTTL: rt.programTTL(anonymous), CacheSalt: salt}
+		ProgramTTL: rt.programTTL(anonymous), CacheSalt: salt, Class: c.tenant}
 	c.mu.Lock()
 	c.stopWatch = context.AfterFunc(ctx, c.Cancel)
 	c.mu.Unlock()

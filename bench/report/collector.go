@@ -67,6 +67,7 @@ type callRec struct {
 	isPaused bool
 	paused   float64 // seconds spent paused at tools, excluded from the SLO TPOT
 	pos      string  // SetPosition; "" when not given
+	class    string  // its program's SetClass; "" when not given
 }
 
 // progRec is the state of one program.
@@ -133,6 +134,8 @@ type Collector struct {
 
 	pendingPos map[string]string           // SetPosition before arrival
 	byPos      map[string]*positionSamples // position → finished calls' latencies
+	progClass  map[string]string           // SetClass: program → class
+	byClass    map[string]*positionSamples // class → finished calls' latencies
 
 	start time.Time
 }
@@ -201,7 +204,7 @@ func (c *Collector) CallArrived(call string, program string, t float64) {
 	if _, ok := c.calls[call]; ok {
 		return
 	}
-	r := &callRec{arrival: t}
+	r := &callRec{arrival: t, class: c.progClass[program]}
 	c.takePosition(call, r)
 	if program != "" {
 		p := c.program(program)
@@ -312,6 +315,7 @@ func (c *Collector) CallFinished(call string, t float64, generated int) {
 		}
 	}
 	c.addPosition(r, t)
+	c.addClass(r, t)
 	if c.sloTTFT > 0 {
 		c.judgeSLO(r, t, generated)
 	}
@@ -506,6 +510,7 @@ func (c *Collector) Summarize(policy string, rate float64) Run {
 		}
 	}
 	r.ByPosition = c.positionStats()
+	r.ByClass = c.labelStats(c.byClass, func(r *callRec) string { return r.class })
 	e2e := sorted(e2eAll)
 	r.E2EMeanS = mean(e2e)
 	r.E2EP50S = percentile(e2e, 50)

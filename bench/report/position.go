@@ -58,10 +58,16 @@ func (c *Collector) addPosition(r *callRec, t float64) {
 	if c.byPos == nil {
 		c.byPos = make(map[string]*positionSamples)
 	}
-	s := c.byPos[r.pos]
+	addLabelled(c.byPos, r.pos, r, t)
+}
+
+// addLabelled records a call finished at t under a label (its position,
+// its class).
+func addLabelled(by map[string]*positionSamples, label string, r *callRec, t float64) {
+	s := by[label]
 	if s == nil {
 		s = &positionSamples{}
-		c.byPos[r.pos] = s
+		by[label] = s
 	}
 	if r.hasFirst {
 		s.ttft = append(s.ttft, r.first-r.arrival)
@@ -72,21 +78,28 @@ func (c *Collector) addPosition(r *callRec, t float64) {
 // positionStats summarises the samples of every position, with the
 // unfinished calls of a stopped run censored at the stop.
 func (c *Collector) positionStats() map[string]PositionStats {
-	if len(c.byPos) == 0 {
+	return c.labelStats(c.byPos, func(r *callRec) string { return r.pos })
+}
+
+// labelStats summarises the samples of every label, with the unfinished
+// calls of a stopped run censored at the stop.
+func (c *Collector) labelStats(by map[string]*positionSamples, label func(*callRec) string) map[string]PositionStats {
+	if len(by) == 0 {
 		return nil
 	}
-	all := make(map[string]positionSamples, len(c.byPos))
-	for k, s := range c.byPos {
+	all := make(map[string]positionSamples, len(by))
+	for k, s := range by {
 		all[k] = *s
 	}
 	if c.stoppedAt > 0 {
 		for _, cr := range c.calls {
-			if cr.pos == "" {
+			l := label(cr)
+			if l == "" {
 				continue
 			}
-			s := all[cr.pos]
+			s := all[l]
 			s.ttft, s.e2e = append(s.ttft[:len(s.ttft):len(s.ttft)], censoredTTFT(cr, c.stoppedAt)), append(s.e2e[:len(s.e2e):len(s.e2e)], c.stoppedAt-cr.arrival)
-			all[cr.pos] = s
+			all[l] = s
 		}
 	}
 	out := make(map[string]PositionStats, len(all))

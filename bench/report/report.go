@@ -92,6 +92,9 @@ type Run struct {
 	// its program (PosFirst, PosBurst, PosLater; position.go), where the
 	// driver names them.
 	ByPosition map[string]PositionStats `json:"by_position,omitempty"`
+	// ByClass splits them by the class of the call's program (the tenant
+	// of a multi-tenant run, class.go), where the driver names them.
+	ByClass map[string]PositionStats `json:"by_class,omitempty"`
 }
 
 // DecisionCost sums the handling decisions of one kind taken at tool calls,

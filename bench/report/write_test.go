@@ -83,11 +83,12 @@ func TestJSONContractKeys(t *testing.T) {
 	// run without tool calls the cost of handling decisions, and one that
 	// recomputed nothing the split of its recomputation, and one whose
 	// collector saw no engine iteration the host tier's figures, and where the
-	// calls have no position the per-position breakdown, and an oracle run
+	// calls have no position the per-position breakdown, and where they
+	// have no class the per-class one, and an oracle run
 	// the predictor section, and one that prefilled nothing its prefill and
 	// prompt counts.
 	names = slices.DeleteFunc(names, func(n string) bool {
-		return slices.Contains([]string{"replicas", "balancer", "prefix_hit_rate", "replica_util", "decision_cost", "recompute_by", "host_tier", "by_position", "predictor", "prefill_tokens", "prompt_tokens"}, n)
+		return slices.Contains([]string{"replicas", "balancer", "prefix_hit_rate", "replica_util", "decision_cost", "recompute_by", "host_tier", "by_position", "by_class", "predictor", "prefill_tokens", "prompt_tokens"}, n)
 	})
 	var keys []string
 	for k := range runs[0] {

@@ -38,6 +38,7 @@ type benchFlags struct {
 	jsonPath, csvPath, outDir          string
 	predErr                            float64
 	predictor                          string
+	classes                            string // --classes: none, family
 	parallel, checkEvery               int
 	progress                           bool
 	popts                              policy.Options
@@ -97,6 +98,7 @@ Profiles:  ` + strings.Join(sim.ProfileNames(), ", "),
 	fl.StringVar(&f.jsonPath, "json", "", "write the JSON report here")
 	fl.StringVar(&f.csvPath, "csv", "", "write a CSV report here")
 	fl.StringVar(&f.outDir, "out", "", "write PNG plots into this directory")
+	fl.StringVar(&f.classes, "classes", "none", "the engine class (serve's tenant) of each program of a plain run: none (one class) or family (the program id up to its last '-': mixed's chat, react and mcts as three tenants); the report splits calls' latencies by class (by_class)")
 	fl.Float64Var(&f.predErr, "prediction-error", 0, "with --predictor oracle (ablation, upper bound): prediction error p, prediction = truth + N(0, p·truth)")
 	fl.StringVar(&f.predictor, "predictor", "serve", "where policies' predictions come from: serve (what pitstop serve uses: the default length model learning online from the run's finished segments, through serve's own point step (predictor.ServedStep: the expert mixture, then the window mode where it orders better; one per replica) + online tool-duration statistics), onnx (the default length model, not learning + tool-duration statistics), history (the program's mean so far + tool-duration statistics), oracle (ablation, upper bound: truth + --prediction-error noise), serve-length (ablation: serve's lengths with the true tool times), serve-tool (ablation: the true lengths with serve's tool-duration statistics)")
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
@@ -126,6 +128,20 @@ func newBenchPolicy(name string, f benchFlags) (engine.Policy, error) {
 		return nil, err
 	}
 	return bench.WithEngineFeatures(f.engineFeatures(), name, p)
+}
+
+// classOf is --classes's class of a program: nil for none (one class),
+// with family the program id up to its last '-'.
+func (f benchFlags) classOf() func(p *workload.Program) string {
+	if f.classes != "family" {
+		return nil
+	}
+	return func(p *workload.Program) string {
+		if i := strings.LastIndexByte(p.ID, '-'); i > 0 {
+			return p.ID[:i]
+		}
+		return p.ID
+	}
 }
 
 // simEngine is the engine configuration of a simulated run on profile p:
@@ -188,6 +204,7 @@ func addPolicyFlags(fl *pflag.FlagSet, o *policy.Options) {
 	fl.StringVar(&o.PitstopHandling, "pitstop-handling", "", "pitstop: price of the device memory a paused call holds: waste (session 11's: InferCept's wastes with the prefix cache's eviction risk) or idle (a paused call is preserved while no call waits for blocks and the free ones cover the batch's next iteration, and priced as waste from the first iteration memory is short) or idle-lost (the default: idle only for a call whose freed blocks the prefix cache would more likely than not evict before its tool returns); docs/results-policies.md, session 12")
 	fl.StringVar(&o.PitstopBatch, "pitstop-batch", "", "pitstop: order of the calls on the device: decode-first (the default since session 13: calls that need one token go ahead of those prefilling, so a long re-prefill does not take the token budget from the decodes: vLLM's chunked-prefill rule), arrival (every call on the device in arrival order, the order before) or decode-first-late (decode-first, but a prefilling call whose predicted rest would end past the deadline lane's due time stays ahead of the decodes; session 14); docs/results-policies.md, session 13")
 	fl.StringVar(&o.PitstopEvict, "pitstop-evict", "", "pitstop: which finished programs' cached contexts the prefix cache evicts first: program (the default since session 14: a finished program's context goes to the free queue's cold head once its learned probability of another call, given its calls and the time since, falls below that of the block LRU would evict next) or lru (no hint, the free queue in LRU order); docs/results-policies.md, session 14")
+	fl.StringVar(&o.PitstopClasses, "pitstop-classes", "", "pitstop: whose programs a program's statistics (its order, its context's reuse) are learned from: class-shared (the default since session 16: its own class's, the tenant's in serve (see --classes), and a class's programs in arrival order only while no other class has a call in the engine), class (per class, each class in its own order whoever else waits) or pooled (every program's, as before); docs/results-policies.md, session 16")
 	fl.StringVar(&o.PitstopProgramLead, "pitstop-program-lead", "", "pitstop: while programs finish in arrival order, how far ahead of a younger program's calls an older program's may go: off, auto (arrival order's learned p99 end-to-end time) or seconds (the default: 0); a waiting call ranks by max(program arrival, own arrival - lead) (docs/results-policies.md, session 9)")
 	fl.StringVar(&o.PitstopAdmission, "pitstop-admission", "", "pitstop: while programs finish in arrival order, where a program's first call goes: off (with its program's other calls) or started (the default: after every call of the started programs: programs start in arrival order, each once no started program's call waits; docs/results-policies.md, session 9)")
 	fl.StringVar(&o.PitstopAgingClock, "pitstop-aging-clock", "", "pitstop: what the aging counts: age (time since arrival, the default) or wait (time runnable and not running)")
@@ -247,6 +264,12 @@ func planBench(f benchFlags) (*benchPlan, error) {
 	}
 	if err := f.sustained.validate(&f, changed); err != nil {
 		return nil, err
+	}
+	switch {
+	case f.classes != "none" && f.classes != "family" && f.classes != "":
+		return nil, usagef("unknown --classes %q (valid: none, family)", f.classes)
+	case f.classes == "family" && (f.sustained.on || f.target.url != "" || f.executor != "sim"):
+		return nil, usagef("--classes family is a flag of a plain simulated run")
 	}
 	if len(f.rates) == 0 {
 		return nil, usagef("no rates given")
@@ -420,6 +443,7 @@ func runBench(ctx context.Context, f benchFlags) error {
 				Workload: plan.w, Policy: pol, Name: j.policy, Rate: j.rate, Duration: f.duration, Seed: f.seed,
 				PredictionError: f.predErr, Predictors: splitPredictions(newPredictors(lengthModel, learnsOnline(f.predictor)), f.predictor), Progress: prog, CheckEvery: f.checkEvery,
 				SLOTTFT: sloTTFT, SLOTPOT: sloTPOT, StopAfter: time.Duration(f.stopAfter * float64(time.Second)),
+				ClassOf: f.classOf(),
 			}
 			var run report.Run
 			var err error

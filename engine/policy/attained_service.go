@@ -27,6 +27,7 @@ type progRow struct {
 	first       time.Duration        // its first call's arrival
 	calls       int                  // calls that arrived
 	dag         bool                 // it has had two calls in the engine at once
+	class       string               // its calls' engine.Request.Class: the population it is learned in
 }
 
 // processTable is Autellix's process table, kept from engine events. A
@@ -38,27 +39,53 @@ type processTable struct {
 	rows      map[string]*progRow
 	ttl       time.Duration
 	lastSweep time.Duration
-	anyMulti  bool // some program has had more than one call
-	programs  int  // programs seen
-	threaded  int  // of which had two calls in the engine at once (DAG programs)
+	shapes    map[string]*tableShape // per class (engine.Request.Class)
+	pooled    bool                   // every program in class "" (pitstop's PitstopClasses "pooled")
+}
+
+// tableShape is the shape of one class's programs seen so far: pitstop's
+// program order reads it (a class of chains and a class of tree searches
+// sharing an engine are each ordered as their own programs ask).
+type tableShape struct {
+	anyMulti bool // some program has had more than one call
+	programs int  // programs seen
+	threaded int  // of which had two calls in the engine at once (DAG programs)
 }
 
 func newProcessTable(mode serviceMode, ttl float64) processTable {
-	return processTable{mode: mode, rows: map[string]*progRow{}, ttl: time.Duration(ttl * float64(time.Second))}
+	return processTable{mode: mode, rows: map[string]*progRow{}, ttl: time.Duration(ttl * float64(time.Second)), shapes: map[string]*tableShape{}}
+}
+
+// classOf is the class the call's program is learned in.
+func (t *processTable) classOf(s *engine.Sequence) string {
+	if t.pooled {
+		return ""
+	}
+	return s.Class()
+}
+
+// shape is the class's shape, made empty at its first sight.
+func (t *processTable) shape(class string) *tableShape {
+	sh := t.shapes[class]
+	if sh == nil {
+		sh = &tableShape{}
+		t.shapes[class] = sh
+	}
+	return sh
 }
 
 // begin starts a call (or a resumed segment): it inherits the program's
 // service as its priority p(c).
 func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duration, arrival bool) {
 	if st.row == nil && t.mode == callService {
-		st.row = &progRow{} // MLFQ knows no programs: each call is its own row
+		st.row = &progRow{class: t.classOf(s)} // MLFQ knows no programs: each call is its own row
 	}
 	if st.row == nil {
 		r := t.rows[s.Program()]
 		if r == nil {
-			r = &progRow{eng: s.ProgramStats(), first: now}
+			r = &progRow{eng: s.ProgramStats(), first: now, class: t.classOf(s)}
 			t.rows[s.Program()] = r
-			t.programs++
+			t.shape(r.class).programs++
 		}
 		st.row = r
 	}
@@ -66,11 +93,11 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 		st.row.active++
 		st.row.lastArrival = now
 		if st.row.calls++; st.row.calls > 1 {
-			t.anyMulti = true
+			t.shape(st.row.class).anyMulti = true
 		}
 		if st.row.active == 2 && !st.row.dag {
 			st.row.dag = true
-			t.threaded++
+			t.shape(st.row.class).threaded++
 		}
 	}
 	if t.mode != callService {
@@ -100,6 +127,14 @@ func (t *processTable) end(s *engine.Sequence, st *callState, now time.Duration,
 		r.active--
 		r.lastFinish = now
 	}
+}
+
+// shapeOf is the class's shape, empty before its first program.
+func (t *processTable) shapeOf(class string) tableShape {
+	if sh := t.shapes[class]; sh != nil {
+		return *sh
+	}
+	return tableShape{}
 }
 
 // sweep drops programs idle for longer than the TTL, at most once per TTL/4.

@@ -19,12 +19,12 @@ func TestAutoCVIgnored(t *testing.T) {
 			for _, cv := range []float64{0, -1, 0.3, 0.99} {
 				p := NewPitstop(Options{ProgramCVLow: cv})
 				for j := range 200 {
-					p.model.add(f(j))
+					p.pops.of("").model.add(f(j))
 				}
-				p.model.rebuild()
-				p.a.table.anyMulti = true
-				p.a.table.threaded, p.a.table.programs = dags, 4
-				got = append(got, p.order())
+				p.pops.of("").model.rebuild()
+				p.a.table.shape("").anyMulti = true
+				p.a.table.shape("").threaded, p.a.table.shape("").programs = dags, 4
+				got = append(got, p.orderOf(p.pops.of("")))
 			}
 			for _, o := range got[1:] {
 				if o != got[0] {

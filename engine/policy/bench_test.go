@@ -211,7 +211,7 @@ func BenchmarkOrdering10k(b *testing.B) {
 				}
 			}
 			if c.modeled {
-				m := &pol.(*Pitstop).model
+				m := &pol.(*Pitstop).pops.of("").model
 				for i := range programSamples {
 					m.add(1 / math.Pow(float64(i+1)/(programSamples+1), 1/1.2))
 				}

@@ -26,6 +26,7 @@ type callState struct {
 
 	// Attained-service queues (mlfq, plas, atlas, pitstop).
 	row      *progRow      // the program's process-table row
+	pop      *population   // pitstop: its class's learned statistics (population.go)
 	inherit  time.Duration // the program's service when the call arrived (its priority p(c))
 	queue    int           // current queue, 0 = highest
 	entered  float64       // when it entered its queue, seconds (FCFS key inside the queue)

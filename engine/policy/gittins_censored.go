@@ -169,14 +169,14 @@ func (k *kmService) medianKnown() bool {
 // censoredClass is the class offset of a chain's call under the censored
 // orders (see the top of the file): the program's level, or 15 plus its
 // attained-service queue past what the estimate informs.
-func (p *Pitstop) censoredClass(attained time.Duration) float64 {
+func (p *Pitstop) censoredClass(pop *population, attained time.Duration) float64 {
 	if p.censored == censoredMedian {
-		if p.model.km.medianKnown() {
+		if pop.model.km.medianKnown() {
 			return 0
 		}
 		return float64(p.a.queues.index(attained))
 	}
-	lvl, informed := p.model.km.level(attained.Seconds())
+	lvl, informed := pop.model.km.level(attained.Seconds())
 	if !informed {
 		return 15 + float64(p.a.queues.index(attained))
 	}
@@ -187,12 +187,14 @@ func (p *Pitstop) censoredClass(attained time.Duration) float64 {
 }
 
 // rebuildCensored re-estimates the distribution from the completed
-// programs' samples and the live rows' attained service.
-func (m *programModel) rebuildCensored(t *processTable) {
+// programs' samples and the attained service of the class's live rows.
+func (m *programModel) rebuildCensored(t *processTable, class string) {
 	m.kmEvents = append(m.kmEvents[:0], m.samples...)
 	m.kmLive = m.kmLive[:0]
 	for _, r := range t.rows {
-		m.kmLive = append(m.kmLive, r.attained().Seconds())
+		if r.class == class {
+			m.kmLive = append(m.kmLive, r.attained().Seconds())
+		}
 	}
 	m.km.build(m.kmEvents, m.kmLive)
 }

@@ -81,13 +81,13 @@ func TestCensoredChainOrder(t *testing.T) {
 	sec := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
 	for _, name := range []string{"gittins-censored", "gittins-censored-call"} {
 		p := NewPitstop(Options{ProgramOrder: name})
-		p.a.table.anyMulti = true
-		p.a.table.threaded, p.a.table.programs = 0, 4
-		if got := p.order(); got != byCensored {
+		p.a.table.shape("").anyMulti = true
+		p.a.table.shape("").threaded, p.a.table.shape("").programs = 0, 4
+		if got := p.orderOf(p.pops.of("")); got != byCensored {
 			t.Fatalf("%s: chains order %d, want byCensored", name, got)
 		}
 		// Nothing completed: the queues, fresh first.
-		if c0, c1 := p.censoredClass(0), p.censoredClass(sec(100)); !(c0 >= 15 && c1 > c0) {
+		if c0, c1 := p.censoredClass(p.pops.of(""), 0), p.censoredClass(p.pops.of(""), sec(100)); !(c0 >= 15 && c1 > c0) {
 			t.Fatalf("%s warm-up: classes %g (fresh), %g (100 s), want the queues", name, c0, c1)
 		}
 		// Heavy tail: 90 % of 1 s, 10 % of 100 s.
@@ -95,8 +95,8 @@ func TestCensoredChainOrder(t *testing.T) {
 		for i := range 200 {
 			ev = append(ev, map[bool]float64{true: 100, false: 1}[i%10 == 0])
 		}
-		p.model.km.build(ev, []float64{50, 50, 0.5})
-		fresh, started, past := p.censoredClass(0), p.censoredClass(sec(2)), p.censoredClass(sec(150))
+		p.pops.of("").model.km.build(ev, []float64{50, 50, 0.5})
+		fresh, started, past := p.censoredClass(p.pops.of(""), 0), p.censoredClass(p.pops.of(""), sec(2)), p.censoredClass(p.pops.of(""), sec(150))
 		if fresh != 0 || past < 15 {
 			t.Fatalf("%s: fresh class %g, past the last event %g", name, fresh, past)
 		}
@@ -111,12 +111,12 @@ func TestCensoredChainOrder(t *testing.T) {
 		for i := range 200 {
 			ev = append(ev, 10+float64(i%3))
 		}
-		p.model.km.build(ev, nil)
-		if c := p.censoredClass(sec(9)); c != 0 {
+		p.pops.of("").model.km.build(ev, nil)
+		if c := p.censoredClass(p.pops.of(""), sec(9)); c != 0 {
 			t.Fatalf("%s one size: started class %g, want 0", name, c)
 		}
-		p.a.table.threaded = 3
-		if got := p.order(); got != byArrival {
+		p.a.table.shape("").threaded = 3
+		if got := p.orderOf(p.pops.of("")); got != byArrival {
 			t.Fatalf("%s: DAGs order %d, want byArrival (the prior)", name, got)
 		}
 	}
@@ -129,7 +129,7 @@ func TestCensoredChainOrder(t *testing.T) {
 func TestCensoredMedian(t *testing.T) {
 	p := NewPitstop(Options{ProgramOrder: "gittins-censored-median"})
 	long := 100 * time.Second
-	if p.censoredClass(long) == 0 {
+	if p.censoredClass(p.pops.of(""), long) == 0 {
 		t.Fatal("nothing completed: want the queues")
 	}
 	// 20 short programs completed, 30 live ones have run longer: the
@@ -141,15 +141,15 @@ func TestCensoredMedian(t *testing.T) {
 	for range 30 {
 		live = append(live, 5)
 	}
-	p.model.km.build(ev, live)
-	if math.Abs(p.model.km.tail-0.6) > 1e-12 || p.censoredClass(long) == 0 {
-		t.Fatalf("tail %g: want 0.6 and the queues", p.model.km.tail)
+	p.pops.of("").model.km.build(ev, live)
+	if math.Abs(p.pops.of("").model.km.tail-0.6) > 1e-12 || p.censoredClass(p.pops.of(""), long) == 0 {
+		t.Fatalf("tail %g: want 0.6 and the queues", p.pops.of("").model.km.tail)
 	}
 	for range 20 {
 		ev = append(ev, 6)
 	}
-	p.model.km.build(ev, live[:10])
-	if p.model.km.tail >= 0.5 || p.censoredClass(long) != 0 {
-		t.Fatalf("tail %g: want the median known and the call's order", p.model.km.tail)
+	p.pops.of("").model.km.build(ev, live[:10])
+	if p.pops.of("").model.km.tail >= 0.5 || p.censoredClass(p.pops.of(""), long) != 0 {
+		t.Fatalf("tail %g: want the median known and the call's order", p.pops.of("").model.km.tail)
 	}
 }

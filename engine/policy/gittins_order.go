@@ -57,8 +57,8 @@ func parseProgramOrder(name string) (programOrder, restRules, bool) {
 // restOrder is the program-level order under "gittins-rest": the index,
 // unless a hand-set rule switched back on (restRules) picks the order it
 // picked in "auto".
-func (p *Pitstop) restOrder() programOrder {
-	t, m, r := &p.a.table, &p.model, p.restRules
+func (p *Pitstop) restOrder(pop *population) programOrder {
+	t, m, r := p.a.table.shapeOf(pop.class), &pop.model, p.restRules
 	dags := 2*t.threaded >= t.programs
 	if p.noQueues || !t.anyMulti {
 		return byGittinsRest
@@ -85,10 +85,11 @@ func (p *Pitstop) restOrder() programOrder {
 // call of the program is in the engine. Until the program model is ready
 // the key is m.
 func (p *Pitstop) restKey(v *engine.View, s *engine.Sequence, st *callState, m float64) float64 {
-	if !p.model.ready() || st.row == nil || !(m > 0) {
+	pop := p.popOf(s, st)
+	if !pop.model.ready() || st.row == nil || !(m > 0) {
 		return m
 	}
-	q := p.model.lastCall()
+	q := pop.model.lastCall()
 	if st.row.active > 1 {
 		q = 0
 	}
@@ -97,7 +98,7 @@ func (p *Pitstop) restKey(v *engine.View, s *engine.Sequence, st *callState, m f
 		rest -= max(pr.ToolTime, 0)
 	}
 	b := st.row.attained().Seconds() + max(rest, 0)
-	return p.model.rest.key(m, b, q, p.model.scale())
+	return pop.model.rest.key(m, b, q, pop.model.scale())
 }
 
 // forcedOrder is the order Options.ProgramOrder fixes (byCall if it fixes

@@ -74,18 +74,18 @@ func (m *programModel) startedFirst() bool {
 // programs complete), for chains the attained-service queues until the
 // model is ready (unless "gittins-started-call"), else the call's
 // memory-over-time.
-func (p *Pitstop) startedOrder() programOrder {
-	if p.noQueues || !p.a.table.anyMulti {
+func (p *Pitstop) startedOrder(pop *population) programOrder {
+	t := p.a.table.shapeOf(pop.class)
+	if p.noQueues || !t.anyMulti {
 		return byCall
 	}
-	t := &p.a.table
 	dags := 2*t.threaded >= t.programs
 	switch {
-	case dags && p.model.started:
+	case dags && pop.model.started && (!p.pops.shared || p.pops.aloneInEngine(pop)):
 		return byArrival
 	case !dags && p.censored != censoredOff:
 		return byCensored // gittins_censored.go
-	case !dags && !p.chainsCall && !p.model.ready():
+	case !dags && !p.chainsCall && !pop.model.ready():
 		return byQueue // chains' warm-up: least attained service first
 	}
 	return byCall

@@ -66,14 +66,14 @@ func TestGittinsStartedOrder(t *testing.T) {
 			p := NewPitstop(v.o)
 			if sit.samples != nil {
 				for j := range 200 {
-					p.model.add(sit.samples(j))
+					p.pops.of("").model.add(sit.samples(j))
 				}
-				p.model.rebuild()
+				p.pops.of("").model.rebuild()
 			}
-			p.a.table.anyMulti = sit.multi
-			p.a.table.threaded, p.a.table.programs = sit.dags, 4
-			if got := p.order(); got != v.want[i] {
-				t.Errorf("%s, %s: order %d, want %d (cv %.2f, started first %v)", v.name, sit.name, got, v.want[i], p.model.cv, p.model.started)
+			p.a.table.shape("").anyMulti = sit.multi
+			p.a.table.shape("").threaded, p.a.table.shape("").programs = sit.dags, 4
+			if got := p.orderOf(p.pops.of("")); got != v.want[i] {
+				t.Errorf("%s, %s: order %d, want %d (cv %.2f, started first %v)", v.name, sit.name, got, v.want[i], p.pops.of("").model.cv, p.pops.of("").model.started)
 			}
 		}
 	}

@@ -113,12 +113,18 @@ func newHarness(t testing.TB, p engine.Policy, cfg engine.Config) *harness {
 // predicted ones.
 func (h *harness) submit(name, program, thread string, prompt int, truth, pred []seg) *engine.Sequence {
 	h.t.Helper()
+	return h.submitIn("", name, program, thread, prompt, truth, pred)
+}
+
+// submitIn is submit for a call of the class (engine.Request.Class).
+func (h *harness) submitIn(class, name, program, thread string, prompt int, truth, pred []seg) *engine.Sequence {
+	h.t.Helper()
 	toks := make([]int32, prompt)
 	for i := range toks {
 		toks[i] = int32(len(h.seqs)*100000 + i + 1)
 	}
 	c := &ctl{truth: truth, pred: pred}
-	s, err := h.e.SubmitNow(engine.Request{Name: name, Program: program, Thread: thread, Prompt: toks, Controller: c})
+	s, err := h.e.SubmitNow(engine.Request{Name: name, Program: program, Thread: thread, Prompt: toks, Controller: c, Class: class})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -263,9 +263,9 @@ func TestProgramOrder(t *testing.T) {
 			p := NewPitstop(Options{PitstopProgramLead: "off", PitstopAdmission: "off"})
 			if tc.samples != nil {
 				for i := range 200 {
-					p.model.add(tc.samples(i))
+					p.pops.of("").model.add(tc.samples(i))
 				}
-				p.model.rebuild()
+				p.pops.of("").model.rebuild()
 			}
 			h := newHarness(t, p, testConfig())
 			oldShort := h.submit("old-short", "old", "main", 8, []seg{{decode: 5}}, nil)
@@ -278,10 +278,10 @@ func TestProgramOrder(t *testing.T) {
 			for _, s := range []*engine.Sequence{newLong, newShort} {
 				stateOf(s).row.first = time.Second
 			}
-			p.a.table.anyMulti = tc.multi
-			p.a.table.threaded, p.a.table.programs = tc.dags, 4
-			if got := p.order(); got != tc.want {
-				t.Fatalf("order %d, want %d (cv %.2f)", got, tc.want, p.model.cv)
+			p.a.table.shape("").anyMulti = tc.multi
+			p.a.table.shape("").threaded, p.a.table.shape("").programs = tc.dags, 4
+			if got := p.orderOf(p.pops.of("")); got != tc.want {
+				t.Fatalf("order %d, want %d (cv %.2f)", got, tc.want, p.pops.of("").model.cv)
 			}
 			v := h.view(h.e.Now(), 1)
 			want := firsts[tc.want]
@@ -301,7 +301,7 @@ func TestProgramOrder(t *testing.T) {
 	if got := order(p, h.view(h.e.Now(), 1), short, long); got[0] != "long" {
 		t.Errorf("arrival order inside a program: %v, want long first", got)
 	}
-	if noQ := NewPitstop(Options{NoProgramQueues: true}); noQ.order() != byCall {
+	if noQ := NewPitstop(Options{NoProgramQueues: true}); noQ.orderOf(noQ.pops.of("")) != byCall {
 		t.Fatal("the no-queues ablation orders programs")
 	}
 }

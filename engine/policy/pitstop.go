@@ -122,6 +122,14 @@ import (
 //     preserved while memory is idle (idle_memory.go); "waste" prices it
 //     as above at every iteration.
 //
+// What is learned from programs (the program model behind the order, the
+// reuse probabilities behind the cache hint, the order's shape test) is
+// learned per class of programs (engine.Request.Class, the runtime's
+// tenant: population.go), so one tenant's programs never shape another's
+// order or retention; what describes the shared device and queue (arrival
+// order's tail, the controllers on it, the cache's eviction rate) stays
+// pooled (PitstopClasses).
+//
 // NoProgramQueues (no program-level order), NoMemoryOverTime (by the time
 // the call became ready instead of memory-over-time), NoDynamicHandling
 // (the handling chosen at the tool call stands), NoHeldFirst and
@@ -130,7 +138,7 @@ import (
 type Pitstop struct {
 	engine.BasePolicy
 	a          attained
-	model      programModel
+	pops       populations // what is learned per class of programs (population.go)
 	starve     starvation
 	beta       float64
 	tailBound  float64
@@ -139,7 +147,6 @@ type Pitstop struct {
 	refresh    scoreRefresh
 	noQueues   bool
 	fixedOrder bool
-	lastOrder  programOrder // the order of the last full re-rank
 	forced     programOrder
 	restRules  restRules    // "gittins-rest"'s hand-set rules switched back on
 	chainsCall bool         // "gittins-started-call": chains in the call's order from the start (gittins_started.go)
@@ -186,7 +193,6 @@ func NewPitstop(o Options) *Pitstop {
 	retain, _ := newRetainHint(o.PitstopEvict)
 	p := &Pitstop{
 		a:          a,
-		model:      newProgramModel(o.ProgramIdle),
 		starve:     starve,
 		beta:       max(o.PitstopBeta, 0),
 		tailBound:  o.PitstopTailBound,
@@ -219,13 +225,17 @@ func NewPitstop(o Options) *Pitstop {
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
-	p.model.censored = p.censored != censoredOff
+	first := byCall
 	if p.forced == byGittinsRest {
 		// The index starts as the call's order (model not ready): no
 		// re-rank for a change of order at the first iteration, so that
 		// with single-call programs the re-ranks fall where byCall's do.
-		p.lastOrder = byGittinsRest
+		first = byGittinsRest
 	}
+	pooled := o.PitstopClasses == "pooled"
+	p.pops = newPopulations(o.ProgramIdle, p.censored != censoredOff, pooled, first)
+	p.a.table.pooled = pooled
+	p.pops.shared = o.PitstopClasses == "class-shared"
 	return p
 }
 
@@ -312,16 +322,17 @@ const (
 // programOrders names the orders for Options.ProgramOrder.
 var programOrders = map[string]programOrder{"call": byCall, "remaining": byRemaining, "arrival": byArrival, "queues": byQueue, "gittins": byGittins}
 
-// order is the program-level order now (see Pitstop); the measurements
-// behind it are in docs/results-policies.md.
-func (p *Pitstop) order() programOrder {
+// orderOf is the program-level order of the population's programs now
+// (see Pitstop); the measurements behind it are in
+// docs/results-policies.md.
+func (p *Pitstop) orderOf(pop *population) programOrder {
 	switch {
 	case p.fixedOrder && p.forced == byGittinsRest:
-		return p.restOrder()
+		return p.restOrder(pop)
 	case p.fixedOrder:
 		return p.forced
 	}
-	return p.startedOrder() // gittins_started.go
+	return p.startedOrder(pop) // gittins_started.go
 }
 
 // Priority: calls on the device first (class 0); then starving and
@@ -338,7 +349,8 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	if st.row == nil {
 		p.a.queueOf(v, s, st) // a call seen before its arrival event: join the table
 	}
-	ord := p.order()
+	pop := p.popOf(s, st)
+	ord := p.orderOf(pop)
 	if p.tail.shadowed() {
 		p.deadlines.deadlineOf(v, s, st) // every call enters the shadow at its first rank
 	}
@@ -368,7 +380,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	key = p.readmitKey(v, s, st, key, ord) // readmit_cache.go
 	switch ord {
 	case byRemaining:
-		key += p.weight * p.model.remaining(st.row.attained())
+		key += p.weight * pop.model.remaining(st.row.attained())
 	case byArrival:
 		// A program finishes with its longest branch: its own calls go
 		// longest first (LPT), so the long branch does not start last.
@@ -377,10 +389,10 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	case byQueue:
 		class += float64(p.a.queues.index(st.row.attained()))
 	case byCensored:
-		class += p.censoredClass(st.row.attained())
+		class += p.censoredClass(pop, st.row.attained())
 	case byGittins:
-		if p.model.ready() {
-			class += float64(p.model.gittins.level(st.row.attained().Seconds()))
+		if pop.model.ready() {
+			class += float64(pop.model.gittins.level(st.row.attained().Seconds()))
 		} else {
 			class += float64(p.a.queues.index(st.row.attained())) // until the model is ready: ATLAS's queues
 		}
@@ -614,15 +626,15 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	// A new program order re-ranks everything at once; within an order only
 	// the queues (a program's service grows while its other calls run) and β
 	// drift, slowly: queues are re-checked every 4·AgingEvery iterations.
-	ord := p.order()
+	moved, drifting := p.ordersMoved()
 	every := 4 * p.a.agingEvery
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.deadline || p.tailBound > 0 || ord == byQueue || ord == byRemaining || ord == byGittins || ord == byGittinsRest || ord == byCensored
-	if ord != p.lastOrder || drifts && v.Iteration-p.a.lastAging >= every {
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.deadline || p.tailBound > 0 || drifting
+	if moved || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
-		p.lastOrder = ord
+		p.keepOrders()
 		due = true
 	}
 	due = p.refresh.due(v) || due
@@ -653,17 +665,20 @@ func (p *Pitstop) Observe(e *engine.Event) {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
 	}
-	p.retain.observe(e, &p.model)
+	p.retain.observe(e, &p.pops)
+	if e.Kind == engine.EvArrived || e.Kind == engine.EvFinished {
+		p.pops.count(e, p.popOf(e.Seq, stateOf(e.Seq)))
+	}
 	switch e.Kind {
 	case engine.EvPaused:
 		if st := stateOf(e.Seq); st.queue < 0 {
 			st.queue = 0 // a β promotion lasts to the end of the segment
 		}
 	case engine.EvFinished:
-		p.model.finished(e.Seq)
+		p.popOf(e.Seq, stateOf(e.Seq)).model.finished(e.Seq)
 	case engine.EvIteration:
 		if !p.noQueues {
-			p.model.sweep(&p.a.table, e.Time)
+			p.pops.sweep(&p.a.table, e.Time)
 		}
 	}
 }
@@ -676,7 +691,7 @@ func (p *Pitstop) Queue(s *engine.Sequence) int {
 	switch {
 	case st.queue < 0 || st.starved:
 		return -1
-	case st.row != nil && p.order() == byQueue:
+	case st.row != nil && p.orderOf(p.popOf(s, st)) == byQueue:
 		return p.a.queues.index(st.row.attained())
 	}
 	return 0

@@ -23,22 +23,21 @@ import (
 // no call in the engine for `idle` (longer than any think time between its
 // calls); its row is then dropped and its service becomes a sample.
 type programModel struct {
-	idle      time.Duration
-	minN      int
-	samples   []float64 // ring of completed programs' service, seconds
-	next      int
-	fresh     int       // samples since the last rebuild
-	sorted    []float64 // samples, ascending
-	suffix    []float64 // suffix[i] = Σ sorted[i:]
-	cv        float64   // coefficient of variation of the samples
-	ctxSvc    float64   // Σ service × mean context of finished calls
-	svc       float64   // Σ service of finished calls
-	lastSweep time.Duration
-	gittins   gittinsTable
-	rest      restIndex
-	started   bool    // startedFirst at the last rebuild (gittins_started.go)
-	programs  float64 // completed programs counted in calls
-	calls     float64 // their calls
+	idle     time.Duration
+	minN     int
+	samples  []float64 // ring of completed programs' service, seconds
+	next     int
+	fresh    int       // samples since the last rebuild
+	sorted   []float64 // samples, ascending
+	suffix   []float64 // suffix[i] = Σ sorted[i:]
+	cv       float64   // coefficient of variation of the samples
+	ctxSvc   float64   // Σ service × mean context of finished calls
+	svc      float64   // Σ service of finished calls
+	gittins  gittinsTable
+	rest     restIndex
+	started  bool    // startedFirst at the last rebuild (gittins_started.go)
+	programs float64 // completed programs counted in calls
+	calls    float64 // their calls
 	// atLeast[k] is how many completed programs made at least k calls,
 	// liveAtLeast[k] how many programs not yet completed have made at
 	// least k so far (index 0 unused), for nextCall.
@@ -64,27 +63,24 @@ func (m *programModel) finished(s *engine.Sequence) {
 	m.svc += svc
 }
 
-// sweep turns programs idle for longer than m.idle into samples and drops
-// their rows, at most once per idle/8.
-func (m *programModel) sweep(t *processTable, now time.Duration) {
-	if now-m.lastSweep < m.idle/8 {
-		return
-	}
-	m.lastSweep = now
-	for id, r := range t.rows {
-		if r.active <= 0 && now-r.lastFinish > m.idle {
-			m.add(r.attained().Seconds())
-			m.programs++
-			m.calls += float64(max(r.calls, 1))
-			m.countCalls(max(r.calls, 1))
-			delete(t.rows, id)
-		}
-	}
+// complete books a program idle for longer than m.idle as completed
+// (populations.sweep drops its row): its service becomes a sample.
+func (m *programModel) complete(r *progRow) {
+	m.add(r.attained().Seconds())
+	m.programs++
+	m.calls += float64(max(r.calls, 1))
+	m.countCalls(max(r.calls, 1))
+}
+
+// refit rebuilds the model after a sweep: after 32 new samples (every new
+// one while there are fewer than 4·minN), and the censored estimate over
+// the class's live rows at every sweep.
+func (m *programModel) refit(t *processTable, class string) {
 	if m.fresh >= 32 || (m.fresh > 0 && len(m.sorted) < 4*m.minN) {
 		m.rebuild()
 	}
 	if m.censored {
-		m.rebuildCensored(t)
+		m.rebuildCensored(t, class)
 	}
 }
 

@@ -39,7 +39,8 @@ func TestLaneWake(t *testing.T) {
 		if got := x.deadlines.wake.at - now; math.Abs(got-(5-it)) > 1e-3 {
 			t.Fatalf("wake: re-rank asked %.3f s ahead, want its laxity less an iteration, %.3f s", got, 5-it)
 		}
-		x.a.lastAging, x.lastOrder = 300, x.order() // no periodic re-rank due
+		x.a.lastAging = 300 // no periodic re-rank due
+		x.keepOrders()
 		before := h.view(v.Now+time.Duration((4-it)*float64(time.Second)), 301)
 		if x.deadlines.wake.due(before) || x.Refresh(before) {
 			t.Fatal("wake: a re-rank is due before the laxity runs out")

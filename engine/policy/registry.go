@@ -155,6 +155,16 @@ type Options struct {
 	// calls' contexts go first (retainHint): "program" (the default since
 	// session 14: Belady's rule against the LRU head) or "lru" (no hint).
 	PitstopEvict string
+	// PitstopClasses is whose programs pitstop learns a program's
+	// statistics from (population.go): "class-shared" (the default since
+	// session 16: its engine.Request.Class's, the runtime's tenant, and a
+	// class's programs go in arrival order only while no other class has a
+	// call in the engine), "class" (per class, each class in its own order
+	// whoever else waits: a class in arrival order then ranks after every
+	// waiting call of the classes in the call's order) or "pooled" (every
+	// program the engine sees, as before). Bench's runs have one class, so
+	// their results are the same under all three.
+	PitstopClasses string
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -273,6 +283,14 @@ func (o Options) Defaults() Options {
 	if o.PitstopEvict == "" {
 		o.PitstopEvict = "program"
 	}
+	// Session 16 (docs/results-policies.md, "statistics per tenant"): one
+	// tenant's programs no longer shape another's order or cache retention;
+	// "class" gave the tenants in the call's order strict priority over a
+	// tenant in arrival order (mixed's families as tenants @0.7: mcts's
+	// mean +26 %, every call's +19 %).
+	if o.PitstopClasses == "" {
+		o.PitstopClasses = "class-shared"
+	}
 	// Session 11's host room (docs/results-policies.md, "session 11:
 	// admissions and preserved calls" and "session 11, lead"): the
 	// host-room admission plus the peak-memory admission. Session 9's
@@ -349,6 +367,8 @@ func (o Options) Validate() error {
 		return badBatch(o)
 	case badEvict(o) != nil:
 		return badEvict(o)
+	case o.PitstopClasses != "class" && o.PitstopClasses != "pooled" && o.PitstopClasses != "class-shared":
+		return fmt.Errorf("unknown pitstop classes %q (valid: class, pooled, class-shared)", o.PitstopClasses)
 	case badLead(o) != nil:
 		return badLead(o)
 	case o.PitstopTailBound < 0:

@@ -42,8 +42,7 @@ type retainHint struct {
 	byProgram bool
 	watch     map[string]watched  // programs idle with their context watched
 	gaps      map[string]*gapStat // per program in the engine's table: its gaps so far
-	byPace    map[int]*gapSamples // gaps, seconds, by paceOf the program's earlier gaps
-	all       gapSamples          // every gap, seconds
+	all       gapSamples          // every class's gaps, seconds (headReuse); by pace, per class in population.pace
 	head      float64             // the LRU head's probability of reuse, at the last Cold; 0: unknown
 	lastCold  time.Duration
 }
@@ -51,6 +50,7 @@ type retainHint struct {
 // watched is an idle program whose context is watched.
 type watched struct {
 	since time.Duration // its last call's finish
+	pop   *population   // its class's statistics (population.go)
 	q     float64       // probability it makes another call, given its calls
 	scale float64       // mean of its gaps so far, seconds (paceOf); 0: none yet
 }
@@ -119,7 +119,7 @@ func newRetainHint(mode string) (retainHint, error) {
 	case "lru":
 		return retainHint{}, nil
 	case "", "program":
-		return retainHint{byProgram: true, watch: map[string]watched{}, gaps: map[string]*gapStat{}, byPace: map[int]*gapSamples{}}, nil
+		return retainHint{byProgram: true, watch: map[string]watched{}, gaps: map[string]*gapStat{}}, nil
 	}
 	return retainHint{}, fmt.Errorf("unknown pitstop eviction hint %q (valid: lru, program)", mode)
 }
@@ -137,14 +137,15 @@ func (p *Pitstop) Retain(v *engine.View, s *engine.Sequence) engine.Retention {
 	if prog == nil || prog.Active > 1 {
 		return engine.RetainLRU // another call of the program is in the engine
 	}
-	q, ok := p.model.nextCall(prog.Calls)
+	pop := p.popOf(s, stateOf(s))
+	q, ok := pop.model.nextCall(prog.Calls)
 	if !ok {
 		return engine.RetainLRU
 	}
 	if q < h.head {
 		return engine.RetainLow
 	}
-	h.watch[prog.ID] = watched{since: v.Now, q: q, scale: h.gaps[prog.ID].mean()}
+	h.watch[prog.ID] = watched{since: v.Now, pop: pop, q: q, scale: h.gaps[prog.ID].mean()}
 	return engine.RetainWatch
 }
 
@@ -160,7 +161,7 @@ func (p *Pitstop) Cold(v *engine.View) []string {
 	h.lastCold = v.Now
 	h.head = p.headReuse(v)
 	for id, g := range h.gaps {
-		if g.idle && v.Now-g.idleSince > p.model.idle {
+		if g.idle && v.Now-g.idleSince > p.pops.cold.model.idle {
 			delete(h.gaps, id) // completed, as programModel.sweep counts it
 		}
 	}
@@ -170,7 +171,7 @@ func (p *Pitstop) Cold(v *engine.View) []string {
 	}
 	var gone []goneCold
 	for id, w := range h.watch {
-		if v.Now-w.since > p.model.idle || h.head > 0 && p.comesBack(w, v.Now) < h.head {
+		if v.Now-w.since > p.pops.cold.model.idle || h.head > 0 && p.comesBack(w, v.Now) < h.head {
 			gone = append(gone, goneCold{id, w.since})
 			delete(h.watch, id)
 		}
@@ -192,13 +193,13 @@ func (p *Pitstop) Cold(v *engine.View) []string {
 
 // comesBack is the probability that a watched program calls again, now
 // that its context has been free since w.since: qS / (qS + 1 − q); 1 while
-// its pace has too few gaps to tell.
+// its pace has too few gaps to tell. The gaps are its class's.
 func (p *Pitstop) comesBack(w watched, now time.Duration) float64 {
-	g := p.retain.byPace[paceOf(w.scale)]
+	g := w.pop.pace[paceOf(w.scale)]
 	if g == nil {
 		return 1
 	}
-	surv, ok := g.survival((now - w.since).Seconds(), p.model.minN)
+	surv, ok := g.survival((now - w.since).Seconds(), w.pop.model.minN)
 	if !ok {
 		return 1
 	}
@@ -210,25 +211,32 @@ func (p *Pitstop) comesBack(w watched, now time.Duration) float64 {
 // over the eviction rate, View.CacheEvictions as readmitCache measures it),
 // so it comes back with q̄S̄(H) / (q̄S̄(H) + 1 − q̄), q̄ the share of calls
 // that are not their program's last and S̄ the share of all gaps longer
-// than H. 0 while nothing is evicted or too little is known.
+// than H, both over every class: the head's context may be any class's.
+// 0 while nothing is evicted or too little is known.
 func (p *Pitstop) headReuse(v *engine.View) float64 {
 	rate := p.recache.evicted.perSecond
 	if rate <= 0 || v.FreeBlocks <= 0 {
 		return 0
 	}
-	s, ok := p.retain.all.survival(float64(v.FreeBlocks)/rate, p.model.minN)
-	if !ok || p.model.programs < float64(p.model.minN) {
+	minN := p.pops.cold.model.minN
+	s, ok := p.retain.all.survival(float64(v.FreeBlocks)/rate, minN)
+	programs, calls := p.pops.pooledCalls()
+	if !ok || programs < float64(minN) {
 		return 0
 	}
-	q := 1 - p.model.lastCall()
+	q := 0.0 // programModel.lastCall over every class
+	if calls > 0 {
+		q = 1 - programs/calls
+	}
 	if q*s+1-q <= 0 {
 		return 0
 	}
 	return q * s / (q*s + 1 - q)
 }
 
-// observe learns the gaps between a program's calls.
-func (h *retainHint) observe(e *engine.Event, model *programModel) {
+// observe learns the gaps between a program's calls, by pace in its
+// class's population.
+func (h *retainHint) observe(e *engine.Event, pops *populations) {
 	if !h.byProgram {
 		return
 	}
@@ -236,8 +244,9 @@ func (h *retainHint) observe(e *engine.Event, model *programModel) {
 	case engine.EvArrived:
 		id := e.Seq.Program()
 		delete(h.watch, id)
+		pop := pops.of(e.Seq.Class())
 		if prog := e.Seq.ProgramStats(); prog != nil {
-			model.arrived(prog.Calls)
+			pop.model.arrived(prog.Calls)
 		}
 		g := h.gaps[id]
 		if g == nil {
@@ -247,10 +256,10 @@ func (h *retainHint) observe(e *engine.Event, model *programModel) {
 		if g.idle {
 			gap := (e.Time - g.idleSince).Seconds()
 			pace := paceOf(g.mean())
-			if h.byPace[pace] == nil {
-				h.byPace[pace] = &gapSamples{}
+			if pop.pace[pace] == nil {
+				pop.pace[pace] = &gapSamples{}
 			}
-			h.byPace[pace].add(gap)
+			pop.pace[pace].add(gap)
 			h.all.add(gap)
 			g.sum += gap
 			g.n++

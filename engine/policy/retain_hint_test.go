@@ -82,7 +82,7 @@ func TestRetainHintsByTheLearnedNextCall(t *testing.T) {
 		if tc.mode == "" && !p.retain.byProgram {
 			t.Errorf("the default is not program")
 		}
-		completed(&p.model, 40, 1) // single-call programs: q = 1/42 at k = 1
+		completed(&p.pops.of("").model, 40, 1) // single-call programs: q = 1/42 at k = 1
 		p.retain.head = tc.head
 		if got := p.Retain(&v, a); got != tc.want {
 			t.Errorf("%q, head %g: hint %v, want %v", tc.mode, tc.head, got, tc.want)
@@ -118,8 +118,8 @@ func TestComesBackFallsWithTheGapSurvival(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		g.add(float64(i)) // gaps of 1..10 s, first gaps (no pace yet)
 	}
-	p.retain.byPace[noPace] = g
-	w := watched{since: 0, q: 0.5}
+	p.pops.of("").pace[noPace] = g
+	w := watched{since: 0, pop: p.pops.of(""), q: 0.5}
 	for _, tc := range []struct {
 		t    time.Duration
 		want float64
@@ -132,7 +132,7 @@ func TestComesBackFallsWithTheGapSurvival(t *testing.T) {
 			t.Errorf("at %v: %g, want %g", tc.t, got, tc.want)
 		}
 	}
-	if got := p.comesBack(watched{scale: 3, q: 0.5}, time.Second); got != 1 {
+	if got := p.comesBack(watched{scale: 3, pop: p.pops.of(""), q: 0.5}, time.Second); got != 1 {
 		t.Errorf("pace without samples: %g, want 1", got)
 	}
 }
