@@ -151,6 +151,11 @@ type Options struct {
 	// would end past the deadline lane's due time stays ahead of the
 	// decodes; session 14).
 	PitstopBatch string
+	// PitstopPrefill sizes the prefill chunk of pitstop's iterations
+	// (prefillBudget): "full" (the default: the profile's token budget) or
+	// "balance" (the chunk where the delay it costs the decoding calls
+	// meets what it saves the calls waiting for their prefill; session 16).
+	PitstopPrefill string
 	// PitstopEvict is pitstop's hint to the prefix cache of which finished
 	// calls' contexts go first (retainHint): "program" (the default since
 	// session 14: Belady's rule against the LRU head) or "lru" (no hint).
@@ -347,6 +352,8 @@ func (o Options) Validate() error {
 		return badHandling(o)
 	case badBatch(o) != nil:
 		return badBatch(o)
+	case badPrefill(o) != nil:
+		return badPrefill(o)
 	case badEvict(o) != nil:
 		return badEvict(o)
 	case badLead(o) != nil:
