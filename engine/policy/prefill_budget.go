@@ -107,4 +107,3 @@ func chunkFor(fixed, perToken float64, dec []float64, w, s float64, budget int) 
 	}
 	return n + int(math.Ceil(c))
 }
-
