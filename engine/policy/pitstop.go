@@ -657,6 +657,7 @@ func (p *Pitstop) Observe(e *engine.Event) {
 		p.observeLane(e)
 	}
 	p.retain.observe(e, &p.model)
+	p.prefill.observe(e)
 	switch e.Kind {
 	case engine.EvPaused:
 		if st := stateOf(e.Seq); st.queue < 0 {

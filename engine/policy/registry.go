@@ -154,7 +154,9 @@ type Options struct {
 	// PitstopPrefill sizes the prefill chunk of pitstop's iterations
 	// (prefillBudget): "full" (the default: the profile's token budget) or
 	// "balance" (the chunk where the delay it costs the decoding calls
-	// meets what it saves the calls waiting for their prefill; session 16).
+	// meets what it saves the calls waiting for their prefill) or
+	// "balance-inflow" (balance, never draining the backlog slower than
+	// prefill work arrives); session 16.
 	PitstopPrefill string
 	// PitstopEvict is pitstop's hint to the prefix cache of which finished
 	// calls' contexts go first (retainHint): "program" (the default since
