@@ -59,9 +59,10 @@ func newHostRoom(mode string) (hostRoom, error) {
 
 // Shape tells the engine, with the rule on, that a refusal holds back the
 // waiting and swapped calls ranked after it (Admit refuses each, held, with
-// no side effect), so the engine stops asking them.
-func (p *Pitstop) Shape(*engine.View) engine.BatchLimits {
-	return engine.BatchLimits{RefusalHolds: p.room.on}
+// no side effect), so the engine stops asking them; and caps the
+// iteration's tokens as the prefill budget says (prefill_budget.go).
+func (p *Pitstop) Shape(v *engine.View) engine.BatchLimits {
+	return engine.BatchLimits{RefusalHolds: p.room.on, Tokens: p.prefill.tokens(v)}
 }
 
 // Admit refuses, with the rule on, a call whose admission would evict paused

@@ -165,11 +165,12 @@ type Pitstop struct {
 	tail       tailRules
 	rank       rankMode // point forecast or expectation over the length bins (expected_rank.go)
 	lane       lateLane
-	trust      rankTrust    // the rank's spread under the tail's controller (PitstopTail "...-trust")
-	lead       programLead  // how far an older program goes ahead in arrival order (program_lead.go)
-	deadlines  deadlineLane // least-laxity promotion against arrival-order deadlines (deadline_lane.go)
-	batch      batchOrder   // the order of the calls on the device (decode_first.go)
-	retain     retainHint   // which finished calls' cached contexts are evicted first (retain_hint.go)
+	trust      rankTrust     // the rank's spread under the tail's controller (PitstopTail "...-trust")
+	lead       programLead   // how far an older program goes ahead in arrival order (program_lead.go)
+	deadlines  deadlineLane  // least-laxity promotion against arrival-order deadlines (deadline_lane.go)
+	batch      batchOrder    // the order of the calls on the device (decode_first.go)
+	prefill    prefillBudget // the prefill chunk beside the decodes (prefill_budget.go)
+	retain     retainHint    // which finished calls' cached contexts are evicted first (retain_hint.go)
 }
 
 // NewPitstop builds the policy.
@@ -190,6 +191,7 @@ func NewPitstop(o Options) *Pitstop {
 	lead, _ := newProgramLead(o.PitstopProgramLead)
 	lead.started, _ = newAdmission(o.PitstopAdmission)
 	batch, _ := newBatchOrder(o.PitstopBatch)
+	prefill, _ := newPrefillBudget(o.PitstopPrefill)
 	retain, _ := newRetainHint(o.PitstopEvict)
 	p := &Pitstop{
 		a:          a,
@@ -221,6 +223,7 @@ func NewPitstop(o Options) *Pitstop {
 		memory:     memory,
 		lead:       lead,
 		batch:      batch,
+		prefill:    prefill,
 		retain:     retain,
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
@@ -666,6 +669,7 @@ func (p *Pitstop) Observe(e *engine.Event) {
 		p.observeLane(e)
 	}
 	p.retain.observe(e, &p.pops)
+	p.prefill.observe(e)
 	if e.Kind == engine.EvArrived || e.Kind == engine.EvFinished {
 		p.pops.count(e, p.popOf(e.Seq, stateOf(e.Seq)))
 	}

@@ -151,6 +151,13 @@ type Options struct {
 	// would end past the deadline lane's due time stays ahead of the
 	// decodes; session 14).
 	PitstopBatch string
+	// PitstopPrefill sizes the prefill chunk of pitstop's iterations
+	// (prefillBudget): "full" (the default: the profile's token budget) or
+	// "balance" (the chunk where the delay it costs the decoding calls
+	// meets what it saves the calls waiting for their prefill) or
+	// "balance-inflow" (balance, never draining the backlog slower than
+	// prefill work arrives); session 16.
+	PitstopPrefill string
 	// PitstopEvict is pitstop's hint to the prefix cache of which finished
 	// calls' contexts go first (retainHint): "program" (the default since
 	// session 14: Belady's rule against the LRU head) or "lru" (no hint).
@@ -365,6 +372,8 @@ func (o Options) Validate() error {
 		return badHandling(o)
 	case badBatch(o) != nil:
 		return badBatch(o)
+	case badPrefill(o) != nil:
+		return badPrefill(o)
 	case badEvict(o) != nil:
 		return badEvict(o)
 	case o.PitstopClasses != "class" && o.PitstopClasses != "pooled" && o.PitstopClasses != "class-shared":

@@ -1,0 +1,185 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// prefillBudget is how many prompt tokens an iteration prefills beside its
+// decodes (Options.PitstopPrefill). "full" (the default) fills the
+// profile's token budget, as every other policy does. "balance" sizes the
+// chunk where the delay it costs the decoding calls meets the delay it saves
+// the calls waiting for their prefill, on the engine's own cost model
+// (IterTime = IterBase + PerToken·tokens):
+//
+//   - a chunk of c tokens lengthens every iteration by PerToken·c; a
+//     decoding call with D tokens still to write pays it for
+//     min(D, W/c) iterations, W the prompt tokens queued (the
+//     backlog): PerToken·min(D·c, W) in all. A call that outlasts the
+//     backlog pays PerToken·W whatever the chunk;
+//   - the backlog takes W/c iterations, each paying the decodes' own
+//     IterTime(n): the call whose prefill ends at cumulative position w
+//     (rank order) waits w·IterTime(n)/c for the iterations' fixed part;
+//     summed, S·IterTime(n)/c with S = Σ w.
+//
+// L(c) = PerToken·Σ min(D_i·c, W) + S·IterTime(n)/c. Where every decoding
+// call outlasts the backlog the first term is flat and the full budget is
+// best; otherwise the minimum over the calls that finish first is
+// c* = sqrt(S·IterTime(n) / (PerToken·Σ D_i)). The chunk is the lower of
+// L(full budget) and L at c* found by a few fixed-point steps on the set of
+// calls that finish first. No constant: the cost model's and the
+// forecast's figures alone.
+//
+// "balance-inflow" is balance that never lets the chunk drain the backlog
+// slower than prefill work arrives: L counts the calls present, and a
+// chunk below the inflow keeps the backlog, and the iterations' fixed cost,
+// growing for the calls still to come. The inflow a (prompt tokens per
+// second: arrivals' prompts and the uncomputed context of calls back from a
+// tool) is counted over the backlog's own horizon, the seconds it takes to
+// drain at the full budget; the chunk is at least the c whose iterations
+// drain a·IterTime(n + c) per iteration, c_min = a·IterTime(n)/(1 −
+// a·PerToken), the full budget when a·PerToken ≥ 1.
+type prefillBudget struct {
+	balance, inflow bool
+	in              inflowWindow
+}
+
+// newPrefillBudget reads Options.PitstopPrefill.
+func newPrefillBudget(mode string) (prefillBudget, error) {
+	switch mode {
+	case "", "full":
+		return prefillBudget{}, nil
+	case "balance":
+		return prefillBudget{balance: true}, nil
+	case "balance-inflow":
+		return prefillBudget{balance: true, inflow: true}, nil
+	}
+	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow)", mode)
+}
+
+// badPrefill is newPrefillBudget's error on o.PitstopPrefill.
+func badPrefill(o Options) error { _, err := newPrefillBudget(o.PitstopPrefill); return err }
+
+// tokens is the iteration's token cap (decodes and chunk together), 0 for
+// the profile's budget.
+func (b *prefillBudget) tokens(v *engine.View) int {
+	budget := v.Cost.TokenBudget
+	if !b.balance || budget <= 0 || v.Cost.PerToken <= 0 {
+		return 0
+	}
+	var dec []float64
+	w, s := 0.0, 0.0
+	for q := range v.Ranked() {
+		if q.State() == engine.Swapped {
+			continue // its KV comes back by copy, not prefill
+		}
+		if q.State() == engine.Running && q.Remaining() <= 1 {
+			dec = append(dec, float64(decodeLeft(q.Forecast().Predicted, q, stateOf(q))))
+			continue
+		}
+		w += float64(q.Remaining())
+		s += w
+	}
+	fixed := v.Cost.IterTime(len(dec))
+	floor := 0.0
+	if b.inflow && w > 0 {
+		full := max(budget-len(dec), 1)
+		horizon := w / float64(full) * v.Cost.IterTime(budget)
+		a := b.in.rate(v.Now.Seconds(), horizon)
+		if a*v.Cost.PerToken >= 1 {
+			return 0
+		}
+		floor = a * fixed / (1 - a*v.Cost.PerToken)
+	}
+	return chunkFor(fixed, v.Cost.PerToken, dec, w, s, budget, floor)
+}
+
+// observe counts the prefill work that joins the backlog (balance-inflow):
+// an arriving call's prompt, a resumed call's uncomputed context.
+func (b *prefillBudget) observe(e *engine.Event) {
+	if !b.inflow {
+		return
+	}
+	switch e.Kind {
+	case engine.EvArrived, engine.EvResumed:
+		if n := e.Seq.Remaining(); n > 0 {
+			b.in.add(e.Time.Seconds(), n)
+		}
+	}
+}
+
+// inflowWindow is the prefill work that arrived lately: (time, tokens) in
+// arrival order and their sum, pruned to the horizon asked last (a horizon
+// that grows later sees only what the shorter one kept: it errs low).
+type inflowWindow struct {
+	at   []float64
+	n    []int
+	head int
+	sum  int
+}
+
+func (w *inflowWindow) add(t float64, n int) {
+	w.at, w.n = append(w.at, t), append(w.n, n)
+	w.sum += n
+}
+
+// rate is the tokens per second that arrived in the last horizon seconds.
+func (w *inflowWindow) rate(now, horizon float64) float64 {
+	if horizon <= 0 {
+		return 0
+	}
+	for w.head < len(w.at) && w.at[w.head] < now-horizon {
+		w.sum -= w.n[w.head]
+		w.head++
+	}
+	if w.head > 1024 && w.head*2 > len(w.at) {
+		k := copy(w.at, w.at[w.head:])
+		copy(w.n, w.n[w.head:])
+		w.at, w.n, w.head = w.at[:k], w.n[:k], 0
+	}
+	return float64(w.sum) / horizon
+}
+
+// chunkFor is the token cap for n = len(dec) decoding calls with dec
+// tokens left each, backlog w and Σ cumulative positions s (see
+// prefillBudget), the chunk at least floor: n plus the chunk, 0 when the
+// full budget is the best.
+func chunkFor(fixed, perToken float64, dec []float64, w, s float64, budget int, floor float64) int {
+	n := len(dec)
+	if n == 0 || w <= 0 {
+		return 0
+	}
+	full := float64(budget - n)
+	if full <= 0 {
+		return 0
+	}
+	cost := func(c float64) float64 {
+		l := s * fixed / c
+		for _, d := range dec {
+			l += perToken * min(d*c, w)
+		}
+		return l
+	}
+	c := full
+	for range 4 {
+		short := 0.0
+		for _, d := range dec {
+			if d*c < w {
+				short += d
+			}
+		}
+		if short == 0 {
+			break
+		}
+		c = min(max(math.Sqrt(s*fixed/(perToken*short)), 1), full)
+	}
+	if c >= full || cost(c) >= cost(full) {
+		return 0
+	}
+	if c = max(c, floor); c >= full {
+		return 0
+	}
+	return n + int(math.Ceil(c))
+}
