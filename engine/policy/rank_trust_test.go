@@ -148,3 +148,40 @@ func TestTrustOvertakenTailRule(t *testing.T) {
 		t.Fatal("-trust's controller counts overtaken calls alone")
 	}
 }
+
+// TestRankTrustWaiting: with waiting a call is counted late once, while it
+// waits, when its age passes T and arrival order's mean wait in place of
+// its own would have kept it within; a call not yet past T, or past it by
+// its own time, is not counted.
+func TestRankTrustWaiting(t *testing.T) {
+	r := newRankTrust(0, true, true, true)
+	if r.ref.expWait {
+		t.Fatal("flat: the controller's T should be the reference wait plus the own times' p99")
+	}
+	r.ref = fcfsReference{num: 2, den: 1, own: p99Window{n: fcfsMinCalls, q99: 8}} // T = 2 + 8
+	if b, _ := r.ref.bound(0); b != 10 {
+		t.Fatalf("flat bound %g, want 10", b)
+	}
+	var young, own, held callState
+	r.noteWaiting(&young, 9, 9, 0) // within T
+	r.noteWaiting(&own, 12, 1, 0)  // past T by its own 11 s
+	if r.weight() != 1 || young.trustLate || own.trustLate {
+		t.Fatalf("no call counted: weight %g, marks %v %v", r.weight(), young.trustLate, own.trustLate)
+	}
+	r.noteWaiting(&held, 12, 9, 0) // own 3 s: held back
+	w := r.weight()
+	if !held.trustLate || !(w < 1) {
+		t.Fatalf("held-back call: marked %v, weight %g; want marked and below 1", held.trustLate, w)
+	}
+	r.noteWaiting(&held, 20, 17, 0)
+	if r.weight() != w {
+		t.Fatalf("counted twice: weight %g after %g", r.weight(), w)
+	}
+	off := newRankTrust(0, true, false, false)
+	var st callState
+	off.ref = r.ref
+	off.noteWaiting(&st, 12, 9, 0)
+	if st.trustLate || off.weight() != 1 {
+		t.Fatal("without waiting a waiting call is counted")
+	}
+}
