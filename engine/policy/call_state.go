@@ -57,7 +57,6 @@ type callState struct {
 	// its own prefill's share of the budget, seconds.
 	slackAhead, share float64
 	forecastAt        float64 // when that re-rank noted it; 0: never
-	trustLate         bool    // counted late by the rank's trust while it waited (rankTrust.noteWaiting)
 
 	// Pitstop's resume rule (resume_paid.go): back from its tool with its
 	// KV on the host, not run since.

@@ -42,8 +42,6 @@ type tailRules struct {
 	hold      bool    // with guard, shut until the backlog drains back to where it began (overloadGuard.hold)
 	trust     bool    // the rank's spread weighted by the tail's controller (rankTrust)
 	overtaken bool    // with trust, the controller counts only calls arrival order would have brought within T (rankTrust.heldBack)
-	flat      bool    // with overtaken, the controller's T with every call waiting the reference wait (rankTrust, flat)
-	waiting   bool    // with flat, a waiting call counted when its age passes T (rankTrust.noteWaiting)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -104,9 +102,6 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // spread weighted by the tail's controller: rankTrust),
 // "aging+warm+first-final-gated-fit-trust-overtaken" (the same, the
 // controller counting only the calls the order made late: rankTrust.heldBack),
-// "-trust-overtaken-flat" (that, against arrival order's p99 with every
-// call waiting the reference wait), "-trust-overtaken-flat-waiting" (that,
-// a waiting call counted when its age passes the bound: rankTrust.noteWaiting),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
@@ -129,7 +124,6 @@ var laneTails = map[string]bool{
 	"first-final-forecast-fit-queue-cached-guard": true, "first-final-forecast-slack-fit-queue-cached-guard": true,
 	"first-final-forecast-fit-queue-guard-hold": true, "first-final-forecast-fit-queue-cached-guard-hold": true,
 	"first-final-gated-fit-trust": true, "first-final-gated-fit-trust-overtaken": true,
-	"first-final-gated-fit-trust-overtaken-flat": true, "first-final-gated-fit-trust-overtaken-flat-waiting": true,
 }
 
 // tailNames lists the tail rules newTailRules accepts, for its error: the
@@ -200,7 +194,7 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
 			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "forecast": &r.forecast, "slack": &r.slack, "wake": &r.wake,
-				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken, "flat": &r.flat, "waiting": &r.waiting}[part] = true
+				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken}[part] = true
 		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":
@@ -232,7 +226,6 @@ func (p *Pitstop) agedKey(v *engine.View, s *engine.Sequence, key float64) float
 		return key
 	}
 	if p.tail.trust {
-		p.trust.noteWaiting(stateOf(s), (v.Now - s.Arrival()).Seconds(), v.Wait(s).Seconds(), p.fcfsSlack)
 		key = p.trust.trusted(key) // rank_trust.go
 	}
 	a := p.ageOf(v, s) // warm_age.go

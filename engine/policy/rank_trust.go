@@ -54,31 +54,15 @@ import (
 // bring such a call in, so it is no evidence against the rank; the
 // starved class of azure-conv @6 (overtaken by hundreds of later calls,
 // its own time a fraction of T) still is.
-//
-// With flat as well ("...-trust-overtaken-flat") the controller's T is the
-// reference wait plus the own times' p99, arrival order's p99 when every
-// call waits alike: past capacity arrival order's waits are the backlog's,
-// nearly the same for every call, and the exponential spread puts T far
-// above it (azure-conv @6's last burst: T 560 s against arrival order's
-// realized 166 s, measured call by call), so no overtaken call is seen late.
-//
-// With waiting too ("...-trust-overtaken-flat-waiting") a waiting call is
-// counted late the moment its age passes T, if its own time so far with the
-// reference wait is within T (heldBack), and not again when it finishes: a
-// call the rank holds back is evidence while it waits, not only once it is
-// served, which under an overload that lasts is after the arrivals that
-// starve it have stopped (azure-conv @6: the overtaken calls past T finish
-// after 1,350 s, 0.3 % of them).
 type rankTrust struct {
 	c         lateLane      // capped: θ ≤ 1 is the weight
 	ref       fcfsReference // expWait: the controller's T
 	overtaken bool          // count only calls arrival order would have brought within T
-	waiting   bool          // count a waiting call when its age passes T (noteWaiting)
 }
 
 // newRankTrust is the weight's controller with the late lane's step gain.
-func newRankTrust(gain float64, overtaken, flat, waiting bool) rankTrust {
-	return rankTrust{c: lateLane{capped: true, gain: gain}, ref: fcfsReference{expWait: !flat}, overtaken: overtaken, waiting: waiting}
+func newRankTrust(gain float64, overtaken bool) rankTrust {
+	return rankTrust{c: lateLane{capped: true, gain: gain}, ref: fcfsReference{expWait: true}, overtaken: overtaken}
 }
 
 // weight is w now: 1 until a call has finished.
@@ -95,9 +79,6 @@ func (r *rankTrust) observe(e *engine.Event, slack float64) {
 	r.ref.observe(e)
 	if e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
 		return
-	}
-	if r.waiting && stateOf(e.Seq).trustLate {
-		return // counted while it waited
 	}
 	if t, ok := r.ref.bound(slack); ok && t > 0 {
 		r.count((e.Seq.FinishedAt() - e.Seq.Arrival()).Seconds(), e.Seq.Waited().Seconds(), t)
@@ -129,16 +110,4 @@ func (r *rankTrust) trusted(key float64) float64 {
 		return key
 	}
 	return math.Pow(key, w)
-}
-
-// noteWaiting counts a waiting call late once, when its age (seconds since
-// arrival) passes T with wait of it spent waiting and the rest its own.
-func (r *rankTrust) noteWaiting(st *callState, age, wait, slack float64) {
-	if !r.waiting || st.trustLate {
-		return
-	}
-	if t, ok := r.ref.bound(slack); ok && t > 0 && age > t && r.heldBack(age-wait, t) {
-		st.trustLate = true
-		r.c.observe(age, t)
-	}
 }
