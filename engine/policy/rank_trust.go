@@ -54,15 +54,27 @@ import (
 // bring such a call in, so it is no evidence against the rank; the
 // starved class of azure-conv @6 (overtaken by hundreds of later calls,
 // its own time a fraction of T) still is.
+//
+// With evident ("...-trust-evident") a late call lowers w only while the
+// share of late calls among the last fcfsWindow is past laneQuantile by
+// more than its sampling error (p99Z binomial standard errors, the `sure`
+// trigger's confidence); otherwise it counts as within. Where w does not
+// change the late share (calls late by their own time, about 1 % by the
+// construction of T), the plain controller is a neutral random walk capped
+// at 1 that wanders down and costs the mean (mixed @0.5: w 0.5–0.7 the whole
+// run at 1.07 % late, session 16); with the band it climbs back to 1.
 type rankTrust struct {
 	c         lateLane      // capped: θ ≤ 1 is the weight
 	ref       fcfsReference // expWait: the controller's T
 	overtaken bool          // count only calls arrival order would have brought within T
+	evident   bool          // step down only while the late share is past laneQuantile beyond its noise
+	late      []bool        // with evident, the last fcfsWindow calls' lateness (a ring)
+	nLate, at int           // late calls in the ring; the ring's next slot
 }
 
 // newRankTrust is the weight's controller with the late lane's step gain.
-func newRankTrust(gain float64, overtaken bool) rankTrust {
-	return rankTrust{c: lateLane{capped: true, gain: gain}, ref: fcfsReference{expWait: true}, overtaken: overtaken}
+func newRankTrust(gain float64, overtaken, evident bool) rankTrust {
+	return rankTrust{c: lateLane{capped: true, gain: gain}, ref: fcfsReference{expWait: true}, overtaken: overtaken, evident: evident}
 }
 
 // weight is w now: 1 until a call has finished.
@@ -91,7 +103,29 @@ func (r *rankTrust) count(e2e, wait, t float64) {
 	if r.overtaken && e2e > t && !r.heldBack(e2e-wait, t) {
 		e2e = t // late by its own time: counted as within
 	}
+	if r.evident && !r.pastQuantile(e2e > t) {
+		e2e = t // no evidence the tail is past T: counted as within
+	}
 	r.c.observe(e2e, t)
+}
+
+// pastQuantile records a call's lateness in the ring and reports whether
+// the ring's late share is past laneQuantile beyond p99Z standard errors.
+func (r *rankTrust) pastQuantile(late bool) bool {
+	if len(r.late) < fcfsWindow {
+		r.late = append(r.late, late)
+	} else {
+		if r.late[r.at] {
+			r.nLate--
+		}
+		r.late[r.at] = late
+		r.at = (r.at + 1) % fcfsWindow
+	}
+	if late {
+		r.nLate++
+	}
+	n := float64(len(r.late))
+	return float64(r.nLate)/n > laneQuantile+p99Z*math.Sqrt(laneQuantile*(1-laneQuantile)/n)
 }
 
 // heldBack reports whether a call of the given own time (seconds) would

@@ -148,3 +148,39 @@ func TestTrustOvertakenTailRule(t *testing.T) {
 		t.Fatal("-trust's controller counts overtaken calls alone")
 	}
 }
+
+// TestRankTrustEvident: with evident a late share of about 1 % (what
+// calls late by their own time give, T being their p99) leaves w at 1,
+// where the plain controller wanders below it; a late share well past 1 %
+// sinks w as the plain rule does.
+func TestRankTrustEvident(t *testing.T) {
+	plain := newRankTrust(0, false, false)
+	ev := newRankTrust(0, false, true)
+	for i := range 20000 {
+		e2e := 0.5
+		if (i%97 == 0 || i%89 == 0) && i%2 == 0 { // about 1.1 % of the calls late
+			e2e = 2
+		}
+		plain.count(e2e, 0, 1)
+		ev.count(e2e, 0, 1)
+	}
+	if ev.weight() != 1 {
+		t.Fatalf("late share about 1 %%: weight %g with evident, want 1", ev.weight())
+	}
+	if !(plain.weight() < 1) {
+		t.Fatalf("late share about 1 %%: plain weight %g, want below 1 (the test's premise)", plain.weight())
+	}
+	for i := range 2000 {
+		ev.count(map[bool]float64{true: 2, false: 0.5}[i%10 == 0], 0, 1) // 10 % late
+	}
+	if ev.weight() >= 0.5 {
+		t.Fatalf("late share 10 %%: weight %g with evident, want below 0.5", ev.weight())
+	}
+	tr, err := newTailRules(Options{PitstopTail: "aging+warm+first-final-gated-fit-trust-evident", PitstopAgingPower: 2})
+	if err != nil || !tr.trust || !tr.evident || tr.overtaken {
+		t.Fatalf("-trust-evident: rules %+v, err %v; want trust and evident alone", tr, err)
+	}
+	if p := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-trust-evident"}); !p.trust.evident {
+		t.Fatal("the Pitstop's controller does not use the band")
+	}
+}
