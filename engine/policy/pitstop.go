@@ -216,7 +216,7 @@ func NewPitstop(o Options) *Pitstop {
 		fcfs:       fcfsReference{expWait: o.PitstopReference == "exp"},
 		tail:       tail,
 		rank:       rank,
-		trust:      newRankTrust(o.PitstopLaneGain),
+		trust:      newRankTrust(o.PitstopLaneGain, tail.overtaken, tail.evident),
 		lane:       lateLane{rescue: tail.rescue, capped: tail.rescue || tail.control, gain: o.PitstopLaneGain, bySize: o.PitstopLaneOrder == "size"},
 		recache:    recache,
 		room:       room,

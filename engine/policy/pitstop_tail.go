@@ -13,34 +13,36 @@ import (
 // tailRules is which of pitstop's tail rules are on (Options.PitstopTail,
 // PitstopAgingPower, PitstopAgingClock).
 type tailRules struct {
-	aging    bool    // generalized cμ aging against arrival order's p99 (agedKey)
-	power    float64 // the aging's exponent
-	byWait   bool    // age by the wait alone instead of the time since arrival
-	lane     bool    // the late lane (lateLane)
-	rescue   bool    // the lane holds only the calls that can still end within T
-	control  bool    // the aging's T scaled by the lane's controller (θ ≤ 1)
-	deadline bool    // least-laxity promotion against per-call arrival-order deadlines (deadlineLane)
-	feasible bool    // the promotion only of calls feasible in the promoted calls' EDF schedule (edfSchedule)
-	toP99    bool    // feasible by the later of the deadline and the realized p99 (edfSchedule.bound)
-	floor    bool    // that p99 the highest realized so far, so the lane cannot lower its own bound
-	perCall  bool    // the aging against each call's own arrival-order time, not one T
-	fit      bool    // a promotion only of a call that fits in the free blocks (promotionFit)
-	warm     bool    // a call with a prefix-cached context aged from its program's arrival (ageOf)
-	resume   bool    // a call back from its tool with its KV on the host ranked with its context paid (resumePaid)
-	first    bool    // a promotion only of a call that has not started (firstWait)
-	swap     bool    // a promotion only of a call whose evictions are swaps (promotionSwap)
-	lag      bool    // the promoted calls' learned lag added to a candidate's rest (promotionLag)
-	final    bool    // a promotion only of a call with no tool ahead (finalStretch); with first, either
-	gated    bool    // promotions only while the realized p99 is past arrival order's (tailPastArrivalOrder)
-	sure     bool    // the same with 95 % confidence (tailSurelyPastArrivalOrder)
-	forecast bool    // promotions only while finished and forecast waiting calls past the bar pass 1 % (laneForecast)
-	slack    bool    // with forecast, a promotion only within the slack of the in-time calls it overtakes (fitsSlack)
-	wake     bool    // a promotion at the re-rank the candidate's laxity runs out by (laneWake)
-	queue    bool    // the shadow scales its service alone, not its prefill queue (enterKeepingQueue)
-	cached   bool    // the shadow's prefill less the prefix-cached context (fcfsShadow.workOf)
-	guard    bool    // with forecast, the lane shut while the backlog's floor rises (overloadGuard)
-	hold     bool    // with guard, shut until the backlog drains back to where it began (overloadGuard.hold)
-	trust    bool    // the rank's spread weighted by the tail's controller (rankTrust)
+	aging     bool    // generalized cμ aging against arrival order's p99 (agedKey)
+	power     float64 // the aging's exponent
+	byWait    bool    // age by the wait alone instead of the time since arrival
+	lane      bool    // the late lane (lateLane)
+	rescue    bool    // the lane holds only the calls that can still end within T
+	control   bool    // the aging's T scaled by the lane's controller (θ ≤ 1)
+	deadline  bool    // least-laxity promotion against per-call arrival-order deadlines (deadlineLane)
+	feasible  bool    // the promotion only of calls feasible in the promoted calls' EDF schedule (edfSchedule)
+	toP99     bool    // feasible by the later of the deadline and the realized p99 (edfSchedule.bound)
+	floor     bool    // that p99 the highest realized so far, so the lane cannot lower its own bound
+	perCall   bool    // the aging against each call's own arrival-order time, not one T
+	fit       bool    // a promotion only of a call that fits in the free blocks (promotionFit)
+	warm      bool    // a call with a prefix-cached context aged from its program's arrival (ageOf)
+	resume    bool    // a call back from its tool with its KV on the host ranked with its context paid (resumePaid)
+	first     bool    // a promotion only of a call that has not started (firstWait)
+	swap      bool    // a promotion only of a call whose evictions are swaps (promotionSwap)
+	lag       bool    // the promoted calls' learned lag added to a candidate's rest (promotionLag)
+	final     bool    // a promotion only of a call with no tool ahead (finalStretch); with first, either
+	gated     bool    // promotions only while the realized p99 is past arrival order's (tailPastArrivalOrder)
+	sure      bool    // the same with 95 % confidence (tailSurelyPastArrivalOrder)
+	forecast  bool    // promotions only while finished and forecast waiting calls past the bar pass 1 % (laneForecast)
+	slack     bool    // with forecast, a promotion only within the slack of the in-time calls it overtakes (fitsSlack)
+	wake      bool    // a promotion at the re-rank the candidate's laxity runs out by (laneWake)
+	queue     bool    // the shadow scales its service alone, not its prefill queue (enterKeepingQueue)
+	cached    bool    // the shadow's prefill less the prefix-cached context (fcfsShadow.workOf)
+	guard     bool    // with forecast, the lane shut while the backlog's floor rises (overloadGuard)
+	hold      bool    // with guard, shut until the backlog drains back to where it began (overloadGuard.hold)
+	trust     bool    // the rank's spread weighted by the tail's controller (rankTrust)
+	overtaken bool    // with trust, the controller counts only calls arrival order would have brought within T (rankTrust.heldBack)
+	evident   bool    // with trust, the controller steps down only while the late share is past 1 % beyond its noise (rankTrust.pastQuantile)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -99,6 +101,10 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // (the shadow's prefill less the prefix-cached context: fcfsShadow.workOf),
 // "aging+warm+first-final-gated-fit-trust" (the default with the rank's
 // spread weighted by the tail's controller: rankTrust),
+// "aging+warm+first-final-gated-fit-trust-overtaken" (the same, the
+// controller counting only the calls the order made late: rankTrust.heldBack),
+// "-trust-evident" (the controller stepping down only while the late share
+// is past 1 % beyond its sampling error: rankTrust.pastQuantile),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
@@ -120,7 +126,8 @@ var laneTails = map[string]bool{
 	"first-final-forecast-fit-guard": true, "first-final-forecast-fit-queue-guard": true,
 	"first-final-forecast-fit-queue-cached-guard": true, "first-final-forecast-slack-fit-queue-cached-guard": true,
 	"first-final-forecast-fit-queue-guard-hold": true, "first-final-forecast-fit-queue-cached-guard-hold": true,
-	"first-final-gated-fit-trust": true,
+	"first-final-gated-fit-trust": true, "first-final-gated-fit-trust-overtaken": true,
+	"first-final-gated-fit-trust-evident": true,
 }
 
 // tailNames lists the tail rules newTailRules accepts, for its error: the
@@ -191,7 +198,7 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
 			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "forecast": &r.forecast, "slack": &r.slack, "wake": &r.wake,
-				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust}[part] = true
+				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken, "evident": &r.evident}[part] = true
 		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":

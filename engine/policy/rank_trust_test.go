@@ -88,3 +88,99 @@ func TestTrustTailRule(t *testing.T) {
 		t.Fatalf("the controller's reference saw %d finished calls, want 3", p.trust.ref.own.n)
 	}
 }
+
+// TestRankTrustOvertaken: with overtaken the controller counts a call past
+// T only if arrival order's mean wait in place of its own would have
+// brought it within T. Calls late by their own time leave w at 1; calls
+// that waited far past the reference wait lower it as the plain rule does.
+func TestRankTrustOvertaken(t *testing.T) {
+	const bound, refWait = 10.0, 2.0
+	ref := fcfsReference{num: refWait, den: 1, own: p99Window{n: fcfsMinCalls}}
+	plain := rankTrust{c: lateLane{capped: true}, ref: ref}
+	over := rankTrust{c: lateLane{capped: true}, ref: ref, overtaken: true}
+	if !over.heldBack(8, bound) || over.heldBack(8.5, bound) {
+		t.Fatalf("heldBack: own 8 with wait 2 is within 10, own 8.5 is not; got %v, %v", over.heldBack(8, bound), over.heldBack(8.5, bound))
+	}
+	for range 200 {
+		plain.count(12, 0.5, bound) // late by its own time (11.5 s)
+		over.count(12, 0.5, bound)
+	}
+	if over.weight() != 1 {
+		t.Fatalf("calls late by their own time: weight %g, want 1", over.weight())
+	}
+	if plain.weight() >= 0.5 {
+		t.Fatalf("the plain rule counts them: weight %g, want below 0.5", plain.weight())
+	}
+	for range 200 {
+		over.count(12, 9, bound) // own 3 s: within T with the reference wait
+	}
+	if over.weight() != laneThetaMin {
+		t.Fatalf("overtaken calls past T: weight %g, want the floor %g", over.weight(), laneThetaMin)
+	}
+	var unknown rankTrust
+	if unknown.heldBack(0, bound) {
+		t.Fatal("heldBack with no reference wait: want false (nothing counted late)")
+	}
+}
+
+// TestTrustOvertakenTailRule: the value is "-trust" plus the switch, and a
+// Pitstop built with it hands the switch to its controller.
+func TestTrustOvertakenTailRule(t *testing.T) {
+	tr, err := newTailRules(Options{PitstopTail: "aging+warm+first-final-gated-fit-trust", PitstopAgingPower: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov, err := newTailRules(Options{PitstopTail: "aging+warm+first-final-gated-fit-trust-overtaken", PitstopAgingPower: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ov.overtaken || tr.overtaken {
+		t.Fatalf("overtaken: %v with the value, %v with -trust; want true, false", ov.overtaken, tr.overtaken)
+	}
+	ov.overtaken = false
+	if ov != tr {
+		t.Fatalf("-overtaken changes other rules: %+v against %+v", ov, tr)
+	}
+	if p := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-trust-overtaken"}); !p.trust.overtaken || !p.tail.trust {
+		t.Fatal("the Pitstop's controller does not count overtaken calls alone")
+	}
+	if p := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-trust"}); p.trust.overtaken {
+		t.Fatal("-trust's controller counts overtaken calls alone")
+	}
+}
+
+// TestRankTrustEvident: with evident a late share of about 1 % (what
+// calls late by their own time give, T being their p99) leaves w at 1,
+// where the plain controller wanders below it; a late share well past 1 %
+// sinks w as the plain rule does.
+func TestRankTrustEvident(t *testing.T) {
+	plain := newRankTrust(0, false, false)
+	ev := newRankTrust(0, false, true)
+	for i := range 20000 {
+		e2e := 0.5
+		if (i%97 == 0 || i%89 == 0) && i%2 == 0 { // about 1.1 % of the calls late
+			e2e = 2
+		}
+		plain.count(e2e, 0, 1)
+		ev.count(e2e, 0, 1)
+	}
+	if ev.weight() != 1 {
+		t.Fatalf("late share about 1 %%: weight %g with evident, want 1", ev.weight())
+	}
+	if !(plain.weight() < 1) {
+		t.Fatalf("late share about 1 %%: plain weight %g, want below 1 (the test's premise)", plain.weight())
+	}
+	for i := range 2000 {
+		ev.count(map[bool]float64{true: 2, false: 0.5}[i%10 == 0], 0, 1) // 10 % late
+	}
+	if ev.weight() >= 0.5 {
+		t.Fatalf("late share 10 %%: weight %g with evident, want below 0.5", ev.weight())
+	}
+	tr, err := newTailRules(Options{PitstopTail: "aging+warm+first-final-gated-fit-trust-evident", PitstopAgingPower: 2})
+	if err != nil || !tr.trust || !tr.evident || tr.overtaken {
+		t.Fatalf("-trust-evident: rules %+v, err %v; want trust and evident alone", tr, err)
+	}
+	if p := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-trust-evident"}); !p.trust.evident {
+		t.Fatal("the Pitstop's controller does not use the band")
+	}
+}
