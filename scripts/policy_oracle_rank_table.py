@@ -24,8 +24,7 @@ import os
 import sys
 from collections import defaultdict
 
-FAMILIES = ["infercept-multi", "infercept-single", "infercept-multi-vicuna", "infercept-single-vicuna",
-            "chat", "react", "mcts", "mixed", "azure-conv", "mooncake-conv", "azure-code", "coding", "fanout"]
+from policy_oracle_table import FAMILIES, avg, parse_args
 
 
 def runs(path):
@@ -33,23 +32,8 @@ def runs(path):
         return {(r["rate"], r["policy"]): r for r in json.load(f)["runs"]}
 
 
-def avg(rs, key):
-    return sum(r[key] for r in rs) / len(rs)
-
-
 def main():
-    args = sys.argv[1:]
-    seeds, fams = ["1", "2", "3"], FAMILIES
-    while args and args[0].startswith("--"):
-        if args[0] == "--seeds":
-            seeds = args[1].split(",")
-        elif args[0] == "--families":
-            fams = args[1].split(",")
-        else:
-            sys.exit(f"unknown flag {args[0]} (valid: --seeds, --families)")
-        args = args[2:]
-    if len(args) != 3:
-        sys.exit(__doc__)
+    seeds, fams, args = parse_args(sys.argv, 3, __doc__)
     sdir, pdir, odir = args
     print("| family | seeds | rate | pitstop mean / p99, s: serve expected | serve point | oracle | "
           "pitstop calls/s: expected / point / oracle | pitstop TTFT mean, s: serve / oracle | "

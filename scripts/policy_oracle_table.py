@@ -158,8 +158,10 @@ def decision_rows(fam, odirs, sdirs):
                    f"{r['recompute_tokens'] / 1e6:.2f} |")
 
 
-def main():
-    args = sys.argv[1:]
+def parse_args(argv, nargs, usage):
+    """The --seeds and --families flags of the oracle tables, then nargs
+    positional arguments (usage is printed otherwise): (seeds, families, args)."""
+    args = argv[1:]
     seeds, fams = ["1", "2", "3"], FAMILIES
     while args and args[0].startswith("--"):
         if args[0] == "--seeds":
@@ -169,8 +171,13 @@ def main():
         else:
             sys.exit(f"unknown flag {args[0]} (valid: --seeds, --families)")
         args = args[2:]
-    if len(args) != 2:
-        sys.exit(__doc__)
+    if len(args) != nargs:
+        sys.exit(usage)
+    return seeds, fams, args
+
+
+def main():
+    seeds, fams, args = parse_args(sys.argv, 2, __doc__)
     odirs, sdirs = args[0].split(","), args[1].split(",")
     loaded = {f: load_family(f, odirs, sdirs, seeds) for f in fams}
     loaded = {f: v for f, v in loaded.items() if v[0]}

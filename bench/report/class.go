@@ -14,11 +14,5 @@ func (c *Collector) SetClass(program, class string) {
 
 // addClass records a call finished at t under its program's class.
 func (c *Collector) addClass(r *callRec, t float64) {
-	if r.class == "" {
-		return
-	}
-	if c.byClass == nil {
-		c.byClass = make(map[string]*positionSamples)
-	}
-	addLabelled(c.byClass, r.class, r, t)
+	addLabelled(&c.byClass, r.class, r, t)
 }

@@ -52,18 +52,20 @@ func (c *Collector) takePosition(call string, r *callRec) {
 // addPosition records a call finished at t under its position: its e2e,
 // and its TTFT when it generated a token (as Run's TTFT).
 func (c *Collector) addPosition(r *callRec, t float64) {
-	if r.pos == "" {
-		return
-	}
-	if c.byPos == nil {
-		c.byPos = make(map[string]*positionSamples)
-	}
-	addLabelled(c.byPos, r.pos, r, t)
+	addLabelled(&c.byPos, r.pos, r, t)
 }
 
 // addLabelled records a call finished at t under a label (its position,
-// its class).
-func addLabelled(by map[string]*positionSamples, label string, r *callRec, t float64) {
+// its class) in *byp, made at the first label; a call with no label is not
+// recorded.
+func addLabelled(byp *map[string]*positionSamples, label string, r *callRec, t float64) {
+	if label == "" {
+		return
+	}
+	if *byp == nil {
+		*byp = make(map[string]*positionSamples)
+	}
+	by := *byp
 	s := by[label]
 	if s == nil {
 		s = &positionSamples{}
