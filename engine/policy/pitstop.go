@@ -238,6 +238,7 @@ func NewPitstop(o Options) *Pitstop {
 	pooled := o.PitstopClasses == "pooled"
 	p.pops = newPopulations(o.ProgramIdle, p.censored != censoredOff, pooled, first)
 	p.a.table.pooled = pooled
+	p.a.table.reshaped = p.pops.shapeChanged
 	p.pops.shared = o.PitstopClasses == "class-shared"
 	return p
 }
