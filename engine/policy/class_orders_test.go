@@ -41,6 +41,21 @@ func (c *slowChecked) Refresh(v *engine.View) bool {
 		c.t.Fatalf("iteration %d, %d classes: cached (moved %v, drifting %v), every class asked (%v, %v)",
 			v.Iteration, len(c.pops.list), m, d, sm, sd)
 	}
+	if len(c.pops.list) > 0 {
+		moved, drifting := 0, 0
+		for _, pop := range c.pops.list {
+			if ord := c.orderOf(pop); ord != pop.lastOrder {
+				moved++
+			}
+			if drifts(c.orderOf(pop)) {
+				drifting++
+			}
+		}
+		if moved != c.pops.stale.moved || drifting != c.pops.stale.drifting {
+			c.t.Fatalf("iteration %d: cached counts moved %d, drifting %d; counted %d, %d",
+				v.Iteration, c.pops.stale.moved, c.pops.stale.drifting, moved, drifting)
+		}
+	}
 	c.checks++
 	if c0 := c.pops.byClass["c0"]; c0 != nil {
 		o := c.orderOf(c0)
@@ -59,8 +74,8 @@ func (c *slowChecked) Refresh(v *engine.View) bool {
 // and idle, the number of busy classes passes through 0, 1 and 2 (a
 // class of DAGs alone in the engine, then joined: its arrival order ends), and
 // sweeps complete programs into models that become ready.
-func manyClasses(t *testing.T, classes string, check bool) (*Pitstop, *slowChecked) {
-	p := NewPitstop(Options{ProgramIdle: 0.5, PitstopClasses: classes})
+func manyClasses(t *testing.T, classes string, classIdle float64, check bool) (*Pitstop, *slowChecked) {
+	p := NewPitstop(Options{ProgramIdle: 0.5, PitstopClasses: classes, PitstopClassIdle: classIdle})
 	c := &slowChecked{Pitstop: p, t: t}
 	var pol engine.Policy = p
 	if check {
@@ -112,11 +127,16 @@ func manyClasses(t *testing.T, classes string, check bool) (*Pitstop, *slowCheck
 }
 
 // The cached orders answer Refresh exactly as asking every class does, at
-// every iteration of a run with many classes, under each classes option.
+// every iteration of a run with many classes, under each classes option,
+// and with idle classes dropped between bursts (class_lifetime.go).
 func TestClassOrdersMatchSlow(t *testing.T) {
-	for _, classes := range []string{"class-shared", "class", "pooled"} {
+	for _, classes := range []string{"class-shared", "class", "pooled", "class-shared+drop"} {
 		t.Run(classes, func(t *testing.T) {
-			p, c := manyClasses(t, classes, true)
+			classIdle := 0.0
+			if classes == "class-shared+drop" {
+				classes, classIdle = "class-shared", 5
+			}
+			p, c := manyClasses(t, classes, classIdle, true)
 			if c.checks < 1000 {
 				t.Errorf("%d refreshes checked: the run is too short to test the cache", c.checks)
 			}
@@ -126,7 +146,11 @@ func TestClassOrdersMatchSlow(t *testing.T) {
 					ready++
 				}
 			}
-			if classes != "pooled" && (len(p.pops.list) < 50 || ready == 0) {
+			if classIdle > 0 {
+				if len(p.pops.list) > 25 {
+					t.Errorf("%d classes kept after the last burst: none dropped", len(p.pops.list))
+				}
+			} else if classes != "pooled" && (len(p.pops.list) < 50 || ready == 0) {
 				t.Errorf("%d classes, %d models ready: the run does not exercise the cache", len(p.pops.list), ready)
 			}
 			if classes == "class-shared" && c.c0Changes < 2 {

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"time"
+
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
 )
@@ -240,6 +242,7 @@ func NewPitstop(o Options) *Pitstop {
 	p.a.table.pooled = pooled
 	p.a.table.reshaped = p.pops.shapeChanged
 	p.pops.shared = o.PitstopClasses == "class-shared"
+	p.pops.dropAfter = time.Duration(o.PitstopClassIdle * float64(time.Second))
 	return p
 }
 

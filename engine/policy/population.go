@@ -36,6 +36,7 @@ type population struct {
 	lastOrder programOrder        // the program order of the last full re-rank
 	calls     int                 // its calls in the engine (arrived, not finished)
 	orders    classOrder          // its program order as last derived (class_orders.go)
+	lastCall  time.Duration       // when a call of it last arrived or finished
 }
 
 // populations holds one population per class seen, in order of first
@@ -52,10 +53,13 @@ type populations struct {
 	// call in the engine (PitstopClasses "class-shared", aloneInEngine).
 	shared bool
 	calls  int // every class's calls in the engine
-	// busy is the number of classes with a call in the engine;
-	// stale, moved and drifting the cache of orders (class_orders.go).
+	// busy is the number of classes with a call in the engine; stale
+	// the cache of their program orders (class_orders.go).
 	busy  int
 	stale orderCache
+	// dropAfter and gone: populations dropped after idling (class_lifetime.go).
+	dropAfter time.Duration
+	gone      droppedCalls
 }
 
 func newPopulations(idle float64, censored, pooled bool, firstOrder programOrder) populations {
@@ -117,11 +121,13 @@ func (ps *populations) sweep(t *processTable, now time.Duration) {
 			ps.stale.mark(pop) // its order reads the model
 		}
 	}
+	ps.dropIdle(t, now)
 }
 
 // pooledCalls is the completed programs and their calls over every class
 // (headReuse's q̄: the LRU head's context may be any class's).
 func (ps *populations) pooledCalls() (programs, calls float64) {
+	programs, calls = ps.gone.programs, ps.gone.calls
 	for _, pop := range ps.list {
 		programs += pop.model.programs
 		calls += pop.model.calls
@@ -141,6 +147,10 @@ func (ps *populations) aloneInEngine(pop *population) bool {
 
 // count books a call's arrival and finish in its class and in the total.
 func (ps *populations) count(e *engine.Event, pop *population) {
+	switch e.Kind {
+	case engine.EvArrived, engine.EvFinished:
+		pop.lastCall = e.Time
+	}
 	switch e.Kind {
 	case engine.EvArrived:
 		pop.calls++
