@@ -302,3 +302,38 @@ func orderingStepClasses(b *testing.B, pol engine.Policy, ctl func(i int) engine
 	}
 	b.ReportMetric(float64(reranks)/float64(b.N), "reranks/op")
 }
+
+// BenchmarkRefreshClasses is Refresh alone (no re-rank) on the defaults
+// with the 10,256 calls of BenchmarkOrdering10k spread over 1 to 1,000
+// classes: what asking the classes for their program orders costs.
+func BenchmarkRefreshClasses(b *testing.B) {
+	for _, n := range []int{0, 10, 100, 1000} {
+		b.Run(fmt.Sprint("classes-", max(n, 1)), func(b *testing.B) {
+			pol := NewPitstop(Options{})
+			cfg := engine.Config{NumBlocks: 1 << 17, BlockSize: 16, HostBlocks: 1 << 16, MaxBatchedTokens: 512, MaxSeqs: 256, Cost: testCost()}
+			e, err := engine.New(cfg, engine.NewVirtualClock(), zeroExec{}, pol)
+			if err != nil {
+				b.Fatal(err)
+			}
+			prompt := make([]int32, 64)
+			for i := range 10256 {
+				class := ""
+				if n > 0 {
+					class = fmt.Sprint("c", i%1000%n)
+				}
+				ctl := distCtl{median: 10 * (i%40 + 1), dist: softmaxLike(i % 40)}
+				if _, err := e.SubmitNow(engine.Request{Prompt: prompt, Program: fmt.Sprint("p", i%1000), Thread: "main", Class: class, Controller: ctl}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			v := &engine.View{BlockSize: 16, TotalBlocks: cfg.NumBlocks, FreeBlocks: cfg.NumBlocks, HostBlocks: cfg.HostBlocks,
+				HostFree: cfg.HostBlocks, Running: 256, RunningCtx: 256 * 300, Cost: cfg.Cost, Programs: e.Programs()}
+			b.ResetTimer()
+			for range b.N {
+				v.Iteration++
+				v.Now += 20 * time.Millisecond
+				pol.Refresh(v)
+			}
+		})
+	}
+}
