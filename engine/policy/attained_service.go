@@ -41,6 +41,9 @@ type processTable struct {
 	lastSweep time.Duration
 	shapes    map[string]*tableShape // per class (engine.Request.Class)
 	pooled    bool                   // every program in class "" (pitstop's PitstopClasses "pooled")
+	// reshaped, when set, hears of every class whose shape changes
+	// (pitstop's cache of program orders, class_orders.go).
+	reshaped func(class string)
 }
 
 // tableShape is the shape of one class's programs seen so far: pitstop's
@@ -64,8 +67,11 @@ func (t *processTable) classOf(s *engine.Sequence) string {
 	return s.Class()
 }
 
-// shape is the class's shape, made empty at its first sight.
+// shape is the class's shape, made empty at its first sight, for a change.
 func (t *processTable) shape(class string) *tableShape {
+	if t.reshaped != nil {
+		t.reshaped(class)
+	}
 	sh := t.shapes[class]
 	if sh == nil {
 		sh = &tableShape{}

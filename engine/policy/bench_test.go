@@ -125,6 +125,7 @@ type benchCase struct {
 	modeled      bool // pitstop with a ready program model (4,096 heavy-tailed programs of 10 calls each)
 	tailPast     bool // pitstop with a realized p99 past any arrival-order one, so a gated lane is open
 	dist         bool // forecasts carry a 51-bin length distribution (the serve predictor's), so the default rank takes the expectation
+	classes      int  // the programs spread over this many classes (tenants), program i in class i mod classes; 0: one class
 }
 
 // benchCases are every policy with its defaults, and pitstop in each fixed
@@ -170,6 +171,11 @@ func benchCases() []benchCase {
 	// The defaults as serve and bench's default predictor drive them: every
 	// forecast with a length distribution, ranked by the expectation.
 	cs = append(cs, benchCase{name: "pitstop-defaults-dist", policy: "pitstop", aged: true, tailPast: true, dist: true})
+	// The same calls over many tenants (session 16's class-shared default
+	// keeps one population per class, and Refresh asks each for its order).
+	for _, n := range []int{10, 100, 1000} {
+		cs = append(cs, benchCase{name: fmt.Sprint("pitstop-defaults-dist-classes-", n), policy: "pitstop", aged: true, tailPast: true, dist: true, classes: n})
+	}
 	cs = append(cs, benchCase{name: "pitstop-aging-warm", policy: "pitstop", opts: Options{PitstopTail: "aging+warm"}, aged: true})
 	// Session 8's re-admission rule off (the default has it on), to compare in one run.
 	cs = append(cs, benchCase{name: "pitstop-readmit-off", policy: "pitstop", opts: Options{PitstopReadmit: "off"}})
@@ -222,7 +228,7 @@ func BenchmarkOrdering10k(b *testing.B) {
 			if c.dist {
 				ctl = func(i int) engine.Controller { return distCtl{median: 10 * (i%40 + 1), dist: softmaxLike(i % 40)} }
 			}
-			orderingStep(b, pol, ctl)
+			orderingStepClasses(b, pol, ctl, c.classes)
 		})
 	}
 }
@@ -232,6 +238,13 @@ func BenchmarkOrdering10k(b *testing.B) {
 // gives, submitted to an engine under pol; per op, Refresh, then either a
 // full re-rank and sort or the 256 changed calls ranked and sorted.
 func orderingStep(b *testing.B, pol engine.Policy, ctl func(i int) engine.Controller) {
+	orderingStepClasses(b, pol, ctl, 0)
+}
+
+// orderingStepClasses is orderingStep with the 1,000 programs spread over
+// classes classes (program j in class j mod classes; 0: every call in the
+// one class "").
+func orderingStepClasses(b *testing.B, pol engine.Policy, ctl func(i int) engine.Controller, classes int) {
 	type entry struct {
 		p  engine.Priority
 		id engine.SeqID
@@ -250,7 +263,11 @@ func orderingStep(b *testing.B, pol engine.Policy, ctl func(i int) engine.Contro
 	seqs := make([]*engine.Sequence, 0, 10256)
 	prompt := make([]int32, 64)
 	for i := range 10256 {
-		s, err := e.SubmitNow(engine.Request{Prompt: prompt, Program: fmt.Sprint("p", i%1000), Thread: "main", Controller: ctl(i)})
+		class := ""
+		if classes > 0 {
+			class = fmt.Sprint("c", i%1000%classes)
+		}
+		s, err := e.SubmitNow(engine.Request{Prompt: prompt, Program: fmt.Sprint("p", i%1000), Thread: "main", Class: class, Controller: ctl(i)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -284,4 +301,39 @@ func orderingStep(b *testing.B, pol engine.Policy, ctl func(i int) engine.Contro
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op") // the whole process's, GC included
 	}
 	b.ReportMetric(float64(reranks)/float64(b.N), "reranks/op")
+}
+
+// BenchmarkRefreshClasses is Refresh alone (no re-rank) on the defaults
+// with the 10,256 calls of BenchmarkOrdering10k spread over 1 to 1,000
+// classes: what asking the classes for their program orders costs.
+func BenchmarkRefreshClasses(b *testing.B) {
+	for _, n := range []int{0, 10, 100, 1000} {
+		b.Run(fmt.Sprint("classes-", max(n, 1)), func(b *testing.B) {
+			pol := NewPitstop(Options{})
+			cfg := engine.Config{NumBlocks: 1 << 17, BlockSize: 16, HostBlocks: 1 << 16, MaxBatchedTokens: 512, MaxSeqs: 256, Cost: testCost()}
+			e, err := engine.New(cfg, engine.NewVirtualClock(), zeroExec{}, pol)
+			if err != nil {
+				b.Fatal(err)
+			}
+			prompt := make([]int32, 64)
+			for i := range 10256 {
+				class := ""
+				if n > 0 {
+					class = fmt.Sprint("c", i%1000%n)
+				}
+				ctl := distCtl{median: 10 * (i%40 + 1), dist: softmaxLike(i % 40)}
+				if _, err := e.SubmitNow(engine.Request{Prompt: prompt, Program: fmt.Sprint("p", i%1000), Thread: "main", Class: class, Controller: ctl}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			v := &engine.View{BlockSize: 16, TotalBlocks: cfg.NumBlocks, FreeBlocks: cfg.NumBlocks, HostBlocks: cfg.HostBlocks,
+				HostFree: cfg.HostBlocks, Running: 256, RunningCtx: 256 * 300, Cost: cfg.Cost, Programs: e.Programs()}
+			b.ResetTimer()
+			for range b.N {
+				v.Iteration++
+				v.Now += 20 * time.Millisecond
+				pol.Refresh(v)
+			}
+		})
+	}
 }

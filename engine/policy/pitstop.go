@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"time"
+
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
 )
@@ -238,7 +240,9 @@ func NewPitstop(o Options) *Pitstop {
 	pooled := o.PitstopClasses == "pooled"
 	p.pops = newPopulations(o.ProgramIdle, p.censored != censoredOff, pooled, first)
 	p.a.table.pooled = pooled
+	p.a.table.reshaped = p.pops.shapeChanged
 	p.pops.shared = o.PitstopClasses == "class-shared"
+	p.pops.dropAfter = time.Duration(o.PitstopClassIdle * float64(time.Second))
 	return p
 }
 

@@ -35,6 +35,8 @@ type population struct {
 	pace      map[int]*gapSamples // gaps, seconds, by paceOf the program's earlier gaps
 	lastOrder programOrder        // the program order of the last full re-rank
 	calls     int                 // its calls in the engine (arrived, not finished)
+	orders    classOrder          // its program order as last derived (class_orders.go)
+	lastCall  time.Duration       // when a call of it last arrived or finished
 }
 
 // populations holds one population per class seen, in order of first
@@ -51,6 +53,13 @@ type populations struct {
 	// call in the engine (PitstopClasses "class-shared", aloneInEngine).
 	shared bool
 	calls  int // every class's calls in the engine
+	// busy is the number of classes with a call in the engine; stale
+	// the cache of their program orders (class_orders.go).
+	busy  int
+	stale orderCache
+	// dropAfter and gone: populations dropped after idling (class_lifetime.go).
+	dropAfter time.Duration
+	gone      droppedCalls
 }
 
 func newPopulations(idle float64, censored, pooled bool, firstOrder programOrder) populations {
@@ -80,6 +89,7 @@ func (ps *populations) of(class string) *population {
 	pop.lastOrder = ps.cold.lastOrder
 	ps.byClass[class] = &pop
 	ps.list = append(ps.list, &pop)
+	ps.stale.mark(&pop)
 	return &pop
 }
 
@@ -107,45 +117,22 @@ func (ps *populations) sweep(t *processTable, now time.Duration) {
 		}
 	}
 	for _, pop := range ps.list {
-		pop.model.refit(t, pop.class)
+		if pop.model.refit(t, pop.class) {
+			ps.stale.mark(pop) // its order reads the model
+		}
 	}
+	ps.dropIdle(t, now)
 }
 
 // pooledCalls is the completed programs and their calls over every class
 // (headReuse's q̄: the LRU head's context may be any class's).
 func (ps *populations) pooledCalls() (programs, calls float64) {
+	programs, calls = ps.gone.programs, ps.gone.calls
 	for _, pop := range ps.list {
 		programs += pop.model.programs
 		calls += pop.model.calls
 	}
 	return programs, calls
-}
-
-// ordersMoved reports whether some class's program order differs from the
-// one of the last full re-rank, and whether some class's order drifts
-// with its programs' service (its calls' classes move between re-ranks).
-// Before any class is seen, the order of a class never seen.
-func (p *Pitstop) ordersMoved() (moved, drifts bool) {
-	pops := p.pops.list
-	if len(pops) == 0 {
-		pops = []*population{&p.pops.cold}
-	}
-	for _, pop := range pops {
-		ord := p.orderOf(pop)
-		moved = moved || ord != pop.lastOrder
-		drifts = drifts || ord == byQueue || ord == byRemaining || ord == byGittins || ord == byGittinsRest || ord == byCensored
-	}
-	return moved, drifts
-}
-
-// keepOrders records every class's order at a full re-rank.
-func (p *Pitstop) keepOrders() {
-	if len(p.pops.list) == 0 {
-		p.pops.cold.lastOrder = p.orderOf(&p.pops.cold)
-	}
-	for _, pop := range p.pops.list {
-		pop.lastOrder = p.orderOf(pop)
-	}
 }
 
 // aloneInEngine reports whether no class but pop's has a call in the
@@ -161,11 +148,21 @@ func (ps *populations) aloneInEngine(pop *population) bool {
 // count books a call's arrival and finish in its class and in the total.
 func (ps *populations) count(e *engine.Event, pop *population) {
 	switch e.Kind {
+	case engine.EvArrived, engine.EvFinished:
+		pop.lastCall = e.Time
+	}
+	switch e.Kind {
 	case engine.EvArrived:
 		pop.calls++
 		ps.calls++
+		if pop.calls == 1 {
+			ps.busyChanged(pop, +1)
+		}
 	case engine.EvFinished:
 		pop.calls--
 		ps.calls--
+		if pop.calls == 0 {
+			ps.busyChanged(pop, -1)
+		}
 	}
 }

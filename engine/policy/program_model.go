@@ -74,14 +74,17 @@ func (m *programModel) complete(r *progRow) {
 
 // refit rebuilds the model after a sweep: after 32 new samples (every new
 // one while there are fewer than 4·minN), and the censored estimate over
-// the class's live rows at every sweep.
-func (m *programModel) refit(t *processTable, class string) {
-	if m.fresh >= 32 || (m.fresh > 0 && len(m.sorted) < 4*m.minN) {
+// the class's live rows at every sweep. It reports whether the samples'
+// model rebuilt (what the program order reads of it: started, ready, cv).
+func (m *programModel) refit(t *processTable, class string) bool {
+	rebuilt := m.fresh >= 32 || (m.fresh > 0 && len(m.sorted) < 4*m.minN)
+	if rebuilt {
 		m.rebuild()
 	}
 	if m.censored {
 		m.rebuildCensored(t, class)
 	}
+	return rebuilt
 }
 
 // attained is the program's critical-path service so far, counting calls

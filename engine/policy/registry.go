@@ -172,6 +172,11 @@ type Options struct {
 	// program the engine sees, as before). Bench's runs have one class, so
 	// their results are the same under all three.
 	PitstopClasses string
+	// PitstopClassIdle drops a class's population (class_lifetime.go) once
+	// the class has had no call in the engine for this many seconds and
+	// none of its programs is left in the process table. 0 (the default):
+	// populations are kept for good. Session 16, classes16.
+	PitstopClassIdle float64
 	// ProgramWeight weighs pitstop's program term with ProgramOrder
 	// "remaining" (the program's expected remaining memory-over-time, from
 	// programModel) against the call's own memory-over-time. Default 1.
@@ -382,6 +387,8 @@ func (o Options) Validate() error {
 		return badLead(o)
 	case o.PitstopTailBound < 0:
 		return fmt.Errorf("pitstop tail bound must not be negative seconds, got %g", o.PitstopTailBound)
+	case o.PitstopClassIdle < 0:
+		return fmt.Errorf("pitstop class idle must not be negative seconds, got %g", o.PitstopClassIdle)
 	case o.ProgramTTL < 0:
 		return fmt.Errorf("program TTL must not be negative, got %g", o.ProgramTTL)
 	case o.HostEviction != "" && o.HostEviction != "newcomer" && o.HostEviction != "resume":

@@ -1,0 +1,86 @@
+package policy
+
+import (
+	"slices"
+	"time"
+)
+
+// A serve that sees many tenants over time keeps one population per tenant
+// (population.go), each with up to programSamples service samples, their
+// sorted copy, suffix sums and index tables, and the gaps by pace: about
+// 100 kB once its model is full (TestPopulationSize measures it). Kept for
+// good, they grow with every tenant ever seen. With PitstopClassIdle set, a
+// population is dropped at a sweep once
+//   - its class has no call in the engine (nothing waits to be ranked by
+//     it, and its order can move no re-rank),
+//   - no program of it is left in the process table (every program has
+//     completed into its model: ProgramIdle, 120 s by default, without a
+//     call; nothing of the class is still being learned), and
+//   - its last call arrived or finished PitstopClassIdle seconds ago.
+// What the drop costs is the class's learned model: a later call of it
+// starts from the cold prior, as a class never seen does (the prior every
+// class starts from, measured as the default's warm-up). The pooled counts
+// of its completed programs and calls stay (droppedCalls): headReuse reads
+// them over every class, and the LRU head's context may still be its.
+// Whether that cost is worth the memory is the operator's call, so the
+// default keeps every population (0): bench's runs have one class, and a
+// tenant's warm-up after a long absence is a cost no benchmark here
+// measures.
+
+// droppedCalls is what stays of dropped populations: their completed
+// programs and those programs' calls (pooledCalls).
+type droppedCalls struct {
+	programs, calls float64
+}
+
+// dropIdle drops the populations idle past dropAfter (see above), and
+// their classes' table shapes.
+func (ps *populations) dropIdle(t *processTable, now time.Duration) {
+	if ps.dropAfter <= 0 || ps.pooled {
+		return
+	}
+	var idle []*population
+	for _, pop := range ps.list {
+		if pop.calls == 0 && now-pop.lastCall > ps.dropAfter {
+			idle = append(idle, pop)
+		}
+	}
+	if len(idle) == 0 {
+		return
+	}
+	live := map[string]bool{}
+	for _, r := range t.rows {
+		live[r.class] = true
+	}
+	gone := map[*population]bool{}
+	for _, pop := range idle {
+		if !live[pop.class] {
+			gone[pop] = true
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	for pop := range gone {
+		ps.forget(pop)
+		delete(ps.byClass, pop.class)
+		delete(t.shapes, pop.class)
+	}
+	ps.list = slices.DeleteFunc(ps.list, func(pop *population) bool { return gone[pop] })
+	ps.stale.list = slices.DeleteFunc(ps.stale.list, func(pop *population) bool { return gone[pop] })
+}
+
+// forget takes a dropped population out of the order cache's counts and
+// keeps its pooled counts.
+func (ps *populations) forget(pop *population) {
+	if o := pop.orders; o.known {
+		if o.order != pop.lastOrder {
+			ps.stale.moved--
+		}
+		if drifts(o.order) {
+			ps.stale.drifting--
+		}
+	}
+	ps.gone.programs += pop.model.programs
+	ps.gone.calls += pop.model.calls
+}
