@@ -309,7 +309,7 @@ func New(cfg Config) (*Runtime, error) {
 		if name == "" {
 			name = DefaultPolicy
 		}
-		p, err := policy.New(name, policy.Options{})
+		p, err := policy.New(name, policyOptions(cfg))
 		if err != nil {
 			return nil, fmt.Errorf("runtime: %w", err)
 		}
@@ -757,4 +757,16 @@ func (rt *Runtime) Observe(ev *engine.Event) {
 			ctl.finished(ev)
 		}
 	}
+}
+
+// policyOptions are the serving policy's options: the defaults, with what
+// pitstop learns about a tenant's programs (its class's population) dropped
+// once the tenant has been idle as long as the program table keeps an idle
+// program (cfg.ProgramTTL). By then its programs' own state is gone too, so a
+// returning tenant starts cold either way, and memory stays bounded by the
+// tenants active within the TTL rather than every tenant ever seen (a
+// population holds about 200 kB; docs/results-policies.md, session 16,
+// classes16).
+func policyOptions(cfg Config) policy.Options {
+	return policy.Options{PitstopClassIdle: cfg.ProgramTTL.Seconds()}
 }
