@@ -8,7 +8,7 @@ import (
 // A serve that sees many tenants over time keeps one population per tenant
 // (population.go), each with up to programSamples service samples, their
 // sorted copy, suffix sums and index tables, and the gaps by pace: about
-// 100 kB once its model is full (TestPopulationSize measures it). Kept for
+// 206 kB once its model is full (TestPopulationSize measures it). Kept for
 // good, they grow with every tenant ever seen. With PitstopClassIdle set, a
 // population is dropped at a sweep once
 //   - its class has no call in the engine (nothing waits to be ranked by
@@ -22,10 +22,10 @@ import (
 // class starts from, measured as the default's warm-up). The pooled counts
 // of its completed programs and calls stay (droppedCalls): headReuse reads
 // them over every class, and the LRU head's context may still be its.
-// Whether that cost is worth the memory is the operator's call, so the
-// default keeps every population (0): bench's runs have one class, and a
-// tenant's warm-up after a long absence is a cost no benchmark here
-// measures.
+// The option's default keeps every population (0): bench's runs have one
+// class, and a tenant's warm-up after a long absence is a cost no benchmark
+// here measures. serve sets it to its program TTL (runtime.policyOptions),
+// after which the tenant's programs are gone from its tables too.
 
 // droppedCalls is what stays of dropped populations: their completed
 // programs and those programs' calls (pooledCalls).
