@@ -133,6 +133,7 @@ func TestClassesBoundedOverTime(t *testing.T) {
 		}
 		h.run(func(e *engine.Event) bool {
 			most = max(most, len(p.pops.list))
+			checkOrderCounts(t, &p.pops)
 			return false
 		})
 		return most, len(p.pops.list), len(p.a.table.shapes)
@@ -146,4 +147,48 @@ func TestClassesBoundedOverTime(t *testing.T) {
 	if _, end, shapes := run(1000, 0); end != 1000 || shapes != 1000 {
 		t.Errorf("without the option %d populations and %d shapes, want 1000: the test no longer shows growth", end, shapes)
 	}
+}
+
+// checkOrderCounts fails the test when the order cache's counts of moved
+// and drifting classes differ from a recount over the classes kept: a drop
+// that leaves a dropped class counted would keep Refresh re-ranking (moved)
+// or never let it rest (drifting).
+func checkOrderCounts(t *testing.T, ps *populations) {
+	t.Helper()
+	var moved, drifting int
+	for _, pop := range ps.list {
+		if o := pop.orders; o.known {
+			if o.order != pop.lastOrder {
+				moved++
+			}
+			if drifts(o.order) {
+				drifting++
+			}
+		}
+	}
+	if moved != ps.stale.moved || drifting != ps.stale.drifting {
+		t.Fatalf("order cache counts moved %d, drifting %d; a recount over the %d classes kept gives %d, %d",
+			ps.stale.moved, ps.stale.drifting, len(ps.list), moved, drifting)
+	}
+}
+
+// A class dropped while its derived order still differs from its last
+// re-rank's, and drifts, leaves neither count behind: Refresh would
+// otherwise re-rank at every iteration for a class that no longer exists.
+func TestDropForgetsTheClassInTheOrderCounts(t *testing.T) {
+	p := NewPitstop(Options{PitstopClasses: "class-shared", PitstopClassIdle: 1})
+	ps := &p.pops
+	kept, gone := ps.of("kept"), ps.of("gone")
+	kept.lastCall, gone.lastCall = 9*time.Second, 0
+	kept.calls = 1 // in the engine: never dropped
+	for _, pop := range []*population{kept, gone} {
+		pop.orders = classOrder{order: byQueue, known: true}
+		pop.lastOrder = byArrival
+	}
+	ps.stale.moved, ps.stale.drifting = 2, 2
+	ps.dropIdle(&p.a.table, 10*time.Second)
+	if ps.byClass["gone"] != nil || ps.byClass["kept"] == nil {
+		t.Fatalf("after the drop: gone kept %v, kept kept %v", ps.byClass["gone"] != nil, ps.byClass["kept"] != nil)
+	}
+	checkOrderCounts(t, ps)
 }
