@@ -83,7 +83,7 @@ type Input struct {
 	// retrying a step). Known before the segment (it is what the request's
 	// messages hold); a conversation's restart from its opening is not a
 	// retry (Restarts). The length model's features do not read it;
-	// ProgramBlend and WindowModes class by it.
+	// ProgramBlend keeps retries apart from continuations.
 	Retry   bool    `json:"retry,omitempty"`
 	History History `json:"history"`
 }
