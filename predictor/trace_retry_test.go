@@ -60,20 +60,3 @@ func TestDeriveRetriesMarksATreeSearchsOtherBranches(t *testing.T) {
 		t.Fatalf("retries %v across a gap and a program change, want none", got)
 	}
 }
-
-// A segment's Retry reads the histories it and its program's earlier
-// segments carry, never its own tool or output: changing them leaves it.
-func TestRetryDoesNotLeak(t *testing.T) {
-	base := treeProgram()
-	DeriveRetries(base)
-	for k := range base {
-		recs := treeProgram()
-		recs[k].Tool = "other_tool"
-		recs[k].PreToolOutputTokens = 7 * (recs[k].PreToolOutputTokens + 11)
-		recs[k].ToolArgs = `{"command":"make test"}`
-		DeriveRetries(recs)
-		if recs[k].Input.Retry != base[k].Input.Retry {
-			t.Errorf("changing segment %d's own tool and output changed its Retry", k)
-		}
-	}
-}
