@@ -17,8 +17,8 @@
 //
 // Per program: ProgramBlend mixes a prediction's distribution with one
 // around the program's mean output so far (after the same last tool, where
-// there is one), weighted by how well each predicted the program's earlier
-// segments. Across programs: ExpertMix mixes that with the history baseline,
+// there is one; a retry, Input.Retry, with the program's earlier retries),
+// weighted by how well each predicted the program's earlier segments. Across programs: ExpertMix mixes that with the history baseline,
 // weighted by their errors on the deployment's finished segments, first
 // segments and later ones apart; OrderScored weighs them by the pairs of
 // finished segments they order wrongly, since policies rank by the

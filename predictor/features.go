@@ -75,8 +75,17 @@ type Input struct {
 	LastToolClass string `json:"last_tool_class,omitempty"`
 	// ToolSchemaBytes is the size of the offered tools' JSON schemas (0 when
 	// unknown; feature version 2).
-	ToolSchemaBytes int     `json:"tool_schema_bytes,omitempty"`
-	History         History `json:"history"`
+	ToolSchemaBytes int `json:"tool_schema_bytes,omitempty"`
+	// Retry says that the request goes back to an earlier point of its
+	// conversation than the turn the model last generated there: it
+	// carries no more of the model's turns than the conversation's
+	// previous request did (a tree search trying another branch, an agent
+	// retrying a step). Known before the segment (it is what the request's
+	// messages hold); a conversation's restart from its opening is not a
+	// retry (Restarts). The length model's features do not read it;
+	// ProgramBlend keeps retries apart from continuations.
+	Retry   bool    `json:"retry,omitempty"`
+	History History `json:"history"`
 }
 
 // History summarises the program's earlier segments (earlier calls, and earlier

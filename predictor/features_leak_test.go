@@ -122,3 +122,21 @@ func TestDeriveContext(t *testing.T) {
 		t.Fatal("kind of the last message not in the features")
 	}
 }
+
+// A segment's Retry (by which ProgramBlend keeps retries apart) reads the
+// histories it and its program's earlier segments carry (treeProgram),
+// never its own tool, arguments or output: changing them leaves it.
+func TestRetryDoesNotLeak(t *testing.T) {
+	base := treeProgram()
+	DeriveRetries(base)
+	for k := range base {
+		recs := treeProgram()
+		recs[k].Tool = "other_tool"
+		recs[k].PreToolOutputTokens = 7 * (recs[k].PreToolOutputTokens + 11)
+		recs[k].ToolArgs = `{"command":"make test"}`
+		DeriveRetries(recs)
+		if recs[k].Input.Retry != base[k].Input.Retry {
+			t.Errorf("changing segment %d's own tool and output changed its Retry", k)
+		}
+	}
+}

@@ -65,6 +65,7 @@ type ServedPoint struct {
 // overflow bin).
 func (s ServedStep) Predict(b ProgramBlend, in Input, model int, probs []float32, overflowTokens int) ServedPoint {
 	p := ServedPoint{Model: model}
+	b = b.Next(in)
 	p.Mixed, p.Dist, p.Blended = s.Mix.Predict(b, model, probs, overflowTokens)
 	p.Median = p.Mixed
 	if s.Mix.calibrates() && p.Dist != nil {
@@ -78,6 +79,7 @@ func (s ServedStep) Predict(b ProgramBlend, in Input, model int, probs []float32
 // of tool ("" for none), predicted as p with input in while its program was
 // b, and returns b with the segment taken in.
 func (s ServedStep) Observe(b ProgramBlend, in Input, p ServedPoint, actual int, tool string) ProgramBlend {
+	b = b.Next(in)
 	s.Mix.Observe(b, p.Model, p.Blended, actual)
 	s.Led.observeServed(in, p, actual)
 	return b.Observe(p.Model, actual, tool)

@@ -103,7 +103,8 @@ var ErrBadTrace = errors.New("bad trace")
 // a feature version outside [OldestTraceVersion, FeatureVersion] is an error
 // naming the file and line. A file with older records is upgraded with
 // DeriveContext; every record's LastToolClass is derived from the order of
-// the records (DeriveToolClasses).
+// the records (DeriveToolClasses), and so is a tree search's Retry
+// (DeriveRetries).
 func ReadTraces(paths ...string) ([]TraceRecord, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("read traces: no trace files given")
@@ -178,5 +179,6 @@ func decodeTraces(r io.Reader, name string) ([]TraceRecord, error) {
 		DeriveContext(out)
 	}
 	DeriveToolClasses(out)
+	DeriveRetries(out)
 	return out, nil
 }

@@ -106,7 +106,10 @@ type seqCtl struct {
 	// only, never the arguments, which may hold a tenant's data.
 	lastToolClass string
 	requestTool   string // the tool whose result ends the request ("": none)
-	segments      []predictor.TraceRecord
+	// retry: the request goes back to an earlier point of its
+	// conversation (programTable.retries); its first segment is a retry.
+	retry    bool
+	segments []predictor.TraceRecord
 }
 
 // pendingRound is a turn's server-side tool calls waiting to run.
@@ -479,8 +482,8 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 // endSegment books a trace record for the segment that just ended.
 func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
 	out := s.generated - s.segGenStart
-	idx := s.rt.programs.segment(s.call.key, s.conv, out, tool, s.predModel)
 	in := s.segmentInput()
+	idx := s.rt.programs.segment(s.call.key, s.conv, out, tool, s.predModel, in.Retry)
 	s.segments = append(s.segments, predictor.TraceRecord{
 		Source:              "runtime",
 		Program:             s.call.program,

@@ -332,7 +332,8 @@ func (s *seqCtl) segmentInput() predictor.Input {
 		lastClass = s.lastToolClass
 	}
 	return predictor.Input{SystemPrompt: s.systemPrompt, LastMessage: s.lastMessage, ToolNames: names,
-		PromptTokens: s.segPrompt, LastTool: lastTool, LastToolClass: lastClass, ToolSchemaBytes: schema, History: s.history}
+		PromptTokens: s.segPrompt, LastTool: lastTool, LastToolClass: lastClass, ToolSchemaBytes: schema,
+		Retry: s.retry && len(s.segments) == 0, History: s.history}
 }
 
 // answeredCall is the tool, and its call's argument class, whose result

@@ -102,6 +102,20 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 			}
 		}
 	}
+	// Searches that go back in their conversation (the same request
+	// again: another branch at the same point), twice each, so that a
+	// retry is blended with the conversation's earlier retry.
+	const searches, searchRecords = 6, 5
+	for i := range searches {
+		id := fmt.Sprintf("g%02d", i) // after the fan-outs, before the p programs
+		say := []string{"/long 40", "/say ok"}[i%2]
+		for _, r := range []ChatRequest{shellCall(id, "cat a.txt", say), continuedShellCall(id, "cat a.txt", say),
+			continuedShellCall(id, "cat a.txt", say), continuedShellCall(id, "cat a.txt", say)} {
+			if _, err := rt.ChatSync(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for i := range programs {
 		// After cat the answer is long, after ls short; the ls command is
 		// the longer call, so the program's history orders them backwards.
@@ -133,7 +147,7 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 			}
 		}
 	}
-	recs := tracetest.Records(t, sink, 2*programs+3*programs/2+fanouts*(2+subagents*(turns+1)))
+	recs := tracetest.Records(t, sink, 2*programs+3*programs/2+fanouts*(2+subagents*(turns+1))+searches*searchRecords)
 	// Each call's records are written together, calls in any order (a
 	// call's trace may reach the sink after the next call's, under load):
 	// put them in the order they ran, by program and then by segment, which
@@ -150,10 +164,13 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 		pred[i], probs[i] = model.PredictLength(r.Input)
 	}
 	mixed, _, served := predictor.ServedPoints(pred, probs, predictor.DefaultOverflowTokens, recs, -1)
-	modeUsed, restarts := 0, 0
+	modeUsed, restarts, retried := 0, 0, 0
 	for i, r := range recs {
 		if predictor.Restarts(r) {
 			restarts++
+		}
+		if r.Input.Retry {
+			retried++
 		}
 		if want := max(served[i], 1); r.PredictedTokens != want {
 			t.Fatalf("record %d (%s segment %d): serve predicted %d, the replay %d", i, r.Program, r.Segment, r.PredictedTokens, want)
@@ -164,6 +181,9 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 	}
 	if restarts != programs/2+fanouts*subagents {
 		t.Fatalf("%d records start a conversation over or open a subagent's, want %d", restarts, programs/2+fanouts*subagents)
+	}
+	if retried != 2*searches {
+		t.Fatalf("%d records are retries, want %d", retried, 2*searches)
 	}
 	if modeUsed == 0 {
 		t.Fatal("the window mode was never chosen: the test does not reach the order-led step")
@@ -176,6 +196,15 @@ func TestServePredictsWhatEvalReplays(t *testing.T) {
 	}
 	if _, _, other := predictor.ServedPoints(pred, probs, predictor.DefaultOverflowTokens, pooled, -1); slices.Equal(other, served) {
 		t.Fatal("the replay predicts the same without the records' threads: the test does not reach the per-conversation blend")
+	}
+	// Without the retries, they blend with the continuations: the replay
+	// then predicts otherwise, so the check above covers the retries.
+	continuing := slices.Clone(recs)
+	for i := range continuing {
+		continuing[i].Input.Retry = false
+	}
+	if _, _, other := predictor.ServedPoints(pred, probs, predictor.DefaultOverflowTokens, continuing, -1); slices.Equal(other, served) {
+		t.Fatal("the replay predicts the same without the records' retries: the test does not reach the retries' blend")
 	}
 	if !rt.length.led.ModeChosen() {
 		t.Fatal("the runtime's choice is not the mode at the end, the replay's was")

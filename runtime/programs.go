@@ -68,6 +68,7 @@ type conversation struct {
 	history predictor.History
 	blend   predictor.ProgramBlend
 	used    uint64 // the program's convTick when last read
+	turns   int    // the model's turns its latest request carried (retries)
 }
 
 // maxConversations bounds the conversations a program row keeps: past it,
@@ -190,7 +191,8 @@ func (p *program) conversation(conv string) *conversation {
 // segment books a finished segment of the program's conversation conv, for
 // which the length model predicted modelTokens (before the program blend),
 // and returns its index in the program (it counts across conversations).
-func (t *programTable) segment(id, conv string, outputTokens int, tool string, modelTokens int) int {
+// retry says the segment was a retry (retries), which the blend keeps apart.
+func (t *programTable) segment(id, conv string, outputTokens int, tool string, modelTokens int, retry bool) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.rows[id]
@@ -199,7 +201,7 @@ func (t *programTable) segment(id, conv string, outputTokens int, tool string, m
 	}
 	c := p.conversation(conv)
 	c.history = c.history.Observe(outputTokens, tool)
-	c.blend = c.blend.Observe(modelTokens, outputTokens, tool)
+	c.blend = c.blend.Next(predictor.Input{Retry: retry}).Observe(modelTokens, outputTokens, tool)
 	p.segments++
 	return p.segments - 1
 }

@@ -61,7 +61,7 @@ func BenchmarkProgramTableCall(b *testing.B) {
 				}
 				t.arrive(key, key, "", "", anonymous, now)
 				t.history(key, "", false)
-				t.segment(key, "", 10, "", 10)
+				t.segment(key, "", 10, "", 10, false)
 				t.engineStats(key, time.Millisecond, 0, time.Millisecond)
 				t.finish(key, res, now)
 				if i%perSecond == perSecond-1 {

@@ -30,6 +30,7 @@ type remoteCall struct {
 	res    Result
 	pin    string // the backend of the call's last turn
 	conv   string // the call's conversation in its program (conversationOf)
+	retry  bool   // the request goes back in its conversation (programTable.retries)
 	// anonymous: the call gave no program id (its program is its own)
 	anonymous    bool
 	completeOnce sync.Once
@@ -119,6 +120,7 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 	}
 	rc.conv = conversationOf(req.Thread, req.Messages)
 	hist, _ := rt.programs.history(c.key, rc.conv, startsOver(req.Messages))
+	rc.retry = rt.programs.retries(c.key, rc.conv, modelTurns(req.Messages))
 	rc.req.PredictedDecode = int(hist.MeanOutputTokens)
 	rc.res = Result{ID: c.id, Program: c.program, Model: req.Model, Created: received}
 	rc.res.Timing.Received = received
@@ -193,7 +195,7 @@ func (rc *remoteCall) run() {
 		if len(rep.ToolCalls) > 0 {
 			tool = rep.ToolCalls[0].Name
 		}
-		rt.programs.segment(c.key, rc.conv, rep.Usage.CompletionTokens, tool, rc.req.PredictedDecode)
+		rt.programs.segment(c.key, rc.conv, rep.Usage.CompletionTokens, tool, rc.req.PredictedDecode, rc.retry && turn == 0)
 		if rep.Model != "" {
 			res.Model = rep.Model
 		}
