@@ -84,3 +84,18 @@ func (ps *populations) forget(pop *population) {
 	ps.gone.programs += pop.model.programs
 	ps.gone.calls += pop.model.calls
 }
+
+// Classes are the classes whose program statistics pitstop keeps, in order
+// of first sight (none while pooled: the one population has no class). Read
+// only; on the engine goroutine, as every hook. The runtime's tests read it
+// to see serve drop an idle tenant's population.
+func (p *Pitstop) Classes() []string {
+	if p.pops.pooled {
+		return nil
+	}
+	classes := make([]string, len(p.pops.list))
+	for i, pop := range p.pops.list {
+		classes[i] = pop.class
+	}
+	return classes
+}
