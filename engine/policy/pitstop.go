@@ -357,7 +357,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		p.a.queueOf(v, s, st) // a call seen before its arrival event: join the table
 	}
 	pop := p.popOf(s, st)
-	ord := p.orderOf(pop)
+	ord := p.orderNow(pop)
 	if p.tail.shadowed() {
 		p.deadlines.deadlineOf(v, s, st) // every call enters the shadow at its first rank
 	}
