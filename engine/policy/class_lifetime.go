@@ -99,3 +99,31 @@ func (p *Pitstop) Classes() []string {
 	}
 	return classes
 }
+
+// ClassOrder names the program order the class's calls are ranked in now
+// (Options.ProgramOrder's names: "arrival", "queues" for the chains'
+// warm-up, "call", ...); "" for a class whose statistics are not kept.
+// Read only, on the engine goroutine; for measurements of a class's
+// warm-up (a tenant back after its statistics were dropped).
+func (p *Pitstop) ClassOrder(class string) string {
+	if p.pops.pooled {
+		class = ""
+	}
+	pop := p.pops.byClass[class]
+	if pop == nil {
+		return ""
+	}
+	switch ord := p.orderOf(pop); ord {
+	case byGittinsRest:
+		return "gittins-rest"
+	case byCensored:
+		return "gittins-censored"
+	default:
+		for name, o := range programOrders {
+			if o == ord {
+				return name
+			}
+		}
+	}
+	return ""
+}
