@@ -31,15 +31,17 @@ import (
 // order its calls are ranked in is the kept run's again, and the latency
 // of its calls and of everyone's over that window. An experiment, not a
 // test: set PITSTOP_CLASS_RETURN=DIR (JSON per case there);
-// PITSTOP_CLASS_RETURN_CASES="family:rate:seed ..." (default chat and
-// react at 0.5 and 0.7, seed 1).
+// PITSTOP_CLASS_RETURN_CASES="family:rate:seed:from:to ..." (the pause in
+// seconds; default react paused over [600, 1500) and chat, whose sessions
+// last up to 37 min of think time, over [200, 1500), at 0.5 and 0.7, seed
+// 1). The report says whether the family's statistics were dropped.
 
 // returnCall is one call of the run: its class, arrival and finish
 // (engine time, seconds) and its class's program order at its arrival.
 type returnCall struct {
-	class          string
+	class           string
 	arrival, finish float64
-	order          string
+	order           string
 }
 
 // returnRecorder is pitstop with every call's arrival, finish and order
@@ -115,7 +117,11 @@ func runReturn(t *testing.T, w *workload.Workload, seed int64, classIdle float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &returnRecorder{Pitstop: policy.NewPitstop(policy.Options{PitstopClassIdle: classIdle}),
+	pol, err := policy.New("pitstop", policy.Options{PitstopClassIdle: classIdle}) // the defaults, as bench's
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &returnRecorder{Pitstop: pol.(*policy.Pitstop),
 		calls: map[*engine.Sequence]*returnCall{}, dropped: map[string]bool{}, seen: map[string]bool{}}
 	_, err = bench.Run(context.Background(), bench.RunConfig{Workload: w, Engine: prof.EngineConfig(), Executor: sim.NewExecutor(prof),
 		Policy: rec, Name: "pitstop", Duration: 1800, Seed: seed, StopAfter: 5400 * time.Second,
@@ -149,21 +155,22 @@ func meanP99(xs []float64) (mean, p99 float64) {
 	return mean / float64(len(xs)), xs[min(int(math.Ceil(0.99*float64(len(xs))))-1, len(xs)-1)]
 }
 
-// returnWindow is one window's figures, kept against dropped.
-
+// returnResult is one case: kept against dropped from the family's
+// return; Windows holds kept mean, kept p99, dropped mean, dropped p99
+// (seconds) per window.
 type returnResult struct {
-	Family, Note         string
-	Rate                 float64
-	Seed                 int64
-	PauseFrom, PauseTo   float64
-	Dropped              bool    // the dropped run saw the family's population go
-	IdenticalBefore      bool    // every call arriving before the return has the same latency in both runs
-	ReturnAt             float64 // the family's first arrival at or after PauseTo
-	OrderCallsKept       []string
-	OrderCallsDrop       []string
-	CallsUntilSameOrder  int     // the family's calls from the return until the orders agree from there on
+	Family                string
+	Rate                  float64
+	Seed                  int64
+	PauseFrom, PauseTo    float64
+	Dropped               bool    // the dropped run saw the family's population go
+	IdenticalBefore       bool    // every call finished before the return has the same latency in both runs
+	ReturnAt              float64 // the family's first arrival at or after PauseTo
+	OrderCallsKept        []string
+	OrderCallsDrop        []string
+	CallsUntilSameOrder   int     // the family's calls from the return until the orders agree from there on
 	SecondsUntilSameOrder float64 // engine seconds from the return to that call
-	Windows              map[string][4]float64
+	Windows               map[string][4]float64
 }
 
 func TestClassReturnExperiment(t *testing.T) {
@@ -173,14 +180,16 @@ func TestClassReturnExperiment(t *testing.T) {
 	}
 	cases := strings.Fields(os.Getenv("PITSTOP_CLASS_RETURN_CASES"))
 	if len(cases) == 0 {
-		cases = []string{"chat:0.5:1", "chat:0.7:1", "react:0.5:1", "react:0.7:1"}
+		cases = []string{"react:0.5:1:600:1500", "react:0.7:1:600:1500", "chat:0.5:1:200:1500", "chat:0.7:1:200:1500"}
 	}
-	const from, to, classIdle = 600.0, 1500.0, 60.0
+	const classIdle = 60.0
 	for _, cs := range cases {
 		parts := strings.Split(cs, ":")
 		family := parts[0]
 		rate, _ := strconv.ParseFloat(parts[1], 64)
 		seed, _ := strconv.ParseInt(parts[2], 10, 64)
+		from, _ := strconv.ParseFloat(parts[3], 64)
+		to, _ := strconv.ParseFloat(parts[4], 64)
 		w := pausedArrivals(t, seed, rate, 1800, family, from, to)
 		kept := runReturn(t, w, seed, 0)
 		drop := runReturn(t, w, seed, classIdle)
@@ -193,7 +202,8 @@ func TestClassReturnExperiment(t *testing.T) {
 				res.ReturnAt = min(res.ReturnAt, c.arrival)
 			}
 		}
-		before := func(c *returnCall) bool { return c.arrival < res.ReturnAt }
+		// Calls done before the return: nothing of the return reached them.
+		before := func(c *returnCall) bool { return c.finish < res.ReturnAt }
 		res.IdenticalBefore = slices.Equal(latencies(kept.list, before), latencies(drop.list, before))
 		// The family's orders from the return, call by call (arrival order).
 		orders := func(r *returnRecorder) (os []string, at []float64) {

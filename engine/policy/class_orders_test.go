@@ -144,7 +144,7 @@ func manyClasses(t *testing.T, classes string, classIdle float64, check bool) (*
 // every iteration of a run with many classes, under each classes option,
 // and with idle classes dropped between bursts (class_lifetime.go).
 func TestClassOrdersMatchSlow(t *testing.T) {
-	for _, classes := range []string{"class-shared", "class", "pooled", "class-shared+drop"} {
+	for _, classes := range []string{"class-shared", "class", "pooled", "class-shared+drop", "class-alone"} {
 		t.Run(classes, func(t *testing.T) {
 			classIdle := 0.0
 			if classes == "class-shared+drop" {

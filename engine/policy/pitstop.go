@@ -241,7 +241,7 @@ func NewPitstop(o Options) *Pitstop {
 	p.pops = newPopulations(o.ProgramIdle, p.censored != censoredOff, pooled, first)
 	p.a.table.pooled = pooled
 	p.a.table.reshaped = p.pops.shapeChanged
-	p.pops.shared = o.PitstopClasses == "class-shared"
+	p.pops.shared, p.pops.alone = sharedModes(o.PitstopClasses)
 	p.pops.dropAfter = time.Duration(o.PitstopClassIdle * float64(time.Second))
 	return p
 }
