@@ -35,6 +35,8 @@ import (
 // seconds; default react paused over [600, 1500) and chat, whose sessions
 // last up to 37 min of think time, over [200, 1500), at 0.5 and 0.7, seed
 // 1). The report says whether the family's statistics were dropped.
+// PITSTOP_CLASS_RETURN_CLASSES sets --pitstop-classes (default: the
+// default's).
 
 // returnCall is one call of the run: its class, arrival and finish
 // (engine time, seconds) and its class's program order at its arrival.
@@ -117,7 +119,8 @@ func runReturn(t *testing.T, w *workload.Workload, seed int64, classIdle float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policy.New("pitstop", policy.Options{PitstopClassIdle: classIdle}) // the defaults, as bench's
+	o := policy.Options{PitstopClassIdle: classIdle, PitstopClasses: os.Getenv("PITSTOP_CLASS_RETURN_CLASSES")}
+	pol, err := policy.New("pitstop", o) // the defaults, as bench's
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,14 +246,19 @@ func TestClassReturnExperiment(t *testing.T) {
 			kl, dl := latencies(kept.list, win.keep), latencies(drop.list, win.keep)
 			km, kp := meanP99(kl)
 			dm, dp := meanP99(dl)
-			res.Windows[win.name] = [4]float64{km, kp, dm, dp}
+			if len(kl) > 0 && len(dl) > 0 { // JSON has no NaN
+				res.Windows[win.name] = [4]float64{km, kp, dm, dp}
+			}
 			t.Logf("%s @%g s%d %-28s calls %5d/%5d  mean %.3f → %.3f (%+.1f %%)  p99 %.2f → %.2f (%+.1f %%)", family, rate, seed, win.name,
 				len(kl), len(dl), km, dm, 100*(dm/km-1), kp, dp, 100*(dp/kp-1))
 		}
 		t.Logf("%s @%g s%d: dropped %v, identical before the return %v, return at %.1f s, %d calls (%.1f s) until its order is the kept run's; kept %v, dropped %v",
 			family, rate, seed, res.Dropped, res.IdenticalBefore, res.ReturnAt, res.CallsUntilSameOrder, res.SecondsUntilSameOrder, res.OrderCallsKept, res.OrderCallsDrop)
-		data, _ := json.MarshalIndent(res, "", " ")
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("return-%s-r%g-s%d.json", family, rate, seed)), data, 0o644); err != nil {
+		data, err := json.MarshalIndent(res, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("return-%s-r%g-s%d%s.json", family, rate, seed, os.Getenv("PITSTOP_CLASS_RETURN_CLASSES"))), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
