@@ -174,6 +174,9 @@ type Runtime struct {
 	eos     int32
 	profile *sim.Profile
 	ecfg    engine.Config
+	// policy is the scheduling policy as built, before wrapPolicy (its own
+	// read-only state, on the engine goroutine).
+	policy engine.Policy
 	// policyName names the policy in handling explanations.
 	policyName string
 	queuesSeen map[string]bool // policy queues reported to /metrics (engine goroutine)
@@ -315,6 +318,7 @@ func New(cfg Config) (*Runtime, error) {
 		}
 		pol = p
 	}
+	rt.policy = pol
 	var ecfg engine.Config
 	var exe engine.Executor
 	if cfg.Executor != nil {
@@ -767,6 +771,19 @@ func (rt *Runtime) Observe(ev *engine.Event) {
 // tenants active within the TTL rather than every tenant ever seen (a
 // population holds about 200 kB; docs/results-policies.md, session 16,
 // classes16).
+//
+// A program idle past the TTL is forgotten here and in the engine (a later
+// call with its id starts a new program), so pitstop counts it complete no
+// later than that: its ProgramIdle is at most the TTL. With serve's default
+// TTL (15 min) that is the policy's own default (120 s), unchanged; a
+// shorter TTL no longer leaves the policy adding a new program's calls to
+// the old one's row, nor keeps the population of a tenant gone since the
+// TTL waiting on that row.
 func policyOptions(cfg Config) policy.Options {
-	return policy.Options{PitstopClassIdle: cfg.ProgramTTL.Seconds()}
+	ttl := cfg.ProgramTTL.Seconds()
+	o := policy.Options{PitstopClassIdle: ttl}
+	if idle := o.Defaults().ProgramIdle; ttl < idle {
+		o.ProgramIdle = ttl
+	}
+	return o
 }

@@ -23,9 +23,12 @@ import (
 // of its completed programs and calls stay (droppedCalls): headReuse reads
 // them over every class, and the LRU head's context may still be its.
 // The option's default keeps every population (0): bench's runs have one
-// class, and a tenant's warm-up after a long absence is a cost no benchmark
-// here measures. serve sets it to its program TTL (runtime.policyOptions),
-// after which the tenant's programs are gone from its tables too.
+// class. serve sets it to its program TTL (runtime.policyOptions), after
+// which the tenant's programs are gone from its tables too. A tenant's
+// warm-up after its statistics were dropped was measured in session 17
+// (cmd/pitstop/class_return_experiment_test.go): under "class-shared" the
+// chains' warm-up queues put it behind the warm tenants (react on mixed @0.7
+// waited 4-6x longer for about 600 calls); "class-alone" does not.
 
 // droppedCalls is what stays of dropped populations: their completed
 // programs and those programs' calls (pooledCalls).
@@ -83,4 +86,47 @@ func (ps *populations) forget(pop *population) {
 	}
 	ps.gone.programs += pop.model.programs
 	ps.gone.calls += pop.model.calls
+}
+
+// Classes are the classes whose program statistics pitstop keeps, in order
+// of first sight (none while pooled: the one population has no class). Read
+// only; on the engine goroutine, as every hook. The runtime's tests read it
+// to see serve drop an idle tenant's population.
+func (p *Pitstop) Classes() []string {
+	if p.pops.pooled {
+		return nil
+	}
+	classes := make([]string, len(p.pops.list))
+	for i, pop := range p.pops.list {
+		classes[i] = pop.class
+	}
+	return classes
+}
+
+// ClassOrder names the program order the class's calls are ranked in now
+// (Options.ProgramOrder's names: "arrival", "queues" for the chains'
+// warm-up, "call", ...); "" for a class whose statistics are not kept.
+// Read only, on the engine goroutine; for measurements of a class's
+// warm-up (a tenant back after its statistics were dropped).
+func (p *Pitstop) ClassOrder(class string) string {
+	if p.pops.pooled {
+		class = ""
+	}
+	pop := p.pops.byClass[class]
+	if pop == nil {
+		return ""
+	}
+	switch ord := p.orderOf(pop); ord {
+	case byGittinsRest:
+		return "gittins-rest"
+	case byCensored:
+		return "gittins-censored"
+	default:
+		for name, o := range programOrders {
+			if o == ord {
+				return name
+			}
+		}
+	}
+	return ""
 }

@@ -75,6 +75,19 @@ func drifts(o programOrder) bool {
 	return o == byQueue || o == byRemaining || o == byGittins || o == byGittinsRest || o == byCensored
 }
 
+// orderNow is the class's program order for ranking a call: the cached
+// order while none of its inputs changed since it was derived (every
+// change above marks it stale; Refresh derives the stale ones), else
+// derived afresh. The same order as orderOf, without its per-call shape
+// lookup by class name and tests (BenchmarkOrdering10k's pitstop-classes
+// cases); TestClassOrdersMatchSlow checks it at every Priority.
+func (p *Pitstop) orderNow(pop *population) programOrder {
+	if o := pop.orders; o.known && !o.stale && !p.pops.stale.all {
+		return o.order
+	}
+	return p.orderOf(pop)
+}
+
 // derive derives the class's order again and updates the counts.
 func (p *Pitstop) derive(pop *population) {
 	c := &p.pops.stale

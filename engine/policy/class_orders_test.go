@@ -28,10 +28,12 @@ func (p *Pitstop) ordersMovedSlow() (moved, drifting bool) {
 // against asking every class.
 type slowChecked struct {
 	*Pitstop
-	t         *testing.T
-	checks    int
-	lastC0    programOrder // class c0's order at the last Refresh
-	c0Changes int          // how often it changed
+	t      *testing.T
+	checks int
+	// priorities counts the calls ranked with their class known.
+	priorities int
+	lastC0     programOrder // class c0's order at the last Refresh
+	c0Changes  int          // how often it changed
 }
 
 func (c *slowChecked) Refresh(v *engine.View) bool {
@@ -66,6 +68,18 @@ func (c *slowChecked) Refresh(v *engine.View) bool {
 		c.lastC0 = o
 	}
 	return c.Pitstop.Refresh(v)
+}
+
+// Priority checks that the order the call is ranked by (orderNow, the
+// cache) is the one asking its class gives.
+func (c *slowChecked) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
+	if pop := stateOf(s).pop; pop != nil {
+		if got, want := c.orderNow(pop), c.orderOf(pop); got != want {
+			c.t.Fatalf("iteration %d, class %q: ranked in order %d, its class's order is %d", v.Iteration, pop.class, got, want)
+		}
+		c.priorities++
+	}
+	return c.Pitstop.Priority(v, s)
 }
 
 // manyClasses runs 60 classes' programs on one engine, each class its own
@@ -130,15 +144,15 @@ func manyClasses(t *testing.T, classes string, classIdle float64, check bool) (*
 // every iteration of a run with many classes, under each classes option,
 // and with idle classes dropped between bursts (class_lifetime.go).
 func TestClassOrdersMatchSlow(t *testing.T) {
-	for _, classes := range []string{"class-shared", "class", "pooled", "class-shared+drop"} {
+	for _, classes := range []string{"class-shared", "class", "pooled", "class-shared+drop", "class-alone"} {
 		t.Run(classes, func(t *testing.T) {
 			classIdle := 0.0
 			if classes == "class-shared+drop" {
 				classes, classIdle = "class-shared", 5
 			}
 			p, c := manyClasses(t, classes, classIdle, true)
-			if c.checks < 1000 {
-				t.Errorf("%d refreshes checked: the run is too short to test the cache", c.checks)
+			if c.checks < 1000 || c.priorities < 1000 {
+				t.Errorf("%d refreshes and %d priorities checked: the run is too short to test the cache", c.checks, c.priorities)
 			}
 			ready := 0
 			for _, pop := range p.pops.list {

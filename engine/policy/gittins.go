@@ -19,9 +19,10 @@ import (
 // many even steps over their range when the model is rebuilt
 // (O(points·n)), and looked up by binary search (the point at or below).
 type gittinsTable struct {
-	at    []float64 // attained service, ascending
-	index []float64 // G at at[i]
-	max   float64
+	at     []float64 // attained service, ascending
+	index  []float64 // G at at[i]
+	max    float64
+	counts []float64 // counts[i] = n − i: the samples' suffix masses (gittinsOver)
 }
 
 const gittinsPoints = 64
@@ -34,8 +35,12 @@ func (g *gittinsTable) build(sorted, suffix []float64) {
 	if n == 0 {
 		return
 	}
+	g.counts = slices.Grow(g.counts[:0], n+1)[:n+1]
+	for i := range g.counts {
+		g.counts[i] = float64(n - i)
+	}
 	for _, a := range gittinsGrid(sorted) {
-		x := gittinsAt(sorted, suffix, a)
+		x := gittinsOver(sorted, g.counts, suffix, 0, a)
 		g.at, g.index = append(g.at, a), append(g.index, x)
 		g.max = max(g.max, x)
 	}
@@ -56,19 +61,25 @@ func gittinsGrid(sorted []float64) []float64 {
 	return slices.Compact(pts)
 }
 
-// gittinsAt is G(a) over the samples: the best stopping point Δ is one of
-// the survivors' remaining service.
-func gittinsAt(sorted, suffix []float64, a float64) float64 {
-	n := len(sorted)
-	i := firstAbove(sorted, a)
-	if i == n {
-		return 0 // longer than every sample: nothing known, lowest index
-	}
+// gittinsOver is G(a) over a discrete distribution of service: values
+// times (ascending) with suffix sums of their masses sm[k] = Σ mass[k:]
+// and of mass × value st[k] = Σ mass[k:]·times[k:], and tail the mass past
+// the last value, whose service is unknown (it adds work and no
+// completion within any horizon). The best stopping point Δ is one of the
+// values past a; 0 past the last. programModel's samples are masses of 1
+// each (gittinsTable: sm the counts, st the sums, tail 0), the
+// Kaplan–Meier estimate's are probabilities (kmService). Integer counts
+// keep the samples' arithmetic exact: done and the survivors are the
+// integers the samples' own loop used, so the default's tables round as
+// before the two copies were merged (TestGittinsTableRoundsAsBefore).
+func gittinsOver(times, sm, st []float64, tail, a float64) float64 {
+	n := len(times)
+	i := firstAbove(times, a)
 	best := 0.0
 	for j := i; j < n; j++ {
-		done := float64(j - i + 1)
-		// Σ_{k=i..j} (s_k − a) for those done, Δ_j for the rest.
-		work := (suffix[i] - suffix[j+1]) - done*a + float64(n-1-j)*(sorted[j]-a)
+		done := sm[i] - sm[j+1]
+		// Σ_{k=i..j} mass_k·(t_k − a) for those done, Δ_j for the rest.
+		work := (st[i] - st[j+1]) - done*a + (sm[j+1]+tail)*(times[j]-a)
 		if work > 0 {
 			best = max(best, done/work)
 		}

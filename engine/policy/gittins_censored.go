@@ -121,21 +121,12 @@ func (k *kmService) build(events, censored []float64) {
 	k.g0 = k.index[0]
 }
 
-// at is the Gittins index G(a) over the estimate: the best stopping point
-// is one of the events past a; the unknown mass does not complete within
-// it, so it adds work and no completion. 0 past the last event.
+// at is the Gittins index G(a) over the estimate (gittinsOver): the best
+// stopping point is one of the events past a; the unknown mass does not
+// complete within it, so it adds work and no completion. 0 past the last
+// event.
 func (k *kmService) at(a float64) float64 {
-	n := len(k.times)
-	i := firstAbove(k.times, a)
-	best := 0.0
-	for j := i; j < n; j++ {
-		done := k.sm[i] - k.sm[j+1]
-		work := (k.st[i] - k.st[j+1]) - done*a + (k.sm[j+1]+k.tail)*(k.times[j]-a)
-		if work > 0 {
-			best = max(best, done/work)
-		}
-	}
-	return best
+	return gittinsOver(k.times, k.sm, k.st, k.tail, a)
 }
 
 // level is a started program's place behind a fresh one: 0 while its

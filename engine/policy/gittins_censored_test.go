@@ -49,7 +49,7 @@ func TestKMServiceHand(t *testing.T) {
 
 // TestKMServiceUncensored: with no live programs the estimate is the
 // completed programs' empirical distribution and its index is the
-// default's (gittinsAt).
+// default's (gittinsTable over the samples).
 func TestKMServiceUncensored(t *testing.T) {
 	var xs []float64
 	for i := range 300 {
@@ -63,7 +63,7 @@ func TestKMServiceUncensored(t *testing.T) {
 	var k kmService
 	k.build(slices.Clone(xs), nil)
 	for _, a := range []float64{0, 0.5, 1, 2.3, 5, 9.9, 20} {
-		want := gittinsAt(m.sorted, m.suffix, a)
+		want := samplesIndex(m.sorted, m.suffix, a)
 		if got := k.at(a); math.Abs(got-want) > 1e-9*want+1e-12 {
 			t.Fatalf("G(%g) = %g, the uncensored index %g", a, got, want)
 		}

@@ -85,8 +85,8 @@ func (p *Pitstop) startedOrder(pop *population) programOrder {
 		return byArrival
 	case !dags && p.censored != censoredOff:
 		return byCensored // gittins_censored.go
-	case !dags && !p.chainsCall && !pop.model.ready():
-		return byQueue // chains' warm-up: least attained service first
+	case !dags && !p.chainsCall && p.pops.warmingUp(pop):
+		return byQueue // chains' warm-up: least attained service first (population.go)
 	}
 	return byCall
 }

@@ -425,13 +425,13 @@ func TestGittinsIndex(t *testing.T) {
 	// completes 2/3 for 1 s of expected work: G = 2/3; stopping at 10: 1 for
 	// (1+1+10)/3 = 4: 0.25. At a = 1 only the 10 s program is left: 1/9.
 	s, suf := build([]float64{1, 1, 10})
-	if g := gittinsAt(s, suf, 0); math.Abs(g-2.0/3) > 1e-12 {
+	if g := samplesIndex(s, suf, 0); math.Abs(g-2.0/3) > 1e-12 {
 		t.Errorf("G(0) = %v, want 2/3", g)
 	}
-	if g := gittinsAt(s, suf, 1); math.Abs(g-1.0/9) > 1e-12 {
+	if g := samplesIndex(s, suf, 1); math.Abs(g-1.0/9) > 1e-12 {
 		t.Errorf("G(1) = %v, want 1/9", g)
 	}
-	if g := gittinsAt(s, suf, 10); g != 0 {
+	if g := samplesIndex(s, suf, 10); g != 0 {
 		t.Errorf("past every sample: %v, want 0", g)
 	}
 	// Heavy tail (Pareto-like): the index falls with attained service.

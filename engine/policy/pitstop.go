@@ -241,7 +241,7 @@ func NewPitstop(o Options) *Pitstop {
 	p.pops = newPopulations(o.ProgramIdle, p.censored != censoredOff, pooled, first)
 	p.a.table.pooled = pooled
 	p.a.table.reshaped = p.pops.shapeChanged
-	p.pops.shared = o.PitstopClasses == "class-shared"
+	p.pops.shared, p.pops.alone = sharedModes(o.PitstopClasses)
 	p.pops.dropAfter = time.Duration(o.PitstopClassIdle * float64(time.Second))
 	return p
 }
@@ -357,7 +357,7 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		p.a.queueOf(v, s, st) // a call seen before its arrival event: join the table
 	}
 	pop := p.popOf(s, st)
-	ord := p.orderOf(pop)
+	ord := p.orderNow(pop)
 	if p.tail.shadowed() {
 		p.deadlines.deadlineOf(v, s, st) // every call enters the shadow at its first rank
 	}

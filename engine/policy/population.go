@@ -50,9 +50,10 @@ type populations struct {
 	lastSweep time.Duration
 	pooled    bool // every class learned together (PitstopClasses "pooled")
 	// shared: arrival order of programs only while no other class has a
-	// call in the engine (PitstopClasses "class-shared", aloneInEngine).
-	shared bool
-	calls  int // every class's calls in the engine
+	// call in the engine (PitstopClasses "class-shared", aloneInEngine);
+	// alone: the chains' warm-up queues too ("class-alone").
+	shared, alone bool
+	calls         int // every class's calls in the engine
 	// busy is the number of classes with a call in the engine; stale
 	// the cache of their program orders (class_orders.go).
 	busy  int
@@ -143,6 +144,37 @@ func (ps *populations) pooledCalls() (programs, calls float64) {
 // call's memory-over-time like the others.
 func (ps *populations) aloneInEngine(pop *population) bool {
 	return ps.calls == pop.calls
+}
+
+// A class's chains go by the attained-service queues until ten of its own
+// programs complete (the chains' warm-up, gittins_started.go): its calls
+// past the first queue then rank behind every waiting call of the classes
+// in the call's order, as arrival order does. A tenant new to serve, or
+// back after its statistics were dropped (class_lifetime.go), beside
+// tenants already warm waits behind all of them until ten of its programs
+// complete: on mixed as three tenants at 0.7, react back after a pause
+// waited 4x longer for 580 calls (docs/results-policies.md, session 17,
+// tenant17). With PitstopClasses "class-alone" a class keeps every order
+// of its own, arrival order and the warm-up queues, only while it has the
+// engine to itself (aloneInEngine), and otherwise goes by the call's
+// memory-over-time like the others, as a warm class does. One class in
+// the engine (bench) is always alone: the same order as "class-shared".
+
+// sharedModes are populations.shared and alone for PitstopClasses name.
+func sharedModes(name string) (shared, alone bool) {
+	switch name {
+	case "class-shared":
+		return true, false
+	case "class-alone":
+		return true, true
+	}
+	return false, false
+}
+
+// warmingUp reports whether the class's chains go by the warm-up queues:
+// before its model is ready, and with "class-alone" only while alone.
+func (ps *populations) warmingUp(pop *population) bool {
+	return !pop.model.ready() && (!ps.alone || ps.aloneInEngine(pop))
 }
 
 // count books a call's arrival and finish in its class and in the total.

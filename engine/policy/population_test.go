@@ -147,7 +147,7 @@ func classesOption(pooled bool) string {
 }
 
 func TestPitstopClassesOption(t *testing.T) {
-	for _, ok := range []string{"", "class", "pooled", "class-shared"} {
+	for _, ok := range []string{"", "class", "pooled", "class-shared", "class-alone"} {
 		if err := (Options{PitstopClasses: ok}).Validate(); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
@@ -179,5 +179,40 @@ func TestClassSharedArrivalOrderOnlyAlone(t *testing.T) {
 	plain.pops.of("b").calls, plain.pops.calls = 1, 1
 	if got := plain.orderOf(plain.pops.of("a")); got != byArrival {
 		t.Errorf(`"class": a's order %d with b's call in the engine, want arrival (%d)`, got, byArrival)
+	}
+}
+
+// With "class-alone" a class's chains keep the warm-up queues (least
+// attained service until ten of its programs complete) only while no other
+// class has a call in the engine: c's chain goes by the queues alone, by
+// the call's order once d's call arrives (a warm class's order), and by the
+// queues again once it is gone. "class-shared" keeps the queues whoever
+// else waits.
+func TestClassAloneWarmUpOnlyAlone(t *testing.T) {
+	for _, mode := range []string{"class-alone", "class-shared"} {
+		p := NewPitstop(Options{ProgramIdle: 0.5, PitstopClasses: mode})
+		h := newHarness(t, p, testConfig())
+		h.submitIn("c", "c1a", "c1", "main", 8, []seg{{decode: 4}}, nil)
+		h.run(nil)
+		h.submitIn("c", "c1b", "c1", "main", 8, []seg{{decode: 400}}, nil) // its second call: c's programs are chains
+		c := p.pops.of("c")
+		if c.model.ready() {
+			t.Fatalf("%s: c's model ready: no warm-up to test", mode)
+		}
+		if got := p.orderOf(c); got != byQueue {
+			t.Fatalf("%s: c alone in its warm-up: order %d, want the queues (%d)", mode, got, byQueue)
+		}
+		h.submitIn("d", "d1", "d1", "main", 8, []seg{{decode: 4}}, nil)
+		want := byQueue
+		if mode == "class-alone" {
+			want = byCall
+		}
+		if got := p.orderOf(c); got != want {
+			t.Errorf("%s: d's call in the engine: c's order %d, want %d", mode, got, want)
+		}
+		h.run(nil)
+		if got := p.orderOf(c); got != byQueue {
+			t.Errorf("%s: d's call gone: c's order %d, want the queues (%d)", mode, got, byQueue)
+		}
 	}
 }

@@ -168,9 +168,11 @@ type Options struct {
 	// class's programs go in arrival order only while no other class has a
 	// call in the engine), "class" (per class, each class in its own order
 	// whoever else waits: a class in arrival order then ranks after every
-	// waiting call of the classes in the call's order) or "pooled" (every
+	// waiting call of the classes in the call's order), "class-alone" (as
+	// class-shared, and a class's chains in the warm-up queues only while
+	// it is alone too: session 17, tenant17) or "pooled" (every
 	// program the engine sees, as before). Bench's runs have one class, so
-	// their results are the same under all three.
+	// their results are the same under all four.
 	PitstopClasses string
 	// PitstopClassIdle drops a class's population (class_lifetime.go) once
 	// the class has had no call in the engine for this many seconds and
@@ -381,8 +383,8 @@ func (o Options) Validate() error {
 		return badPrefill(o)
 	case badEvict(o) != nil:
 		return badEvict(o)
-	case o.PitstopClasses != "class" && o.PitstopClasses != "pooled" && o.PitstopClasses != "class-shared":
-		return fmt.Errorf("unknown pitstop classes %q (valid: class, pooled, class-shared)", o.PitstopClasses)
+	case o.PitstopClasses != "class" && o.PitstopClasses != "pooled" && o.PitstopClasses != "class-shared" && o.PitstopClasses != "class-alone":
+		return fmt.Errorf("unknown pitstop classes %q (valid: class, pooled, class-shared, class-alone)", o.PitstopClasses)
 	case badLead(o) != nil:
 		return badLead(o)
 	case o.PitstopTailBound < 0:
