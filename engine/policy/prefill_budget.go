@@ -41,9 +41,14 @@ import (
 // drain at the full budget; the chunk is at least the c whose iterations
 // drain a·IterTime(n + c) per iteration, c_min = a·IterTime(n)/(1 −
 // a·PerToken), the full budget when a·PerToken ≥ 1.
+//
+// "balance-expected" (and "balance-expected-inflow") prices the decodes'
+// delay as its expectation over each call's output length as the length
+// model gives it (expected_chunk.go), conditioned on what the call has
+// generated, in place of the point forecast, and minimises L exactly.
 type prefillBudget struct {
-	balance, inflow bool
-	in              inflowWindow
+	balance, inflow, expected bool
+	in                        inflowWindow
 }
 
 // newPrefillBudget reads Options.PitstopPrefill.
@@ -55,8 +60,12 @@ func newPrefillBudget(mode string) (prefillBudget, error) {
 		return prefillBudget{balance: true}, nil
 	case "balance-inflow":
 		return prefillBudget{balance: true, inflow: true}, nil
+	case "balance-expected":
+		return prefillBudget{balance: true, expected: true}, nil
+	case "balance-expected-inflow":
+		return prefillBudget{balance: true, expected: true, inflow: true}, nil
 	}
-	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow)", mode)
+	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow)", mode)
 }
 
 // badPrefill is newPrefillBudget's error on o.PitstopPrefill.
@@ -70,6 +79,7 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 		return 0
 	}
 	var dec []float64
+	var pts []decodePoint // balance-expected: every decode's rest as points with masses
 	w, s := 0.0, 0.0
 	for q := range v.Ranked() {
 		if q.State() == engine.Swapped {
@@ -77,6 +87,9 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 		}
 		if q.State() == engine.Running && q.Remaining() <= 1 {
 			dec = append(dec, float64(decodeLeft(q.Forecast().Predicted, q, stateOf(q))))
+			if b.expected {
+				pts = restPoints(pts, q)
+			}
 			continue
 		}
 		w += float64(q.Remaining())
@@ -92,6 +105,9 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 			return 0
 		}
 		floor = a * fixed / (1 - a*v.Cost.PerToken)
+	}
+	if b.expected {
+		return chunkForExpected(fixed, v.Cost.PerToken, len(dec), pts, w, s, budget, floor)
 	}
 	return chunkFor(fixed, v.Cost.PerToken, dec, w, s, budget, floor)
 }
