@@ -45,10 +45,17 @@ import (
 // "balance-expected" (and "balance-expected-inflow") prices the decodes'
 // delay as its expectation over each call's output length as the length
 // model gives it (expected_chunk.go), conditioned on what the call has
-// generated, in place of the point forecast, and minimises L exactly.
+// generated, in place of the point forecast (the search stays local).
+//
+// "-measured" (balance-expected-measured, balance-expected-inflow-measured)
+// takes the decodes' part of an iteration, IterTime(n) above, from what the
+// last iteration measured (decodeCost) in place of the cost model's
+// IterBase + PerToken·n, which prices a decode like a prompt token and
+// misses the KV a decode reads.
 type prefillBudget struct {
-	balance, inflow, expected bool
-	in                        inflowWindow
+	balance, inflow, expected, measured bool
+	in                                  inflowWindow
+	dec                                 decodeCost
 }
 
 // newPrefillBudget reads Options.PitstopPrefill.
@@ -64,8 +71,12 @@ func newPrefillBudget(mode string) (prefillBudget, error) {
 		return prefillBudget{balance: true, expected: true}, nil
 	case "balance-expected-inflow":
 		return prefillBudget{balance: true, expected: true, inflow: true}, nil
+	case "balance-expected-measured":
+		return prefillBudget{balance: true, expected: true, measured: true}, nil
+	case "balance-expected-inflow-measured":
+		return prefillBudget{balance: true, expected: true, inflow: true, measured: true}, nil
 	}
-	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow)", mode)
+	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow, balance-expected-measured, balance-expected-inflow-measured)", mode)
 }
 
 // badPrefill is newPrefillBudget's error on o.PitstopPrefill.
@@ -96,6 +107,9 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 		s += w
 	}
 	fixed := v.Cost.IterTime(len(dec))
+	if b.measured {
+		fixed = b.dec.fixed(v.Cost, len(dec))
+	}
 	floor := 0.0
 	if b.inflow && w > 0 {
 		full := max(budget-len(dec), 1)
@@ -115,6 +129,9 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 // observe counts the prefill work that joins the backlog (balance-inflow):
 // an arriving call's prompt, a resumed call's uncomputed context.
 func (b *prefillBudget) observe(e *engine.Event) {
+	if b.measured && e.Kind == engine.EvIteration && e.Iter != nil {
+		b.dec.observe(e.Iter)
+	}
 	if !b.inflow {
 		return
 	}
