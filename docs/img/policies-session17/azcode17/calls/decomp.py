@@ -1,5 +1,5 @@
 import sys
-exec(open('/tmp/azcode17/cmp.py').read().split("a=load")[0])
+import os; exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'cmp.py')).read().split("a=load")[0])
 a=load(sys.argv[1]); b=load(sys.argv[2])
 n=len(a)
 dt=sum((b[k]['ft']-b[k]['arr'])-(a[k]['ft']-a[k]['arr']) for k in a)/n
