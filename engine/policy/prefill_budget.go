@@ -41,9 +41,21 @@ import (
 // drain at the full budget; the chunk is at least the c whose iterations
 // drain a·IterTime(n + c) per iteration, c_min = a·IterTime(n)/(1 −
 // a·PerToken), the full budget when a·PerToken ≥ 1.
+//
+// "balance-expected" (and "balance-expected-inflow") prices the decodes'
+// delay as its expectation over each call's output length as the length
+// model gives it (expected_chunk.go), conditioned on what the call has
+// generated, in place of the point forecast (the search stays local).
+//
+// "-measured" (balance-expected-measured, balance-expected-inflow-measured)
+// takes the decodes' part of an iteration, IterTime(n) above, from what the
+// last iteration measured (decodeCost) in place of the cost model's
+// IterBase + PerToken·n, which prices a decode like a prompt token and
+// misses the KV a decode reads.
 type prefillBudget struct {
-	balance, inflow bool
-	in              inflowWindow
+	balance, inflow, expected, measured bool
+	in                                  inflowWindow
+	dec                                 decodeCost
 }
 
 // newPrefillBudget reads Options.PitstopPrefill.
@@ -55,8 +67,16 @@ func newPrefillBudget(mode string) (prefillBudget, error) {
 		return prefillBudget{balance: true}, nil
 	case "balance-inflow":
 		return prefillBudget{balance: true, inflow: true}, nil
+	case "balance-expected":
+		return prefillBudget{balance: true, expected: true}, nil
+	case "balance-expected-inflow":
+		return prefillBudget{balance: true, expected: true, inflow: true}, nil
+	case "balance-expected-measured":
+		return prefillBudget{balance: true, expected: true, measured: true}, nil
+	case "balance-expected-inflow-measured":
+		return prefillBudget{balance: true, expected: true, inflow: true, measured: true}, nil
 	}
-	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow)", mode)
+	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow, balance-expected-measured, balance-expected-inflow-measured)", mode)
 }
 
 // badPrefill is newPrefillBudget's error on o.PitstopPrefill.
@@ -70,6 +90,7 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 		return 0
 	}
 	var dec []float64
+	var pts []decodePoint // balance-expected: every decode's rest as points with masses
 	w, s := 0.0, 0.0
 	for q := range v.Ranked() {
 		if q.State() == engine.Swapped {
@@ -77,12 +98,18 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 		}
 		if q.State() == engine.Running && q.Remaining() <= 1 {
 			dec = append(dec, float64(decodeLeft(q.Forecast().Predicted, q, stateOf(q))))
+			if b.expected {
+				pts = restPoints(pts, q)
+			}
 			continue
 		}
 		w += float64(q.Remaining())
 		s += w
 	}
 	fixed := v.Cost.IterTime(len(dec))
+	if b.measured {
+		fixed = b.dec.fixed(v.Cost, len(dec))
+	}
 	floor := 0.0
 	if b.inflow && w > 0 {
 		full := max(budget-len(dec), 1)
@@ -93,12 +120,18 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 		}
 		floor = a * fixed / (1 - a*v.Cost.PerToken)
 	}
+	if b.expected {
+		return chunkForExpected(fixed, v.Cost.PerToken, len(dec), pts, w, s, budget, floor)
+	}
 	return chunkFor(fixed, v.Cost.PerToken, dec, w, s, budget, floor)
 }
 
 // observe counts the prefill work that joins the backlog (balance-inflow):
 // an arriving call's prompt, a resumed call's uncomputed context.
 func (b *prefillBudget) observe(e *engine.Event) {
+	if b.measured && e.Kind == engine.EvIteration && e.Iter != nil {
+		b.dec.observe(e.Iter)
+	}
 	if !b.inflow {
 		return
 	}

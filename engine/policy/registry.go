@@ -156,7 +156,11 @@ type Options struct {
 	// "balance" (the chunk where the delay it costs the decoding calls
 	// meets what it saves the calls waiting for their prefill) or
 	// "balance-inflow" (balance, never draining the backlog slower than
-	// prefill work arrives); session 16.
+	// prefill work arrives); session 16. "balance-expected" and
+	// "balance-expected-inflow" price the decodes' delay as its expectation
+	// over each call's length distribution (expected_chunk.go), and
+	// "-measured" with each takes the decodes' time per iteration from the
+	// last iteration (decode_cost.go); session 17.
 	PitstopPrefill string
 	// PitstopEvict is pitstop's hint to the prefix cache of which finished
 	// calls' contexts go first (retainHint): "program" (the default since
