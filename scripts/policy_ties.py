@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Is pitstop's sustained rate above, tied with or below the best other policy's? (issue 12 Show 2)
 
-    scripts/policy_ties.py [--policies P,Q,...] REPORT...
+    scripts/policy_ties.py [--policies P,Q,...] [--trials] REPORT...
 
 REPORTs are sustained reports (bench --sustained --json: scripts/policy_sustained.sh),
 any mix of families, policies and seeds; for the same family, policy and seed a later
@@ -24,6 +24,12 @@ against the best other policy:
 and the family's verdict: above (or below) when every common seed says so, tied when
 every seed is tied, otherwise the count of each. --policies keeps only these policies
 (pitstop is always kept), e.g. the ones searched again at a finer resolution.
+--trials then lists, per family and seed, every policy's trials at or above the lowest
+sustained rate of that seed, which bar each met or failed: done/due against the 0.98
+fence less z sd (the throughput test), the p99 call e2e against the target, the backlog
+(unfinished or late programs), with the call e2e mean, TTFT p99 (the wait before the
+first token) and TPOT mean beside, so that where two policies part shows which bar
+parts them and by how much.
 """
 import json
 import sys
@@ -115,14 +121,49 @@ def table(fams):
     print("\n".join(lines))
 
 
+def trial_line(t, target, z, bar):
+    r = t["run"]
+    due, sd = t.get("throughput_due") or 0, t.get("throughput_sd") or 0
+    fence = (bar * due - z * sd) / due if due else float("nan")
+    late = t.get("unfinished_programs", 0) + t.get("late_programs", 0)
+    stop = ", stopped" if r.get("stopped_at_s") else ""
+    return (f"{t['rate']:.5g} {'ok ' if t['sustained'] else 'NOT'}: done/due {t['throughput_ratio']:.4f} "
+            f"(fence {fence:.4f}), p99 {r['e2e_p99_s']:.2f}/{target:g} s, backlog {late}{stop}; "
+            f"mean {r['e2e_mean_s']:.3f} s, TTFT p99 {r['ttft_p99_s']:.2f} s, TPOT {r['tpot_mean_s'] * 1e3:.1f} ms")
+
+
+def trials(paths, fams):
+    meta = {}
+    for path in paths:
+        with open(path) as fh:
+            d = json.load(fh)
+        meta[path] = (d["p99_e2e_target_s"], d.get("throughput_z", 0), d["min_throughput"])
+    print()
+    for fam, pols in fams.items():
+        seeds = sorted({k for v in pols.values() for k in v}, key=order)
+        for k in seeds:
+            have = {p: v[k] for p, v in pols.items() if k in v}
+            low = min(sd["sustained_rate"] for sd, _ in have.values())
+            print(f"{fam}, seed {k}:")
+            for p, (sd, path) in have.items():
+                for t in sorted(sd["trials"], key=lambda t: t["rate"]):
+                    if low <= t["rate"] <= sd["lowest_unsustained_rate"] or t["rate"] == low:
+                        print(f"  {p:9} {trial_line(t, *meta[path])}")
+
+
 def main():
     args = sys.argv[1:]
-    keep = None
+    keep, show = None, False
     if args[:1] == ["--policies"]:
         keep, args = set(args[1].split(",")) | {"pitstop"}, args[2:]
+    if args[:1] == ["--trials"]:
+        show, args = True, args[1:]
     if not args:
         sys.exit(__doc__)
-    table(load(args, keep))
+    fams = load(args, keep)
+    table(fams)
+    if show:
+        trials(args, fams)
 
 
 if __name__ == "__main__":
