@@ -167,14 +167,17 @@ type Options struct {
 	// session 14: Belady's rule against the LRU head) or "lru" (no hint).
 	PitstopEvict string
 	// PitstopClasses is whose programs pitstop learns a program's
-	// statistics from (population.go): "class-shared" (the default since
-	// session 16: its engine.Request.Class's, the runtime's tenant, and a
-	// class's programs go in arrival order only while no other class has a
-	// call in the engine), "class" (per class, each class in its own order
-	// whoever else waits: a class in arrival order then ranks after every
-	// waiting call of the classes in the call's order), "class-alone" (as
-	// class-shared, and a class's chains in the warm-up queues only while
-	// it is alone too: session 17, tenant17) or "pooled" (every
+	// statistics from (population.go): "class-alone" (the default since
+	// session 17: its engine.Request.Class's, the runtime's tenant, and a
+	// class keeps an order of its own, its DAG programs' arrival order or
+	// its chains' warm-up queues, only while no other class has a call in
+	// the engine: a tenant back after its statistics were dropped no longer
+	// waits behind every warm tenant's call for its first ten programs,
+	// tenant17), "class-shared" (session 16's default: the same for arrival
+	// order only; the warm-up queues whoever else waits), "class" (per
+	// class, each class in its own order whoever else waits: a class in
+	// arrival order then ranks after every waiting call of the classes in
+	// the call's order) or "pooled" (every
 	// program the engine sees, as before). Bench's runs have one class, so
 	// their results are the same under all four.
 	PitstopClasses string
@@ -307,7 +310,7 @@ func (o Options) Defaults() Options {
 	// tenant in arrival order (mixed's families as tenants @0.7: mcts's
 	// mean +26 %, every call's +19 %).
 	if o.PitstopClasses == "" {
-		o.PitstopClasses = "class-shared"
+		o.PitstopClasses = "class-alone"
 	}
 	// Session 11's host room (docs/results-policies.md, "session 11:
 	// admissions and preserved calls" and "session 11, lead"): the
