@@ -227,9 +227,10 @@ func NewPitstop(o Options) *Pitstop {
 		batch:      batch,
 		prefill:    prefill,
 		retain:     retain,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), overdue: overdueOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
+	p.trust.waiting = tail.overdue && tail.trust
 	first := byCall
 	if p.forced == byGittinsRest {
 		// The index starts as the call's order (model not ready): no
@@ -244,6 +245,15 @@ func NewPitstop(o Options) *Pitstop {
 	p.pops.shared = o.PitstopClasses == "class-shared"
 	p.pops.dropAfter = time.Duration(o.PitstopClassIdle * float64(time.Second))
 	return p
+}
+
+// overdueOf is the deadline lane's overdue promotion when the tail rule asks
+// for it (PitstopTail "...-overdue"), else nil.
+func overdueOf(r tailRules) *laneOverdue {
+	if !r.overdue {
+		return nil
+	}
+	return &laneOverdue{}
 }
 
 // laneForecastOf is the deadline lane's queue forecast when the tail rule's
@@ -651,6 +661,9 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if due && p.tail.deadline {
 		p.deadlines.rerank(v) // the promoted calls are counted afresh
 		p.deadlines.reference, _ = p.fcfs.bound(p.fcfsSlack)
+		if p.tail.trust && p.tail.overdue {
+			p.trust.stepOn(p.deadlines.overdue.late, p.deadlines.overdue.seen) // the rank's spread from the waiting calls (rank_trust.go)
+		}
 	}
 	return due
 }
