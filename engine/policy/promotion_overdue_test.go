@@ -96,7 +96,7 @@ func TestOverduePromotesTheStarved(t *testing.T) {
 		if o := p.deadlines.overdue; o != nil {
 			o.late, o.seen = c.late, c.seen
 		}
-		p.deadlines.fit = nil // memory is not what this test is about
+		p.deadlines.fit = nil     // memory is not what this test is about
 		p.deadlines.rerankAt = -1 // not a full re-rank: the counts set above stand
 		if _, ok := p.deadlines.urgent(v, long, st); ok != c.want {
 			t.Errorf("%s: promoted %v, want %v", c.name, ok, c.want)
