@@ -230,7 +230,7 @@ func NewPitstop(o Options) *Pitstop {
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), overdue: overdueOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
-	p.trust.waiting = tail.overdue && tail.trust
+	p.trust.waiting, p.trust.each = tail.overdue && tail.trust, tail.overdue && tail.trust && tail.each
 	first := byCall
 	if p.forced == byGittinsRest {
 		// The index starts as the call's order (model not ready): no
@@ -662,7 +662,11 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 		p.deadlines.rerank(v) // the promoted calls are counted afresh
 		p.deadlines.reference, _ = p.fcfs.bound(p.fcfsSlack)
 		if p.tail.trust && p.tail.overdue {
-			p.trust.stepOn(p.deadlines.overdue.late, p.deadlines.overdue.seen) // the rank's spread from the waiting calls (rank_trust.go)
+			if o := p.deadlines.overdue; p.trust.each {
+				p.trust.stepOn(o.fresh, o.fresh) // each call once: its step up comes at its end (rank_trust.go)
+			} else {
+				p.trust.stepOn(o.late, o.seen) // the rank's spread from the waiting calls (rank_trust.go)
+			}
 		}
 	}
 	return due

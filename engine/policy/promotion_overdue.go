@@ -32,6 +32,10 @@ import "github.com/pitstop-llm/pitstop/engine"
 type laneOverdue struct {
 	late, seen int // the last complete re-rank's overdue and waiting calls
 	cur, curN  int // the current re-rank's
+	// fresh is how many calls the last complete re-rank found overdue for
+	// the first time (freshN the current one's): each call is counted
+	// once, for the "-each" weight (rankTrust.each).
+	fresh, freshN int
 }
 
 // overdue reports whether the call has not started and arrival order would
@@ -41,16 +45,21 @@ func overdue(v *engine.View, s *engine.Sequence, st *callState) bool {
 }
 
 // note counts a waiting call ranked at the current full re-rank.
-func (o *laneOverdue) note(late bool) {
+func (o *laneOverdue) note(late bool, st *callState) {
 	o.curN++
 	if late {
 		o.cur++
+		if !st.overdueSeen {
+			st.overdueSeen = true
+			o.freshN++
+		}
 	}
 }
 
 // roll closes a re-rank: its counts hold for the gate until the next one.
 func (o *laneOverdue) roll() {
 	o.late, o.seen, o.cur, o.curN = o.cur, o.curN, 0, 0
+	o.fresh, o.freshN = o.freshN, 0
 }
 
 // tailOverdue is the overdue promotion's gate: the finished calls of the
@@ -80,7 +89,7 @@ func (d *deadlineLane) overdueUrgent(v *engine.View, s *engine.Sequence, st *cal
 	}
 	late := overdue(v, s, st)
 	if v.Iteration == d.rerankAt {
-		d.overdue.note(late)
+		d.overdue.note(late, st)
 	}
 	return late && d.tailOverdue()
 }

@@ -46,7 +46,7 @@ func TestOverdueTailRule(t *testing.T) {
 func TestLaneOverdueCountsPerReRank(t *testing.T) {
 	var o laneOverdue
 	for i := range 50 {
-		o.note(i%10 == 0)
+		o.note(i%10 == 0, &callState{})
 	}
 	if o.late != 0 || o.seen != 0 {
 		t.Fatal("counts visible before the re-rank closed")
@@ -136,5 +136,30 @@ func TestRankTrustStepOn(t *testing.T) {
 	}
 	if r.weight() != 1 {
 		t.Fatalf("none overdue: weight %g, want back at 1", r.weight())
+	}
+}
+
+// TestOverdueEachCountsACallOnce: a call found overdue at two re-ranks is
+// fresh at the first alone; "-overdue-trust-each" sets the switch.
+func TestOverdueEachCountsACallOnce(t *testing.T) {
+	var o laneOverdue
+	a, b := &callState{}, &callState{}
+	o.note(true, a)
+	o.note(false, b)
+	o.roll()
+	if o.fresh != 1 || o.late != 1 || o.seen != 2 {
+		t.Fatalf("first re-rank: fresh %d late %d of %d, want 1, 1 of 2", o.fresh, o.late, o.seen)
+	}
+	o.note(true, a)
+	o.note(true, b)
+	o.roll()
+	if o.fresh != 1 || o.late != 2 {
+		t.Fatalf("second re-rank: fresh %d late %d, want 1 (b alone is new), 2", o.fresh, o.late)
+	}
+	if p := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-overdue-trust-each"}); !p.trust.each || !p.trust.waiting {
+		t.Fatal("-overdue-trust-each: want the per-call waiting controller")
+	}
+	if p := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-overdue-trust"}); p.trust.each {
+		t.Fatal("-overdue-trust: the per-call switch is on")
 	}
 }

@@ -70,9 +70,14 @@ import (
 // already have finished it), up a hundredth as much if not, so w falls
 // while more than 1 % of the waiting calls are overdue. The finished calls see the
 // starvation 250–400 s late (session 16); the overdue calls show it while
-// they wait (session 17).
+// they wait (session 17). With each ("...-overdue-trust-each") every call
+// is one observation, as in the finished-call controller: a step down when
+// a re-rank first finds it overdue, a hundredth of a step up when it ends
+// without having been; the plain waiting controller counts a waiting call
+// at every re-rank, so a long queue moves w many steps per call.
 type rankTrust struct {
 	waiting   bool          // steps from the overdue gate at each re-rank (stepOn), not from finished calls
+	each      bool          // with waiting, one step per call: down when first found overdue, up at its end if never
 	c         lateLane      // capped: θ ≤ 1 is the weight
 	ref       fcfsReference // expWait: the controller's T
 	overtaken bool          // count only calls arrival order would have brought within T
@@ -98,7 +103,10 @@ func (r *rankTrust) weight() float64 {
 // against it.
 func (r *rankTrust) observe(e *engine.Event, slack float64) {
 	if r.waiting {
-		return // moved by stepOn
+		if r.each && e.Kind == engine.EvFinished && !e.Seq.Cancelled() && e.Err == nil && !stateOf(e.Seq).overdueSeen {
+			r.c.observe(0, 1) // ended never found overdue: a step up
+		}
+		return // the steps down come from stepOn
 	}
 	r.ref.observe(e)
 	if e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
