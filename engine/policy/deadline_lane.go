@@ -66,6 +66,13 @@ type deadlineLane struct {
 	// promotes the waiting calls arrival order would already have finished,
 	// while they and the finished calls past the bar pass 1 % (laneOverdue).
 	overdue *laneOverdue
+	// overdueCheck, with overdue (PitstopTail "...-checked"), reads the
+	// overdue test only while the shadow's mean end-to-end time is not
+	// below arrival order's by the conservation law (shadowCheck), whose
+	// wait is referenceWait (known: referenceKnown), set at each full re-rank.
+	overdueCheck   *shadowCheck
+	referenceWait  float64
+	referenceKnown bool
 	// lag, when set (PitstopTail "aging+warm+first-lag"), is added to a
 	// candidate's predicted rest (promotionLag).
 	lag *promotionLag

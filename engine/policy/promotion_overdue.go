@@ -88,6 +88,9 @@ func (d *deadlineLane) overdueUrgent(v *engine.View, s *engine.Sequence, st *cal
 		return false
 	}
 	late := overdue(v, s, st)
+	if c := d.overdueCheck; late && c != nil && !c.honest(d.referenceWait, d.referenceKnown) {
+		late = false // the shadow's deadlines run early: no evidence (shadowCheck)
+	}
 	if v.Iteration == d.rerankAt {
 		d.overdue.note(late, st)
 	}

@@ -163,3 +163,43 @@ func TestOverdueEachCountsACallOnce(t *testing.T) {
 		t.Fatal("-overdue-trust: the per-call switch is on")
 	}
 }
+
+// TestShadowCheck: the shadow is taken as honest until fcfsMinCalls calls
+// finished and while its mean end-to-end time is at least the reference
+// wait plus the mean own time; an overdue call is not counted while it is
+// below.
+func TestShadowCheck(t *testing.T) {
+	c := shadowCheck{shadow: 10, own: 4, n: fcfsMinCalls - 1}
+	if !c.honest(100, true) {
+		t.Fatal("too few calls: want honest")
+	}
+	c.n = fcfsMinCalls
+	if !c.honest(6, true) || c.honest(6.5, true) || !c.honest(100, false) {
+		t.Fatalf("shadow 10 against wait + own 4: honest at 6 %v, at 6.5 %v, unknown wait %v; want true, false, true",
+			c.honest(6, true), c.honest(6.5, true), c.honest(100, false))
+	}
+	p := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-overdue-trust-each-checked"})
+	if p.deadlines.overdueCheck == nil || !p.trust.each {
+		t.Fatal("-checked: want the check and the per-call weight")
+	}
+	if NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-overdue-trust-each"}).deadlines.overdueCheck != nil {
+		t.Fatal("-each has the check")
+	}
+	h, long := longWaiter(t, p)
+	v := h.view(h.e.Now(), 300)
+	st := stateOf(long)
+	st.deadline, st.hasDeadline = v.Now.Seconds()-1, true // overdue
+	*p.deadlines.overdueCheck = shadowCheck{shadow: 10, own: 4, n: fcfsMinCalls}
+	p.deadlines.rerankAt = v.Iteration
+	p.deadlines.overdue.cur, p.deadlines.overdue.curN = 0, 0          // the harness's own re-ranks counted too
+	p.deadlines.referenceWait, p.deadlines.referenceKnown = 100, true // the shadow far below
+	p.deadlines.overdueUrgent(v, long, st)
+	if o := p.deadlines.overdue; o.curN != 1 || o.cur != 0 {
+		t.Fatalf("shadow below: counted %d overdue of %d, want 0 of 1", o.cur, o.curN)
+	}
+	p.deadlines.referenceWait = 1 // the shadow above
+	p.deadlines.overdueUrgent(v, long, st)
+	if o := p.deadlines.overdue; o.curN != 2 || o.cur != 1 {
+		t.Fatalf("shadow above: counted %d overdue of %d, want 1 of 2", o.cur, o.curN)
+	}
+}
