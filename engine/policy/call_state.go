@@ -48,6 +48,7 @@ type callState struct {
 	deadline          float64
 	hasDeadline       bool
 	shadowOwn         float64 // its own time in the shadow (start to end), seconds
+	overdueSeen       bool    // a full re-rank found it waiting past its arrival-order end (laneOverdue)
 	restDev, restTool float64
 	restFor           scoreKey
 	laneEnd           float64 // at its first promotion, its device work's predicted end (promotionLag), seconds

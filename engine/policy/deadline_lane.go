@@ -62,6 +62,17 @@ type deadlineLane struct {
 	// promotes a call at the re-rank its laxity runs out by, which it asks
 	// for, instead of at the last periodic one before (laneWake).
 	wake *laneWake
+	// overdue, when set (PitstopTail "...-gated-fit-overdue"), also
+	// promotes the waiting calls arrival order would already have finished,
+	// while they and the finished calls past the bar pass 1 % (laneOverdue).
+	overdue *laneOverdue
+	// overdueCheck, with overdue (PitstopTail "...-checked"), reads the
+	// overdue test only while the shadow's mean end-to-end time is not
+	// below arrival order's by the conservation law (shadowCheck), whose
+	// wait is referenceWait (known: referenceKnown), set at each full re-rank.
+	overdueCheck   *shadowCheck
+	referenceWait  float64
+	referenceKnown bool
 	// lag, when set (PitstopTail "aging+warm+first-lag"), is added to a
 	// candidate's predicted rest (promotionLag).
 	lag *promotionLag
@@ -137,6 +148,9 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	if !d.promotable(s) {
 		return dl, false // started, or a tool ahead: it waits in the rank
 	}
+	if d.overdueUrgent(v, s, st) {
+		return dl, d.promote(v, s, st, dl) // starved: arrival order would have finished it
+	}
 	if d.gated && !d.tailPastArrivalOrder() {
 		return dl, false // the tail is arrival order's: a promotion buys no bar
 	}
@@ -176,11 +190,31 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 	if d.fit != nil && !d.fit.fits(v, s, st) {
 		return dl, false // it would buy its place with evictions: it waits in the rank
 	}
+	return dl, d.promoteFitting(v, s, st, dl, dev, late)
+}
+
+// promote is a promotion past the laxity tests (laneOverdue): it still
+// fits in the free blocks or waits in the rank, and counts as promoted.
+func (d *deadlineLane) promote(v *engine.View, s *engine.Sequence, st *callState, dl float64) bool {
+	if d.fit != nil && !d.fit.fits(v, s, st) {
+		return false // it would buy its place with evictions: it waits in the rank
+	}
+	if k := keyOf(s); st.restFor != k {
+		st.restDev, st.restTool = restParts(v, s, st)
+		st.restFor = k
+	}
+	return d.promoteFitting(v, s, st, dl, st.restDev, 0)
+}
+
+// promoteFitting is the end of a promotion once the call fits: the swap,
+// slack and lag filters, and the device time it puts ahead of the next
+// re-rank's candidates.
+func (d *deadlineLane) promoteFitting(v *engine.View, s *engine.Sequence, st *callState, dl, dev, late float64) bool {
 	if d.swap != nil && !d.swap.fits(v, s, st) {
-		return dl, false // it would buy its place with discards: it waits in the rank
+		return false // it would buy its place with discards: it waits in the rank
 	}
 	if d.forecast != nil && !d.forecast.fitsSlack(st) {
-		return dl, false // it would push a call the forecast has in time past its due
+		return false // it would push a call the forecast has in time past its due
 	}
 	if d.lag != nil {
 		d.lag.mark(v, s, st)
@@ -191,7 +225,7 @@ func (d *deadlineLane) urgent(v *engine.View, s *engine.Sequence, st *callState)
 			d.edf.add(dl, dev)
 		}
 	}
-	return dl, true
+	return true
 }
 
 // promotable reports whether the lane's call tests (firstWait,
@@ -217,6 +251,9 @@ func (d *deadlineLane) rerank(v *engine.View) {
 		if g := d.forecast.guard; g != nil && d.rerankAt > 0 {
 			g.note(now, d.forecast.seen, d.bar()) // the last re-rank's backlog, one re-rank late
 		}
+	}
+	if d.overdue != nil {
+		d.overdue.roll() // the waiting calls the last re-rank counted
 	}
 	if d.rerankAt > 0 {
 		if d.edf != nil {

@@ -227,9 +227,13 @@ func NewPitstop(o Options) *Pitstop {
 		batch:      batch,
 		prefill:    prefill,
 		retain:     retain,
-		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
+		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), overdue: overdueOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
+	if tail.overdue && tail.checked {
+		p.deadlines.overdueCheck = &shadowCheck{}
+	}
+	p.trust.waiting, p.trust.each = tail.overdue && tail.trust, tail.overdue && tail.trust && tail.each
 	first := byCall
 	if p.forced == byGittinsRest {
 		// The index starts as the call's order (model not ready): no
@@ -244,6 +248,15 @@ func NewPitstop(o Options) *Pitstop {
 	p.pops.shared, p.pops.alone = sharedModes(o.PitstopClasses)
 	p.pops.dropAfter = time.Duration(o.PitstopClassIdle * float64(time.Second))
 	return p
+}
+
+// overdueOf is the deadline lane's overdue promotion when the tail rule asks
+// for it (PitstopTail "...-overdue"), else nil.
+func overdueOf(r tailRules) *laneOverdue {
+	if !r.overdue {
+		return nil
+	}
+	return &laneOverdue{}
 }
 
 // laneForecastOf is the deadline lane's queue forecast when the tail rule's
@@ -651,6 +664,14 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if due && p.tail.deadline {
 		p.deadlines.rerank(v) // the promoted calls are counted afresh
 		p.deadlines.reference, _ = p.fcfs.bound(p.fcfsSlack)
+		p.deadlines.referenceWait, p.deadlines.referenceKnown = p.fcfs.wait()
+		if p.tail.trust && p.tail.overdue {
+			if o := p.deadlines.overdue; p.trust.each {
+				p.trust.stepOn(o.fresh, o.fresh) // each call once: its step up comes at its end (rank_trust.go)
+			} else {
+				p.trust.stepOn(o.late, o.seen) // the rank's spread from the waiting calls (rank_trust.go)
+			}
+		}
 	}
 	return due
 }
@@ -667,6 +688,9 @@ func (p *Pitstop) Observe(e *engine.Event) {
 	if p.tail.shadowed() {
 		p.deadlines.shadow.observe(e)
 		p.deadlines.observe(e)
+		if c := p.deadlines.overdueCheck; c != nil {
+			c.observe(e) // shadow_check.go
+		}
 	}
 	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control || p.tail.deadline || p.lead.auto {
 		p.fcfs.observe(e) // the reference serves the tail rules alone

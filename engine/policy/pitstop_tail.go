@@ -43,6 +43,9 @@ type tailRules struct {
 	trust     bool    // the rank's spread weighted by the tail's controller (rankTrust)
 	overtaken bool    // with trust, the controller counts only calls arrival order would have brought within T (rankTrust.heldBack)
 	evident   bool    // with trust, the controller steps down only while the late share is past 1 % beyond its noise (rankTrust.pastQuantile)
+	checked   bool    // with overdue, the overdue test read only while the shadow is not below the conservation law (shadowCheck)
+	each      bool    // with overdue and trust, the weight's controller counts each call once (rankTrust.each)
+	overdue   bool    // the lane also promotes waiting calls arrival order would have finished, while they pass 1 % (laneOverdue)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -105,6 +108,15 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // controller counting only the calls the order made late: rankTrust.heldBack),
 // "-trust-evident" (the controller stepping down only while the late share
 // is past 1 % beyond its sampling error: rankTrust.pastQuantile),
+// "aging+warm+first-final-gated-fit-overdue" (the default, its lane also
+// promoting the waiting calls arrival order would already have finished
+// while they pass 1 %: laneOverdue), "-gated-fit-overdue-trust" (that, and
+// the rank's spread weighted by a controller stepping on the overdue gate
+// at each re-rank: rankTrust.stepOn), "-overdue-trust-each" (the same
+// controller counting each call once: rankTrust.each),
+// "-overdue-trust-each-checked" (that, the overdue test read only while the
+// shadow's mean end-to-end time is not below arrival order's by the
+// conservation law: shadowCheck),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
@@ -127,7 +139,9 @@ var laneTails = map[string]bool{
 	"first-final-forecast-fit-queue-cached-guard": true, "first-final-forecast-slack-fit-queue-cached-guard": true,
 	"first-final-forecast-fit-queue-guard-hold": true, "first-final-forecast-fit-queue-cached-guard-hold": true,
 	"first-final-gated-fit-trust": true, "first-final-gated-fit-trust-overtaken": true,
-	"first-final-gated-fit-trust-evident": true,
+	"first-final-gated-fit-trust-evident": true, "first-final-gated-fit-overdue": true,
+	"first-final-gated-fit-overdue-trust": true, "first-final-gated-fit-overdue-trust-each": true,
+	"first-final-gated-fit-overdue-trust-each-checked": true,
 }
 
 // tailNames lists the tail rules newTailRules accepts, for its error: the
@@ -198,7 +212,7 @@ func newTailRules(o Options) (tailRules, error) {
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
 			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "forecast": &r.forecast, "slack": &r.slack, "wake": &r.wake,
-				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken, "evident": &r.evident}[part] = true
+				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken, "evident": &r.evident, "overdue": &r.overdue, "each": &r.each, "checked": &r.checked}[part] = true
 		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":

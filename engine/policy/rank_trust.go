@@ -63,7 +63,21 @@ import (
 // construction of T), the plain controller is a neutral random walk capped
 // at 1 that wanders down and costs the mean (mixed @0.5: w 0.5–0.7 the whole
 // run at 1.07 % late, session 16); with the band it climbs back to 1.
+//
+// With waiting ("...-overdue-trust") the controller reads the waiting calls
+// instead of the finished ones: at each full re-rank every waiting call
+// counted is a step, down if it is overdue (laneOverdue: arrival order would
+// already have finished it), up a hundredth as much if not, so w falls
+// while more than 1 % of the waiting calls are overdue. The finished calls see the
+// starvation 250–400 s late (session 16); the overdue calls show it while
+// they wait (session 17). With each ("...-overdue-trust-each") every call
+// is one observation, as in the finished-call controller: a step down when
+// a re-rank first finds it overdue, a hundredth of a step up when it ends
+// without having been; the plain waiting controller counts a waiting call
+// at every re-rank, so a long queue moves w many steps per call.
 type rankTrust struct {
+	waiting   bool          // steps from the overdue gate at each re-rank (stepOn), not from finished calls
+	each      bool          // with waiting, one step per call: down when first found overdue, up at its end if never
 	c         lateLane      // capped: θ ≤ 1 is the weight
 	ref       fcfsReference // expWait: the controller's T
 	overtaken bool          // count only calls arrival order would have brought within T
@@ -88,6 +102,12 @@ func (r *rankTrust) weight() float64 {
 // observe learns arrival order's p99 from a finished call and moves w
 // against it.
 func (r *rankTrust) observe(e *engine.Event, slack float64) {
+	if r.waiting {
+		if r.each && e.Kind == engine.EvFinished && !e.Seq.Cancelled() && e.Err == nil && !stateOf(e.Seq).overdueSeen {
+			r.c.observe(0, 1) // ended never found overdue: a step up
+		}
+		return // the steps down come from stepOn
+	}
 	r.ref.observe(e)
 	if e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
 		return
@@ -107,6 +127,26 @@ func (r *rankTrust) count(e2e, wait, t float64) {
 		e2e = t // no evidence the tail is past T: counted as within
 	}
 	r.c.observe(e2e, t)
+}
+
+// stepOn moves w after a full re-rank that counted seen waiting calls,
+// late of them overdue: each overdue call a step down, each other a
+// hundredth of a step up (the controller's steps, summed; the bounds
+// applied once), so that w stays at 1 while no more than 1 % of the waiting
+// calls are overdue.
+func (r *rankTrust) stepOn(late, seen int) {
+	if seen <= 0 {
+		return
+	}
+	if r.c.theta == 0 {
+		r.c.theta = r.c.ceiling()
+	}
+	g := r.c.gain
+	if g <= 0 {
+		g = laneGain
+	}
+	step := g*laneQuantile/(1-laneQuantile)*float64(seen-late) - g*float64(late)
+	r.c.theta = min(max(r.c.theta*math.Exp(step), laneThetaMin), r.c.ceiling())
 }
 
 // pastQuantile records a call's lateness in the ring and reports whether
