@@ -169,6 +169,11 @@ func TestRemoteCallCancelledAroundWait(t *testing.T) {
 		t.Fatalf("a cancelled call ended with %v, want cancelled", res.Err)
 	}
 
+	// A fresh backend: the cancelled call's turns may still have reached
+	// the first one's (a begun signal left behind), which would cancel
+	// the next call's context before its Wait, when Wait may rightly
+	// return the ended call instead of the context's error.
+	rt, g = newGatedRuntime(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err = rt.Chat(ctx, gatedRequest(false))
 	if err != nil {
