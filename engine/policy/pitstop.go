@@ -234,7 +234,7 @@ func NewPitstop(o Options) *Pitstop {
 		p.deadlines.overdueCheck = &shadowCheck{}
 	}
 	if tail.overdue && tail.evident {
-		p.deadlines.overdueCheck = &shadowCheck{band: &shadowBand{}} // the check with a band (shadow_band.go)
+		p.deadlines.overdueCheck = &shadowCheck{band: &shadowBand{strict: tail.checked}} // the check with a band (shadow_band.go)
 	}
 	p.trust.waiting, p.trust.each = tail.overdue && tail.trust, tail.overdue && tail.trust && tail.each
 	first := byCall

@@ -119,6 +119,9 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // conservation law: shadowCheck), "-overdue-trust-each-evident" (the
 // same check over the reference wait's window, the shadow taken as early
 // only while it is below beyond p99Z standard errors: shadowBand),
+// "-overdue-trust-each-checked-evident" (the check over about the last
+// 1,000 calls, the shadow read only while above beyond that band:
+// shadowBand.strict),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
@@ -144,6 +147,7 @@ var laneTails = map[string]bool{
 	"first-final-gated-fit-trust-evident": true, "first-final-gated-fit-overdue": true,
 	"first-final-gated-fit-overdue-trust": true, "first-final-gated-fit-overdue-trust-each": true,
 	"first-final-gated-fit-overdue-trust-each-checked": true, "first-final-gated-fit-overdue-trust-each-evident": true,
+	"first-final-gated-fit-overdue-trust-each-checked-evident": true,
 }
 
 // tailNames lists the tail rules newTailRules accepts, for its error: the

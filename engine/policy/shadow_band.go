@@ -23,10 +23,18 @@ import (
 // silenced where it is below beyond its sampling error, and read where
 // the two cannot be told apart. No new constant: the window is the
 // reference's, the band p99Z.
+//
+// With strict ("...-overdue-trust-each-checked-evident") the test is the
+// other side of the same band over the check's own window (about the last
+// fcfsWindow calls): the shadow is read only while its mean wait is above
+// arrival order's by more than p99Z standard errors, so the signal needs
+// evidence that the shadow is not early, as "-trust-evident"'s step down
+// needs evidence of a tail.
 type shadowBand struct {
 	y, yy, a, b float64 // decayed Σ y, Σ y², Σ 1, Σ 1² (each weight squared): y the shadow's wait, seconds
 	w, ww, s, q float64 // decayed Σ S·W, Σ S·W², Σ S, Σ S²: the waits weighted by service
 	n           int
+	strict      bool // the shadow read only above arrival order's beyond the band, over about fcfsWindow calls
 }
 
 // observe records a finished call's shadow wait (deadline less arrival less
@@ -47,9 +55,14 @@ func (b *shadowBand) observe(e *engine.Event) {
 	b.add(y, wait, svc)
 }
 
-// add decays the sums by 1 − fcfsAlpha and adds one call.
+// add decays the sums by 1 − fcfsAlpha (strict: 1 − 1/fcfsWindow) and adds
+// one call.
 func (b *shadowBand) add(y, wait, svc float64) {
-	d, d2 := 1-fcfsAlpha, (1-fcfsAlpha)*(1-fcfsAlpha)
+	d := 1 - fcfsAlpha
+	if b.strict {
+		d = 1 - 1.0/fcfsWindow
+	}
+	d2 := d * d
 	b.y, b.yy, b.a, b.b = d*b.y+y, d*b.yy+y*y, d*b.a+1, d2*b.b+1
 	b.w, b.ww, b.s, b.q = d*b.w+svc*wait, d*b.ww+svc*wait*wait, d*b.s+svc, d2*b.q+svc*svc
 	b.n++
@@ -66,12 +79,15 @@ func (b *shadowBand) gap() (float64, float64) {
 }
 
 // honest reports whether the shadow is not below arrival order's wait by
-// more than p99Z standard errors; until fcfsMinCalls calls finished it is
-// taken as honest.
+// more than p99Z standard errors (strict: above it by more than that);
+// until fcfsMinCalls calls finished it is taken as honest.
 func (b *shadowBand) honest() bool {
 	if b.n < fcfsMinCalls || b.a <= 0 || b.s <= 0 {
 		return true
 	}
 	g, se := b.gap()
+	if b.strict {
+		return g > p99Z*se
+	}
 	return g >= -p99Z*se
 }

@@ -52,8 +52,11 @@ func TestShadowBand(t *testing.T) {
 	}
 
 	p := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-overdue-trust-each-evident"})
-	if c := p.deadlines.overdueCheck; c == nil || c.band == nil || !p.trust.each {
+	if c := p.deadlines.overdueCheck; c == nil || c.band == nil || c.band.strict || !p.trust.each {
 		t.Fatal("-evident: want the banded check and the per-call weight")
+	}
+	if c := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-overdue-trust-each-checked-evident"}).deadlines.overdueCheck; c == nil || c.band == nil || !c.band.strict {
+		t.Fatal("-checked-evident: want the strict band")
 	}
 	if c := NewPitstop(Options{PitstopTail: "aging+warm+first-final-gated-fit-overdue-trust-each-checked"}).deadlines.overdueCheck; c == nil || c.band != nil {
 		t.Fatal("-checked: want the plain check")
@@ -62,5 +65,36 @@ func TestShadowBand(t *testing.T) {
 	far.add(-1000, 1000, 1)
 	if c.honest(0, true) {
 		t.Fatal("the banded check reads its own wait, not the one given")
+	}
+}
+
+// TestShadowBandStrict: the strict band reads the shadow only while its
+// mean wait is above arrival order's beyond p99Z standard errors: level
+// within the noise is not enough, and its window is about fcfsWindow calls
+// (a shadow far below for 100 calls is still early after 100 level ones).
+func TestShadowBandStrict(t *testing.T) {
+	fill := func(b *shadowBand, n int, shadow, wait float64) {
+		for i := range n {
+			s := float64(1 - 2*(i%2))
+			b.add(shadow+5*s, wait+5*s, 1)
+		}
+	}
+	level := shadowBand{strict: true}
+	fill(&level, 2000, 10, 10)
+	if level.honest() {
+		t.Fatal("level: want no evidence, not honest")
+	}
+	above := shadowBand{strict: true}
+	fill(&above, 2000, 12, 10)
+	if !above.honest() {
+		g, se := above.gap()
+		t.Fatalf("2 s above, gap %g ± %g: want honest", g, se)
+	}
+	long := shadowBand{strict: true}
+	fill(&long, 1000, 0, 10)
+	fill(&long, 100, 12, 10)
+	if long.honest() {
+		g, se := long.gap()
+		t.Fatalf("far below for 1,000 calls then above for 100, gap %g ± %g: want early still", g, se)
 	}
 }
