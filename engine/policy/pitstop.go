@@ -233,6 +233,9 @@ func NewPitstop(o Options) *Pitstop {
 	if tail.overdue && tail.checked {
 		p.deadlines.overdueCheck = &shadowCheck{}
 	}
+	if tail.overdue && tail.evident {
+		p.deadlines.overdueCheck = &shadowCheck{band: &shadowBand{strict: tail.checked}} // the check with a band (shadow_band.go)
+	}
 	p.trust.waiting, p.trust.each = tail.overdue && tail.trust, tail.overdue && tail.trust && tail.each
 	first := byCall
 	if p.forced == byGittinsRest {

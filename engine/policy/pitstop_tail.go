@@ -42,7 +42,7 @@ type tailRules struct {
 	hold      bool    // with guard, shut until the backlog drains back to where it began (overloadGuard.hold)
 	trust     bool    // the rank's spread weighted by the tail's controller (rankTrust)
 	overtaken bool    // with trust, the controller counts only calls arrival order would have brought within T (rankTrust.heldBack)
-	evident   bool    // with trust, the controller steps down only while the late share is past 1 % beyond its noise (rankTrust.pastQuantile)
+	evident   bool    // with trust, the controller steps down only while the late share is past 1 % beyond its noise (rankTrust.pastQuantile); with overdue, the shadow's check with that band (shadowBand)
 	checked   bool    // with overdue, the overdue test read only while the shadow is not below the conservation law (shadowCheck)
 	each      bool    // with overdue and trust, the weight's controller counts each call once (rankTrust.each)
 	overdue   bool    // the lane also promotes waiting calls arrival order would have finished, while they pass 1 % (laneOverdue)
@@ -116,7 +116,12 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // controller counting each call once: rankTrust.each),
 // "-overdue-trust-each-checked" (that, the overdue test read only while the
 // shadow's mean end-to-end time is not below arrival order's by the
-// conservation law: shadowCheck),
+// conservation law: shadowCheck), "-overdue-trust-each-evident" (the
+// same check over the reference wait's window, the shadow taken as early
+// only while it is below beyond p99Z standard errors: shadowBand),
+// "-overdue-trust-each-checked-evident" (the check over about the last
+// 1,000 calls, the shadow read only while above beyond that band:
+// shadowBand.strict),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
@@ -141,7 +146,8 @@ var laneTails = map[string]bool{
 	"first-final-gated-fit-trust": true, "first-final-gated-fit-trust-overtaken": true,
 	"first-final-gated-fit-trust-evident": true, "first-final-gated-fit-overdue": true,
 	"first-final-gated-fit-overdue-trust": true, "first-final-gated-fit-overdue-trust-each": true,
-	"first-final-gated-fit-overdue-trust-each-checked": true,
+	"first-final-gated-fit-overdue-trust-each-checked": true, "first-final-gated-fit-overdue-trust-each-evident": true,
+	"first-final-gated-fit-overdue-trust-each-checked-evident": true,
 }
 
 // tailNames lists the tail rules newTailRules accepts, for its error: the

@@ -21,10 +21,15 @@ import "github.com/pitstop-llm/pitstop/engine"
 type shadowCheck struct {
 	shadow, own float64 // decayed means, seconds
 	n           int
+	band        *shadowBand // with "-evident", the test over the wait's window with a band (shadow_band.go)
 }
 
 // observe records a finished call's shadow end-to-end time and own time.
 func (c *shadowCheck) observe(e *engine.Event) {
+	if c.band != nil {
+		c.band.observe(e)
+		return
+	}
 	if e.Kind != engine.EvFinished || e.Seq.Cancelled() || e.Err != nil {
 		return
 	}
@@ -44,6 +49,9 @@ func (c *shadowCheck) observe(e *engine.Event) {
 // arrival order's by the conservation law (wait w), and whether enough
 // calls finished to tell; until then it is taken as honest.
 func (c *shadowCheck) honest(w float64, ok bool) bool {
+	if c.band != nil {
+		return c.band.honest() // its own wait over the same calls
+	}
 	if !ok || c.n < fcfsMinCalls {
 		return true
 	}
