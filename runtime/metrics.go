@@ -13,30 +13,33 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	queue        *prometheus.GaugeVec
-	policyQueue  *prometheus.GaugeVec
-	kvBlocks     *prometheus.GaugeVec
-	hostBlocks   *prometheus.GaugeVec
-	swapBlocks   *prometheus.CounterVec
-	swapBytes    *prometheus.CounterVec
-	recompute    prometheus.Counter
-	preemptions  prometheus.Counter
-	iterations   prometheus.Counter
-	iterSeconds  prometheus.Histogram
-	tokens       *prometheus.CounterVec
-	handling     *prometheus.CounterVec
-	toolLatency  *prometheus.HistogramVec
-	toolRounds   prometheus.Counter
-	resultsCut   prometheus.Counter
-	predErr      *prometheus.HistogramVec
-	predRelErr   *prometheus.HistogramVec
-	calls        *prometheus.CounterVec
-	callSeconds  prometheus.Histogram
-	outside      prometheus.Histogram
-	programs     prometheus.Gauge
-	clientCalls  prometheus.Counter
-	prefixCached prometheus.Counter
-	parks        *prometheus.CounterVec
+	queue       *prometheus.GaugeVec
+	policyQueue *prometheus.GaugeVec
+	// policyClasses counts the tenants whose program statistics the
+	// policy keeps, without naming them.
+	policyClasses prometheus.Gauge
+	kvBlocks      *prometheus.GaugeVec
+	hostBlocks    *prometheus.GaugeVec
+	swapBlocks    *prometheus.CounterVec
+	swapBytes     *prometheus.CounterVec
+	recompute     prometheus.Counter
+	preemptions   prometheus.Counter
+	iterations    prometheus.Counter
+	iterSeconds   prometheus.Histogram
+	tokens        *prometheus.CounterVec
+	handling      *prometheus.CounterVec
+	toolLatency   *prometheus.HistogramVec
+	toolRounds    prometheus.Counter
+	resultsCut    prometheus.Counter
+	predErr       *prometheus.HistogramVec
+	predRelErr    *prometheus.HistogramVec
+	calls         *prometheus.CounterVec
+	callSeconds   prometheus.Histogram
+	outside       prometheus.Histogram
+	programs      prometheus.Gauge
+	clientCalls   prometheus.Counter
+	prefixCached  prometheus.Counter
+	parks         *prometheus.CounterVec
 	// Per tenant (the label is the tenant's name from the operator's keys
 	// file, so it is bounded by the operator).
 	tenantCalls    *prometheus.CounterVec
@@ -58,6 +61,10 @@ func newMetrics() *Metrics {
 			Name: "pitstop_policy_queue_length",
 			Help: "Runnable calls waiting for the device, by the scheduling policy's queue (mlfq/plas/atlas/pitstop attained-service queues, 0 the first; promoted: moved ahead by anti-starvation; one queue 0 for policies without queues).",
 		}, []string{"policy", "queue"}),
+		policyClasses: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "pitstop_policy_classes",
+			Help: "Tenants whose program statistics the scheduling policy keeps (pitstop's per-tenant program model and reuse gaps, --pitstop-classes); each is dropped once its tenant is idle past --program-ttl. 0 for a policy that keeps none per tenant.",
+		}),
 		kvBlocks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "pitstop_kv_blocks",
 			Help: "Device KV blocks: used, free, total.",
@@ -169,7 +176,7 @@ func newMetrics() *Metrics {
 			Help: "Chat calls and tool invokes in flight, by tenant.",
 		}, []string{"tenant"}),
 	}
-	r.MustRegister(m.queue, m.policyQueue, m.kvBlocks, m.hostBlocks, m.swapBlocks, m.swapBytes, m.recompute,
+	r.MustRegister(m.queue, m.policyQueue, m.policyClasses, m.kvBlocks, m.hostBlocks, m.swapBlocks, m.swapBytes, m.recompute,
 		m.preemptions, m.iterations, m.iterSeconds, m.tokens, m.handling, m.toolLatency,
 		m.toolRounds, m.resultsCut, m.predErr, m.predRelErr, m.calls, m.callSeconds, m.outside, m.programs,
 		m.clientCalls, m.prefixCached, m.parks, m.tenantCalls, m.tenantTokens, m.tenantRejected, m.tenantActive,

@@ -75,3 +75,38 @@ func TestServeDropsIdleTenantsStatistics(t *testing.T) {
 	}
 	t.Fatalf("classes kept %v %v after a was idle, want a dropped after the %v TTL", classesKept(t, rt), 20*ttl, ttl)
 }
+
+// TestPolicyClassesOnlyForAPolicyThatKeepsThem: a policy without per-class
+// statistics (fcfs) keeps none, and the gauge reads 0; pitstop's classes are
+// its callers' tenants, and the gauge counts them.
+func TestPolicyClassesOnlyForAPolicyThatKeepsThem(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		policy string
+		want   []string
+	}{{"fcfs", nil}, {"pitstop", []string{"a", "b"}}} {
+		rt := newTestRuntime(t, Config{Policy: c.policy})
+		for _, tenant := range []string{"a", "b", "a"} {
+			call, err := rt.Chat(ctx, ChatRequest{Tenant: tenant, Messages: []chat.Message{{Role: "user", Content: "hi"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := call.Wait(ctx); err != nil || res.Err != nil {
+				t.Fatalf("%s: %v %v", tenant, err, res.Err)
+			}
+		}
+		got, err := rt.PolicyClasses(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: classes kept %v, want %v", c.policy, got, c.want)
+		}
+		if _, err := rt.Engine(ctx); err != nil { // refreshes the gauges
+			t.Fatal(err)
+		}
+		if n := gaugeValue(t, rt.metrics.policyClasses); n != float64(len(c.want)) {
+			t.Errorf("%s: pitstop_policy_classes %g, want %d", c.policy, n, len(c.want))
+		}
+	}
+}

@@ -682,6 +682,7 @@ func (rt *Runtime) refreshGauges(st *EngineState) {
 	m.hostBlocks.WithLabelValues("used").Set(float64(st.HostUsed))
 	m.hostBlocks.WithLabelValues("capacity").Set(float64(st.HostBlocks))
 	m.programs.Set(float64(rt.programs.len()))
+	m.policyClasses.Set(float64(len(rt.policyClasses())))
 	for t, n := range rt.tenants.active() {
 		m.tenantActive.WithLabelValues(tenantLabel(t)).Set(float64(n))
 	}
