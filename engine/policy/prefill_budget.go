@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/pitstop-llm/pitstop/engine"
 )
@@ -180,39 +179,11 @@ func (w *inflowWindow) rate(now, horizon float64) float64 {
 // prefillBudget), the chunk at least floor: n plus the chunk, 0 when the
 // full budget is the best.
 func chunkFor(fixed, perToken float64, dec []float64, w, s float64, budget int, floor float64) int {
-	n := len(dec)
-	if n == 0 || w <= 0 {
-		return 0
+	// Each rest known for sure: the expected form with unit masses, which
+	// computes the same cost and search (a mass of 1 multiplies exactly).
+	pts := make([]decodePoint, len(dec))
+	for i, d := range dec {
+		pts[i] = decodePoint{d: d, p: 1}
 	}
-	full := float64(budget - n)
-	if full <= 0 {
-		return 0
-	}
-	cost := func(c float64) float64 {
-		l := s * fixed / c
-		for _, d := range dec {
-			l += perToken * min(d*c, w)
-		}
-		return l
-	}
-	c := full
-	for range 4 {
-		short := 0.0
-		for _, d := range dec {
-			if d*c < w {
-				short += d
-			}
-		}
-		if short == 0 {
-			break
-		}
-		c = min(max(math.Sqrt(s*fixed/(perToken*short)), 1), full)
-	}
-	if c >= full || cost(c) >= cost(full) {
-		return 0
-	}
-	if c = max(c, floor); c >= full {
-		return 0
-	}
-	return n + int(math.Ceil(c))
+	return chunkForExpected(fixed, perToken, len(dec), pts, w, s, budget, floor)
 }
