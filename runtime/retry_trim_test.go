@@ -25,7 +25,7 @@ func agentHistory(steps int) []chat.Message {
 // retryOf books the request's messages in the table's program "k", as a
 // call does (conversationOf, then retries), and says whether it is a retry.
 func retryOf(tab *programTable, msgs []chat.Message) bool {
-	return tab.retries("k", conversationOf("", msgs), modelTurns(msgs))
+	return tab.retries("k", conversationOf("", msgs), turnPrefixes(msgs))
 }
 
 func newRetryTable() *programTable {
