@@ -1,17 +1,37 @@
 package predictor
 
+import "slices"
+
+// MaxRetryBack is how many of the model's turns back from its
+// conversation's latest request a retry may go and still be told a retry:
+// the runtime keeps its latest request's last MaxRetryBack turn prefixes
+// (one hash each) to check that a request goes back in that very history,
+// and DeriveRetries reads the traces the same way. A memory bound (8 bytes
+// a turn), not a tuned value: going back further is not told apart from a
+// client that trimmed its history.
+const MaxRetryBack = 64
+
 // DeriveRetries marks each record that goes back to an earlier point of its
 // conversation (Input.Retry) where the trace's History is its branch's, as
 // a tree-search converter writes it: a record of a started program whose
 // history holds no more calls than the previous record's of the same
 // program and thread did (a search trying another child of an earlier
-// node), and holds some (an empty history is a restart, Restarts). It reads
-// only the histories of earlier records, never an output. It never clears
-// Retry: the runtime records it from the request itself, and its traces'
-// histories grow with every segment of a conversation, so nothing is
-// derived there.
+// node), and holds some (an empty history is a restart, Restarts), and is
+// the history the previous record's branch had at that depth (the search
+// goes back along the branch it was on, as the runtime checks from the
+// request's messages; a jump to another subtree is no retry there either),
+// at most MaxRetryBack calls back. It reads only the histories of earlier
+// records, never an output. It never clears Retry: the runtime records it
+// from the request itself, and its traces' histories grow with every
+// segment of a conversation, so nothing is derived there.
 func DeriveRetries(recs []TraceRecord) {
-	type prev struct{ segment, calls int }
+	type prev struct {
+		segment int
+		// branch[k] is the history of the record at depth k (k calls) on
+		// the previous record's branch; a depth the records skipped holds
+		// Calls -1, which no history equals.
+		branch []History
+	}
 	progs := map[string]prev{}
 	for i := range recs {
 		r := &recs[i]
@@ -20,10 +40,25 @@ func DeriveRetries(recs []TraceRecord) {
 		}
 		key := r.Source + "\x00" + r.Program + "\x00" + r.Thread
 		p, ok := progs[key]
+		if !ok || r.Segment != p.segment+1 {
+			p.branch = nil
+		}
 		calls := r.Input.History.Calls
-		if ok && r.Segment == p.segment+1 && calls > 0 && calls <= p.calls {
+		last := len(p.branch) - 1 // the previous record's calls
+		if calls > 0 && calls <= last && calls > last-MaxRetryBack && sameHistory(p.branch[calls], r.Input.History) {
 			r.Input.Retry = true
 		}
-		progs[key] = prev{segment: r.Segment, calls: calls}
+		p.branch = p.branch[:min(calls, len(p.branch))]
+		for len(p.branch) < calls {
+			p.branch = append(p.branch, History{Calls: -1})
+		}
+		progs[key] = prev{segment: r.Segment, branch: append(p.branch, r.Input.History)}
 	}
+}
+
+// sameHistory says whether two histories are equal, field by field.
+func sameHistory(a, b History) bool {
+	return a.Calls == b.Calls && a.MeanOutputTokens == b.MeanOutputTokens && a.LastOutputTokens == b.LastOutputTokens &&
+		slices.Equal(a.ToolsCalled, b.ToolsCalled) && a.MeanToolCallTokens == b.MeanToolCallTokens &&
+		a.Replies == b.Replies && a.MeanReplyTokens == b.MeanReplyTokens
 }

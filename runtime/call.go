@@ -306,7 +306,7 @@ func (rt *Runtime) Chat(ctx context.Context, req ChatRequest) (*Call, error) {
 	st.requestTool, st.lastToolClass = answeredCall(req.Messages)
 	st.conv = conversationOf(req.Thread, req.Messages)
 	st.history, st.blend = rt.programs.history(c.key, st.conv, startsOver(req.Messages))
-	st.retry = rt.programs.retries(c.key, st.conv, modelTurns(req.Messages))
+	st.retry = rt.programs.retries(c.key, st.conv, turnPrefixes(req.Messages))
 	length = rt.length.tenants.acquire(c.tenant)
 	c.length = length
 	st.predictLength()

@@ -69,6 +69,9 @@ type conversation struct {
 	blend   predictor.ProgramBlend
 	used    uint64 // the program's convTick when last read
 	turns   int    // the model's turns its latest request carried (retries)
+	// prefixes are the turn prefixes of its latest request's last
+	// maxTurnPrefixes turns (turnPrefixes; retries).
+	prefixes []uint64
 }
 
 // maxConversations bounds the conversations a program row keeps: past it,

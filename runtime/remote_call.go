@@ -120,7 +120,7 @@ func (rt *Runtime) chatRemote(ctx context.Context, req ChatRequest, received tim
 	}
 	rc.conv = conversationOf(req.Thread, req.Messages)
 	hist, _ := rt.programs.history(c.key, rc.conv, startsOver(req.Messages))
-	rc.retry = rt.programs.retries(c.key, rc.conv, modelTurns(req.Messages))
+	rc.retry = rt.programs.retries(c.key, rc.conv, turnPrefixes(req.Messages))
 	rc.req.PredictedDecode = int(hist.MeanOutputTokens)
 	rc.res = Result{ID: c.id, Program: c.program, Model: req.Model, Created: received}
 	rc.res.Timing.Received = received

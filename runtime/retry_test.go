@@ -65,7 +65,7 @@ func TestRetryIsTheFirstSegmentOfARequestBackInItsConversation(t *testing.T) {
 }
 
 // The table says retry only for a known conversation whose request carries
-// some turns and no more than its previous request did.
+// some turns, no more than its previous request did, of the same history.
 func TestProgramTableRetries(t *testing.T) {
 	tab := newProgramTable(time.Hour, time.Minute)
 	tab.arrive("k", "p", "", "", false, time.Unix(1000, 0))
@@ -74,11 +74,37 @@ func TestProgramTableRetries(t *testing.T) {
 		turns int
 		want  bool
 	}{{"a", 0, false}, {"a", 1, false}, {"a", 3, false}, {"a", 3, true}, {"a", 2, true}, {"b", 2, false}, {"a", 0, false}, {"a", 1, false}} {
-		if got := tab.retries("k", c.conv, c.turns); got != c.want {
+		if got := tab.retries("k", c.conv, turnPrefixes(agentHistory(c.turns))); got != c.want {
 			t.Fatalf("conversation %s, %d turns: retry %v, want %v", c.conv, c.turns, got, c.want)
 		}
 	}
-	if tab.retries("unknown", "a", 5) {
+	if tab.retries("unknown", "a", turnPrefixes(agentHistory(5))) {
 		t.Fatal("a retry for an unknown program")
+	}
+}
+
+// A conversation keeps its latest request's last maxTurnPrefixes turn
+// prefixes, no more: going back within them is a retry, going back further
+// is not told apart from a trimmed history.
+func TestRetriesKeepTheLastTurnPrefixesOnly(t *testing.T) {
+	const turns = maxTurnPrefixes + 36
+	tab := newRetryTable()
+	if retryOf(tab, agentHistory(turns)) {
+		t.Fatal("the first request flagged a retry")
+	}
+	c := tab.rows["k"].conversation(conversationOf("", agentHistory(1)))
+	if len(c.prefixes) != maxTurnPrefixes || c.turns != turns {
+		t.Fatalf("the conversation keeps %d prefixes of %d turns, want %d of %d", len(c.prefixes), c.turns, maxTurnPrefixes, turns)
+	}
+	if !retryOf(tab, agentHistory(turns)) {
+		t.Fatal("back within the kept prefixes: no retry")
+	}
+	if !retryOf(tab, agentHistory(turns-maxTurnPrefixes+1)) {
+		t.Fatal("back to the oldest kept prefix: no retry")
+	}
+	tab = newRetryTable()
+	retryOf(tab, agentHistory(turns))
+	if retryOf(tab, agentHistory(turns-maxTurnPrefixes)) {
+		t.Fatal("back past the kept prefixes flagged a retry")
 	}
 }
