@@ -235,6 +235,9 @@ func NewProgramBlends(mix *ExpertMix) *ProgramBlends {
 	return &ProgramBlends{progs: map[string]ProgramBlend{}, Mix: mix}
 }
 
+// blendKey names r's conversation across the replay: its source, program
+// and thread (the blend, the last tool's class and retries are per
+// conversation).
 func blendKey(r TraceRecord) string { return r.Source + "\x00" + r.Program + "\x00" + r.Thread }
 
 // program is the blend r's prediction starts from.

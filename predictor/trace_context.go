@@ -27,7 +27,7 @@ func DeriveContext(recs []TraceRecord) {
 		if r.Program == "" {
 			continue
 		}
-		key := r.Source + "\x00" + r.Program + "\x00" + r.Thread
+		key := blendKey(*r)
 		st := progs[key]
 		if st == nil || r.Segment == 0 {
 			st = &state{segment: -1}
@@ -61,7 +61,7 @@ func DeriveToolClasses(recs []TraceRecord) {
 		if r.Program == "" {
 			continue
 		}
-		key := r.Source + "\x00" + r.Program + "\x00" + r.Thread
+		key := blendKey(*r)
 		p, ok := progs[key]
 		if ok && r.Segment == p.segment+1 && r.Input.LastToolClass == "" && r.Input.LastTool == p.tool && p.tool != "" {
 			r.Input.LastToolClass = p.class

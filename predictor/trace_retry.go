@@ -38,7 +38,7 @@ func DeriveRetries(recs []TraceRecord) {
 		if r.Program == "" {
 			continue
 		}
-		key := r.Source + "\x00" + r.Program + "\x00" + r.Thread
+		key := blendKey(*r)
 		p, ok := progs[key]
 		if !ok || r.Segment != p.segment+1 {
 			p.branch = nil
