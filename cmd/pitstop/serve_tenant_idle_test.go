@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -25,41 +21,14 @@ func TestServeMetricsCountPolicyClassesAcrossIdleTenant(t *testing.T) {
 	}
 	p := startServe(t, "--model", "scripted-test", "--pace", "0.05", "--api-keys-file", file,
 		"--admin-key", "root", "--program-ttl", "300ms")
-	call := func(key string) {
-		t.Helper()
-		body := `{"model":"pitstop-scripted-test","messages":[{"role":"user","content":"hi"}]}`
-		req, _ := http.NewRequest("POST", p.url("/v1/chat/completions"), strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("tenant key %s: status %d; log:\n%s", key, resp.StatusCode, p.logs.String())
-		}
-	}
+	call := func(key string) { t.Helper(); serveChat(t, p, key, "hi") }
 	classes := func() int {
 		t.Helper()
-		req, _ := http.NewRequest("GET", p.url("/metrics"), nil)
-		req.Header.Set("Authorization", "Bearer root")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		n := serveMetric(t, p, "pitstop_policy_classes")
+		if n < 0 {
+			t.Fatal("no pitstop_policy_classes in /metrics")
 		}
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if v, ok := strings.CutPrefix(sc.Text(), "pitstop_policy_classes "); ok {
-				n, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					t.Fatalf("pitstop_policy_classes %q", v)
-				}
-				return int(n)
-			}
-		}
-		t.Fatal("no pitstop_policy_classes in /metrics")
-		return 0
+		return int(n)
 	}
 	// waitFor calls beta (which stays busy) until the gauge reads want.
 	waitFor := func(want int, what string) {

@@ -30,20 +30,7 @@ func TestServeKeepsTenantLengthStates(t *testing.T) {
 	}
 	state := filepath.Join(dir, "state")
 	args := []string{"--model", "scripted-test", "--api-keys-file", keys, "--predictor-state-dir", state, "--predictor-learn=false"}
-	chat := func(p *serveProc, key, say string) {
-		t.Helper()
-		body := `{"model":"pitstop-scripted-test","messages":[{"role":"user","content":"` + say + `"}]}`
-		req, _ := http.NewRequest("POST", p.url("/v1/chat/completions"), strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("chat as %s: %d", key, resp.StatusCode)
-		}
-	}
+	chat := func(p *serveProc, key, say string) { t.Helper(); serveChat(t, p, key, say) }
 
 	p := startServe(t, args...)
 	for range 3 {
@@ -92,6 +79,23 @@ func TestServeKeepsTenantLengthStates(t *testing.T) {
 		if got := serveMetric(t, p, name); got != want {
 			t.Errorf("%s = %g, want %g", name, got, want)
 		}
+	}
+}
+
+// serveChat makes one non-streamed call to the scripted model as key,
+// saying say, and fails the test unless it is answered 200.
+func serveChat(t *testing.T, p *serveProc, key, say string) {
+	t.Helper()
+	body := `{"model":"pitstop-scripted-test","messages":[{"role":"user","content":"` + say + `"}]}`
+	req, _ := http.NewRequest("POST", p.url("/v1/chat/completions"), strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("chat as %s: %d; log:\n%s", key, resp.StatusCode, p.logs.String())
 	}
 }
 
