@@ -107,12 +107,8 @@ type HitTrade struct {
 // hitTradeRate hits per token of absolute error it added, over at least
 // hitTradeMinSegments moves.
 func (t *HitTrade) On() bool {
-	return t.moves >= hitTradeMinSegments && t.net() > 0
+	return t.moves >= hitTradeMinSegments && t.hits-hitTradeRate*t.absErr > 0
 }
-
-// net is the trade's realized gain: its hits less hitTradeRate × its
-// absolute error, over the moves booked.
-func (t *HitTrade) net() float64 { return t.hits - hitTradeRate*t.absErr }
 
 // Point is what the deployment serves for a segment whose mixture's median
 // is median and whose candidate is candidate.
@@ -139,34 +135,18 @@ func (t *HitTrade) Observe(median, candidate, actual int) {
 	t.moves++
 }
 
-// servedTrade is the point the mixture serves for p (Traded): a hit
-// trade's candidate while that trade has paid and the candidate moves off
-// the distribution's own median, else the mixture's point. There are two
-// candidates, each with its own trade: the mixture distribution's densest
-// window (trade, p.Candidate) and the program's own (program,
-// p.ProgramCandidate); where both have paid, the one that has realized
-// the more (HitTrade.net) is served. The trades are a question about the
-// distribution (does a window deliver hits its median does not?), so they
-// are decided and booked against p.Median, never against a point
-// CalibrateModelSpread moved: booked against the moved point, the trade
-// switched on while the calibration held and kept serving its candidates
-// after the calibration let go (held-out tau with the shipped model: 72
-// second-half segments moved, 7 hits lost; docs/results-predictor.md,
-// session 16).
-func servedTrade(trade, program *HitTrade, p ServedPoint) int {
-	c := p.Median
-	switch {
-	case trade.On() && program.On():
-		c = p.Candidate
-		if program.net() > trade.net() {
-			c = p.ProgramCandidate
-		}
-	case trade.On():
-		c = p.Candidate
-	case program.On():
-		c = p.ProgramCandidate
-	}
-	if c != p.Median {
+// servedTrade is the point the mixture serves for p (Traded): the hit
+// trade's candidate while the trade has paid and the candidate moves off
+// the distribution's own median, else the mixture's point. The trade is a
+// question about the distribution (does its densest window deliver hits
+// its median does not?), so it is decided and booked against p.Median,
+// never against a point CalibrateModelSpread moved: booked against the
+// moved point, the trade switched on while the calibration held and kept
+// serving its candidates after the calibration let go (held-out tau with
+// the shipped model: 72 second-half segments moved, 7 hits lost;
+// docs/results-predictor.md, session 16).
+func servedTrade(t *HitTrade, p ServedPoint) int {
+	if c := t.Point(p.Median, p.Candidate); c != p.Median {
 		return c
 	}
 	return p.Mixed

@@ -16,8 +16,6 @@ type ModeLed struct {
 	modes *WindowModes
 	led   OrderLed
 	trade HitTrade // served steps only: the mixture's median or its HitTrade candidate
-	// program is the trade of the program's own window (ServedPoint.ProgramCandidate).
-	program HitTrade
 }
 
 // NewModeLed starts with no segment finished; until one has, the mode is
@@ -56,13 +54,13 @@ func (m *ModeLed) predict(in Input, mix int) (point, mode int, chosen bool) {
 // mixture's median.
 func (m *ModeLed) predictServed(in Input, p *ServedPoint, overflowTokens int) {
 	if m == nil {
-		p.Candidate, p.ProgramCandidate, p.Traded, p.Mode, p.Point = p.Median, p.Median, p.Mixed, p.Mixed, p.Mixed
+		p.Candidate, p.Traded, p.Mode, p.Point = p.Median, p.Mixed, p.Mixed, p.Mixed
 		return
 	}
 	p.Candidate = hitCandidate(p.Dist, p.Median, overflowTokens)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p.Traded = servedTrade(&m.trade, &m.program, *p)
+	p.Traded = servedTrade(&m.trade, *p)
 	p.Point, p.Mode, p.ModeChosen = m.predict(in, p.Traded)
 }
 
@@ -75,7 +73,6 @@ func (m *ModeLed) observeServed(in Input, p ServedPoint, actual int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.trade.Observe(p.Median, p.Candidate, actual)
-	m.program.Observe(p.Median, p.ProgramCandidate, actual)
 	m.modes.Observe(in, actual)
 	m.led.Observe(p.Traded, p.Mode, actual)
 }

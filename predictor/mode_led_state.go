@@ -32,9 +32,6 @@ type modeLedFile struct {
 	// Trade is the HitTrade's sums (absent in files written before it:
 	// restored as a trade that has not paid yet).
 	Trade *hitTradeState `json:"hit_trade,omitempty"`
-	// ProgramTrade is the program window's HitTrade (absent in files
-	// written before it: restored as one that has not paid yet).
-	ProgramTrade *hitTradeState `json:"program_trade,omitempty"`
 }
 
 type hitTradeState struct {
@@ -61,8 +58,7 @@ func (m *ModeLed) Save(dir string) error {
 	m.mu.Lock()
 	f := modeLedFile{stateHeader: stateHeader{Kind: modeLedKind, Version: modeLedVersion}, Fallback: m.fallback, Window: orderWindow,
 		Seen: m.led.seen, Wrong: m.led.wrong, Pairs: m.led.pairs,
-		Trade:        &hitTradeState{Hits: m.trade.hits, AbsErr: m.trade.absErr, Moves: m.trade.moves},
-		ProgramTrade: &hitTradeState{Hits: m.program.hits, AbsErr: m.program.absErr, Moves: m.program.moves}}
+		Trade: &hitTradeState{Hits: m.trade.hits, AbsErr: m.trade.absErr, Moves: m.trade.moves}}
 	for i, s := range m.led.recent {
 		f.Recent[i] = [3]int{s.pts[0], s.pts[1], s.actual}
 	}
@@ -107,13 +103,12 @@ func (m *ModeLed) restore(data []byte) error {
 			return errors.New("more pairs ordered wrongly than scored")
 		}
 	}
-	trade, err := restoreTrade(f.Trade)
-	if err != nil {
-		return fmt.Errorf("hit trade: %w", err)
-	}
-	program, err := restoreTrade(f.ProgramTrade)
-	if err != nil {
-		return fmt.Errorf("program window's trade: %w", err)
+	var trade HitTrade
+	if t := f.Trade; t != nil {
+		if t.Moves < 0 || !(math.Abs(t.Hits) <= float64(t.Moves)) || math.IsNaN(t.AbsErr) || math.IsInf(t.AbsErr, 0) {
+			return errors.New("hit trade: sums no run of Observe gives")
+		}
+		trade = HitTrade{hits: t.Hits, absErr: t.AbsErr, moves: t.Moves}
 	}
 	classes := make(map[modeClass]*lengthWindows, len(f.Classes))
 	for _, cs := range f.Classes {
@@ -137,18 +132,6 @@ func (m *ModeLed) restore(data []byte) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.modes.classes, m.led, m.trade, m.program = classes, led, trade, program
+	m.modes.classes, m.led, m.trade = classes, led, trade
 	return nil
-}
-
-// restoreTrade is the HitTrade t saved (none: one that has not paid yet),
-// or an error for sums no run of Observe gives.
-func restoreTrade(t *hitTradeState) (HitTrade, error) {
-	if t == nil {
-		return HitTrade{}, nil
-	}
-	if t.Moves < 0 || !(math.Abs(t.Hits) <= float64(t.Moves)) || math.IsNaN(t.AbsErr) || math.IsInf(t.AbsErr, 0) {
-		return HitTrade{}, errors.New("sums no run of Observe gives")
-	}
-	return HitTrade{hits: t.Hits, absErr: t.AbsErr, moves: t.Moves}, nil
 }

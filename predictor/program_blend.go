@@ -50,20 +50,18 @@ const BlendPriorTokens = 10
 // is a value: Observe returns a new one and never changes what an earlier
 // copy sees.
 type ProgramBlend struct {
-	BlendStats                  // the whole program
-	LastTool   string           // the tool the last observed segment called ("" when it ended its call)
-	byTool     []toolStats      // per last tool, continuations only; copied on write (values share no state)
-	continues  BlendStats       // the continuations (every segment of a program that never retried)
-	retries    BlendStats       // the retries
-	retrying   bool             // the next segment is a retry (Next)
-	windows    []programLengths // the latest lengths per kind and last tool (program_window.go); copied on write
-	reads      string           // the tool whose result the next segment reads (Next: Input.LastTool)
+	BlendStats             // the whole program
+	LastTool   string      // the tool the last observed segment called ("" when it ended its call)
+	byTool     []toolStats // per last tool, continuations only; copied on write (values share no state)
+	continues  BlendStats  // the continuations (every segment of a program that never retried)
+	retries    BlendStats  // the retries
+	retrying   bool        // the next segment is a retry (Next)
 }
 
 // Next is b for predicting and observing a segment with input in: a retry
 // (in.Retry) is blended with the program's retries.
 func (b ProgramBlend) Next(in Input) ProgramBlend {
-	b.retrying, b.reads = in.Retry, in.LastTool
+	b.retrying = in.Retry
 	return b
 }
 
@@ -151,7 +149,6 @@ func (b ProgramBlend) Observe(model, actual int, tool string) ProgramBlend {
 		b.continues = b.continues.observe(model, actual)
 	}
 	b.BlendStats = b.BlendStats.observe(model, actual)
-	b.windows = observeWindow(b.windows, b.retrying, b.reads, actual)
 	b.LastTool = tool
 	b.retrying = false
 	return b

@@ -52,15 +52,8 @@ type ServedPoint struct {
 	// deployment's HitTrade has paid and Candidate is not Median, else
 	// Mixed.
 	Candidate, Traded int
-	// ProgramCandidate is the centre of the densest ±5-token window of
-	// the program's own earlier lengths of the segment's kind and last
-	// tool where, over those lengths, it buys enough hits for its
-	// absolute error over Median (ProgramBlend.programCandidate), else
-	// Median. Traded is it instead of Candidate while its own trade has
-	// paid, and paid more (servedTrade).
-	ProgramCandidate int
-	Mode             int // the deployment's window mode for the segment's class
-	Point            int // Traded or Mode, by ModeLed: what policies rank by
+	Mode              int // the deployment's window mode for the segment's class
+	Point             int // Traded or Mode, by ModeLed: what policies rank by
 	// ModeChosen says that the point is the mode: it has ordered the
 	// deployment's finished segments better than the mixture (OrderLed).
 	ModeChosen bool
@@ -78,7 +71,6 @@ func (s ServedStep) Predict(b ProgramBlend, in Input, model int, probs []float32
 	if s.Mix.calibrates() && p.Dist != nil {
 		p.Median = LengthQuantile(p.Dist, 0.5, overflowTokens)
 	}
-	p.ProgramCandidate = b.programCandidate(p.Median)
 	s.Led.predictServed(in, &p, overflowTokens)
 	return p
 }

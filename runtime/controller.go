@@ -483,7 +483,7 @@ func (s *seqCtl) resumed(p *pendingRound, round Round, results []chat.Message, r
 func (s *seqCtl) endSegment(tool string, toolSeconds *float64, returnTokens int) {
 	out := s.generated - s.segGenStart
 	in := s.segmentInput()
-	idx := s.rt.programs.segment(s.call.key, s.conv, out, tool, s.predModel, in)
+	idx := s.rt.programs.segment(s.call.key, s.conv, out, tool, s.predModel, in.Retry)
 	s.segments = append(s.segments, predictor.TraceRecord{
 		Source:              "runtime",
 		Program:             s.call.program,

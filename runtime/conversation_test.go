@@ -95,14 +95,14 @@ func TestFanoutSubagentsKeepTheirOwnHistories(t *testing.T) {
 func TestProgramForgetsItsOldestConversation(t *testing.T) {
 	tab := newProgramTable(time.Hour, time.Minute)
 	tab.arrive("k", "p", "", "", false, time.Unix(1000, 0))
-	tab.segment("k", "first", 9, "", 9, predictor.Input{})
+	tab.segment("k", "first", 9, "", 9, false)
 	for i := range maxConversations - 1 {
-		tab.segment("k", fmt.Sprint(i), 1, "", 1, predictor.Input{})
+		tab.segment("k", fmt.Sprint(i), 1, "", 1, false)
 	}
 	if h, _ := tab.history("k", "first", false); h.Calls != 1 {
 		t.Fatalf("first conversation: %d segments, want 1 (the row is full, nothing forgotten yet)", h.Calls)
 	}
-	tab.segment("k", "one more", 1, "", 1, predictor.Input{})
+	tab.segment("k", "one more", 1, "", 1, false)
 	if h, _ := tab.history("k", "0", false); h.Calls != 0 {
 		t.Fatal("the least recently used conversation was kept past the bound")
 	}

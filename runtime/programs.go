@@ -194,10 +194,8 @@ func (p *program) conversation(conv string) *conversation {
 // segment books a finished segment of the program's conversation conv, for
 // which the length model predicted modelTokens (before the program blend),
 // and returns its index in the program (it counts across conversations).
-// in is what the segment was predicted from: the blend keeps a retry
-// (retries) apart, and a program's window per kind and last tool
-// (predictor.ProgramBlend.Next), as the replay does.
-func (t *programTable) segment(id, conv string, outputTokens int, tool string, modelTokens int, in predictor.Input) int {
+// retry says the segment was a retry (retries), which the blend keeps apart.
+func (t *programTable) segment(id, conv string, outputTokens int, tool string, modelTokens int, retry bool) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.rows[id]
@@ -206,7 +204,7 @@ func (t *programTable) segment(id, conv string, outputTokens int, tool string, m
 	}
 	c := p.conversation(conv)
 	c.history = c.history.Observe(outputTokens, tool)
-	c.blend = c.blend.Next(in).Observe(modelTokens, outputTokens, tool)
+	c.blend = c.blend.Next(predictor.Input{Retry: retry}).Observe(modelTokens, outputTokens, tool)
 	p.segments++
 	return p.segments - 1
 }

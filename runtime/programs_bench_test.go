@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/pitstop-llm/pitstop/predictor"
 )
 
 // BenchmarkProgramTableExpire is one tick of the janitor's expiry on a
@@ -63,7 +61,7 @@ func BenchmarkProgramTableCall(b *testing.B) {
 				}
 				t.arrive(key, key, "", "", anonymous, now)
 				t.history(key, "", false)
-				t.segment(key, "", 10, "", 10, predictor.Input{})
+				t.segment(key, "", 10, "", 10, false)
 				t.engineStats(key, time.Millisecond, 0, time.Millisecond)
 				t.finish(key, res, now)
 				if i%perSecond == perSecond-1 {

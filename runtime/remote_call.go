@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/pitstop-llm/pitstop/models/chat"
-	"github.com/pitstop-llm/pitstop/predictor"
 	"github.com/pitstop-llm/pitstop/runtime/remote"
 	"github.com/pitstop-llm/pitstop/tools"
 )
@@ -184,7 +183,6 @@ func (rc *remoteCall) complete(r Result) {
 func (rc *remoteCall) run() {
 	rt, c := rc.rt, rc.c
 	res := &rc.res
-	lastTool := "" // the tool whose result the turn reads, within the call
 	for turn := 0; ; turn++ {
 		rc.startTurn()
 		rep, err := rt.cfg.Remote.Generate(c.toolCtx, &rc.req, rc.pin, rc.event)
@@ -197,9 +195,7 @@ func (rc *remoteCall) run() {
 		if len(rep.ToolCalls) > 0 {
 			tool = rep.ToolCalls[0].Name
 		}
-		rt.programs.segment(c.key, rc.conv, rep.Usage.CompletionTokens, tool, rc.req.PredictedDecode,
-			predictor.Input{Retry: rc.retry && turn == 0, LastTool: lastTool})
-		lastTool = tool
+		rt.programs.segment(c.key, rc.conv, rep.Usage.CompletionTokens, tool, rc.req.PredictedDecode, rc.retry && turn == 0)
 		if rep.Model != "" {
 			res.Model = rep.Model
 		}

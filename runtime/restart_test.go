@@ -105,8 +105,8 @@ func TestProgramRestartKeepsTheProgram(t *testing.T) {
 	tab := newProgramTable(time.Hour, time.Minute)
 	now := time.Unix(1000, 0)
 	tab.arrive("k", "p", "acme", "", false, now)
-	tab.segment("k", "c", 30, "shell", 20, predictor.Input{})
-	tab.segment("k", "c", 50, "", 20, predictor.Input{})
+	tab.segment("k", "c", 30, "shell", 20, false)
+	tab.segment("k", "c", 50, "", 20, false)
 	tab.engineStats("k", 2*time.Second, time.Second, 2*time.Second)
 	if h, b := tab.history("k", "c", false); h.Calls != 2 || b.Segments != 2 {
 		t.Fatalf("continuing: %d calls, %d blended segments; want 2, 2", h.Calls, b.Segments)
@@ -114,7 +114,7 @@ func TestProgramRestartKeepsTheProgram(t *testing.T) {
 	if h, b := tab.history("k", "c", true); h.Calls != 0 || b.Segments != 0 || b.LastTool != "" {
 		t.Fatalf("starting over: %+v, %+v; want empty", h, b)
 	}
-	if idx := tab.segment("k", "c", 7, "", 20, predictor.Input{}); idx != 2 {
+	if idx := tab.segment("k", "c", 7, "", 20, false); idx != 2 {
 		t.Fatalf("segment index after the restart %d, want 2", idx)
 	}
 	if h, b := tab.history("k", "c", false); h.Calls != 1 || h.MeanOutputTokens != 7 || b.Mean() != 7 {
