@@ -35,6 +35,19 @@ func ConvertToolBenchTree(data []byte, id, source string, count func(string) int
 	if err != nil {
 		return nil, err
 	}
+	var preamble []ChatMessage // before the first turn: the system prompt and the query
+	for _, m := range kept.Messages {
+		if m.Role != "system" && m.Role != "user" {
+			break
+		}
+		preamble = append(preamble, m)
+	}
+	return convertToolBenchTree(data, id, source, count, preamble, kept.Tools)
+}
+
+// convertToolBenchTree converts the search tree of answer file data, each
+// turn's inputs starting with preamble and offering tools.
+func convertToolBenchTree(data []byte, id, source string, count func(string) int, preamble []ChatMessage, tools []ChatTool) ([]TraceRecord, error) {
 	var f struct {
 		Tree struct {
 			Tree toolBenchNode `json:"tree"`
@@ -43,18 +56,11 @@ func ConvertToolBenchTree(data []byte, id, source string, count func(string) int
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("toolbench answer %s: tree: %w", id, err)
 	}
-	var preamble []ChatMessage // before the first turn: the system prompt and the query
-	for _, m := range kept.Messages {
-		if m.Role != "system" && m.Role != "user" {
-			break
-		}
-		preamble = append(preamble, m)
-	}
 	var out []TraceRecord
 	// turn converts the branch up to and including turn and keeps its
 	// record (the last), numbered in the search's order.
 	turn := func(branch []ChatMessage, m ChatMessage) error {
-		recs, err := ConvertChat([]ChatTrajectory{{ID: id, Messages: append(branch[:len(branch):len(branch)], m), Tools: kept.Tools}}, source, count)
+		recs, err := ConvertChat([]ChatTrajectory{{ID: id, Messages: append(branch[:len(branch):len(branch)], m), Tools: tools}}, source, count)
 		if err != nil {
 			return err
 		}

@@ -17,32 +17,23 @@ const OldestTraceVersion = 1
 // or output.
 func DeriveContext(recs []TraceRecord) {
 	type state struct {
-		segment  int
 		prevTool string
 		h        History
 	}
-	progs := map[string]*state{}
-	for i := range recs {
-		r := &recs[i]
-		if r.Program == "" {
-			continue
+	eachConversation(recs, func(r *TraceRecord, st *state, follows bool) {
+		if r.Segment == 0 {
+			*st = state{}
 		}
-		key := blendKey(*r)
-		st := progs[key]
-		if st == nil || r.Segment == 0 {
-			st = &state{segment: -1}
-			progs[key] = st
-		}
-		if r.Input.LastTool == "" && st.segment >= 0 && r.Segment == st.segment+1 {
+		if r.Input.LastTool == "" && follows {
 			r.Input.LastTool = st.prevTool
 		}
 		h := &r.Input.History
 		if h.Replies == 0 && h.MeanToolCallTokens == 0 && h.MeanReplyTokens == 0 {
 			h.MeanToolCallTokens, h.Replies, h.MeanReplyTokens = st.h.MeanToolCallTokens, st.h.Replies, st.h.MeanReplyTokens
 		}
-		st.segment, st.prevTool = r.Segment, r.Tool
+		st.prevTool = r.Tool
 		st.h = st.h.Observe(r.PreToolOutputTokens, r.Tool)
-	}
+	})
 }
 
 // DeriveToolClasses fills each record's LastToolClass, where it is empty,
@@ -51,21 +42,11 @@ func DeriveContext(recs []TraceRecord) {
 // knows before the segment. It reads only earlier records of the same
 // program and thread, in segment order (a gap or a segment 0 starts afresh).
 func DeriveToolClasses(recs []TraceRecord) {
-	type prev struct {
-		segment     int
-		tool, class string
-	}
-	progs := map[string]prev{}
-	for i := range recs {
-		r := &recs[i]
-		if r.Program == "" {
-			continue
-		}
-		key := blendKey(*r)
-		p, ok := progs[key]
-		if ok && r.Segment == p.segment+1 && r.Input.LastToolClass == "" && r.Input.LastTool == p.tool && p.tool != "" {
+	type prev struct{ tool, class string }
+	eachConversation(recs, func(r *TraceRecord, p *prev, follows bool) {
+		if follows && r.Input.LastToolClass == "" && r.Input.LastTool == p.tool && p.tool != "" {
 			r.Input.LastToolClass = p.class
 		}
-		progs[key] = prev{segment: r.Segment, tool: r.Tool, class: ArgumentClass(r.ToolArgs)}
-	}
+		*p = prev{tool: r.Tool, class: ArgumentClass(r.ToolArgs)}
+	})
 }

@@ -25,35 +25,25 @@ const MaxRetryBack = 64
 // from the request itself, and its traces' histories grow with every
 // segment of a conversation, so nothing is derived there.
 func DeriveRetries(recs []TraceRecord) {
-	type prev struct {
-		segment int
-		// branch[k] is the history of the record at depth k (k calls) on
-		// the previous record's branch; a depth the records skipped holds
-		// Calls -1, which no history equals.
-		branch []History
-	}
-	progs := map[string]prev{}
-	for i := range recs {
-		r := &recs[i]
-		if r.Program == "" {
-			continue
+	// branch[k] is the history of the record at depth k (k calls) on the
+	// previous record's branch; a depth the records skipped holds Calls -1,
+	// which no history equals.
+	eachConversation(recs, func(r *TraceRecord, branch *[]History, follows bool) {
+		if !follows {
+			*branch = nil
 		}
-		key := blendKey(*r)
-		p, ok := progs[key]
-		if !ok || r.Segment != p.segment+1 {
-			p.branch = nil
-		}
+		b := *branch
 		calls := r.Input.History.Calls
-		last := len(p.branch) - 1 // the previous record's calls
-		if calls > 0 && calls <= last && calls > last-MaxRetryBack && sameHistory(p.branch[calls], r.Input.History) {
+		last := len(b) - 1 // the previous record's calls
+		if calls > 0 && calls <= last && calls > last-MaxRetryBack && sameHistory(b[calls], r.Input.History) {
 			r.Input.Retry = true
 		}
-		p.branch = p.branch[:min(calls, len(p.branch))]
-		for len(p.branch) < calls {
-			p.branch = append(p.branch, History{Calls: -1})
+		b = b[:min(calls, len(b))]
+		for len(b) < calls {
+			b = append(b, History{Calls: -1})
 		}
-		progs[key] = prev{segment: r.Segment, branch: append(p.branch, r.Input.History)}
-	}
+		*branch = append(b, r.Input.History)
+	})
 }
 
 // sameHistory says whether two histories are equal, field by field.

@@ -73,6 +73,11 @@ const maxTurnPrefixes = predictor.MaxRetryBack
 // its last messages, a summary in place of its older turns) from reading as
 // a retry on every request once its turn count stops growing: its history
 // up to its last turn is not the one its previous request carried. A
+// trimmed request that does go back is no retry either: it does not carry
+// the history it goes back along, and nothing in it tells it from a
+// trimmed loop that repeats a step, so its segment is booked with the
+// continuations, as before retries were told apart
+// (TestRetryEdgesServeAndReplayAgree). A
 // request with no turn starts the conversation over (startsOver) and is no
 // retry. It records the request's last maxTurnPrefixes prefixes as the
 // conversation's latest request's.

@@ -17,7 +17,7 @@ import (
 
 func newPredictorConvertChatCmd() *cobra.Command {
 	var tau, toolbench, source, encoding, out string
-	var searchTree bool
+	var searchTree, unanswered bool
 	cmd := &cobra.Command{
 		Use:   "convert-chat",
 		Short: "Convert public agent trajectories (tau-bench, ToolBench) into predictor trace records",
@@ -27,7 +27,9 @@ tiktoken encoding: o200k_base for gpt-4o, cl100k_base for gpt-3.5/gpt-4; ranks b
 no network). --tau reads a tau-bench historical-trajectory JSON; --toolbench a directory
 of ToolBench answer files (*.json, searched recursively); with --search-tree, every turn
 of each answer file's depth-first search (branches given up on too), not only the path
-that answered. --out ending in .gz is gzip-compressed.`,
+that answered; with --unanswered as well, only the files whose search never answered,
+their prompt rebuilt from the query (an evaluation-only source). --out ending in .gz is
+gzip-compressed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" || source == "" || (tau == "") == (toolbench == "") {
@@ -35,6 +37,9 @@ that answered. --out ending in .gz is gzip-compressed.`,
 			}
 			if searchTree && toolbench == "" {
 				return usagef("predictor convert-chat: --search-tree needs --toolbench")
+			}
+			if unanswered && !searchTree {
+				return usagef("predictor convert-chat: --unanswered needs --search-tree")
 			}
 			count, err := tiktokenCounter(encoding)
 			if err != nil {
@@ -70,7 +75,11 @@ that answered. --out ending in .gz is gzip-compressed.`,
 					rel, _ := filepath.Rel(toolbench, f)
 					id := strings.TrimSuffix(rel, ".json")
 					if searchTree {
-						recs, err := predictor.ConvertToolBenchTree(data, id, source, count)
+						convert := predictor.ConvertToolBenchTree
+						if unanswered {
+							convert = predictor.ConvertToolBenchTreeUnanswered
+						}
+						recs, err := convert(data, id, source, count)
 						if errors.Is(err, predictor.ErrNoTrajectory) {
 							fmt.Fprintf(cmd.ErrOrStderr(), "skipping %s: %v\n", f, err)
 							continue
@@ -110,6 +119,7 @@ that answered. --out ending in .gz is gzip-compressed.`,
 	fl.StringVar(&tau, "tau", "", "a tau-bench historical-trajectory JSON file")
 	fl.StringVar(&toolbench, "toolbench", "", "a directory of ToolBench answer JSON files")
 	fl.BoolVar(&searchTree, "search-tree", false, "with --toolbench: every turn of each file's search tree, not only the answering path")
+	fl.BoolVar(&unanswered, "unanswered", false, "with --search-tree: only the files whose search never answered (no train_messages), their prompt rebuilt from the query; the others are skipped")
 	fl.StringVar(&source, "source", "", "source name written in the records, e.g. tau-airline/gpt-4o")
 	fl.StringVar(&encoding, "encoding", "o200k_base", "tiktoken encoding of the producing model: o200k_base, cl100k_base, p50k_base, r50k_base")
 	fl.StringVar(&out, "out", "", "output JSONL file (.gz: compressed)")

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pitstop-llm/pitstop/predictor"
 )
 
 // eval --online replays the records through the online learner and prints
@@ -49,6 +51,37 @@ func TestConvertChatSearchTreeNeedsToolBench(t *testing.T) {
 	code, _, errOut := pitstop(t, "predictor", "convert-chat", "--tau", "x.json", "--search-tree", "--source", "s", "--out", filepath.Join(t.TempDir(), "o.jsonl"))
 	if code != 2 || !strings.Contains(errOut, "--search-tree needs --toolbench") {
 		t.Fatalf("--search-tree with --tau: exit %d, %s", code, errOut)
+	}
+}
+
+// convert-chat --unanswered needs --search-tree; with it, only the answer
+// files whose search never answered are converted (their prompt rebuilt
+// from the query), the answered ones skipped.
+func TestConvertChatUnansweredTakesOnlyTheSearchesThatNeverAnswered(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.jsonl")
+	if code, _, errOut := pitstop(t, "predictor", "convert-chat", "--toolbench", dir, "--unanswered", "--source", "s", "--out", out); code != 2 || !strings.Contains(errOut, "--unanswered needs --search-tree") {
+		t.Fatalf("--unanswered without --search-tree: exit %d, %s", code, errOut)
+	}
+	tree := `"tree": {"tree": {"node_type": "Action Input", "description": "", "children": [
+		{"node_type": "Action", "description": "news_for_currents", "children": [
+		 {"node_type": "Action Input", "description": "fr", "observation": "none", "children": []}]}]}}`
+	answered := `{"answer_generation": {"function": [{"name": "news_for_currents"}], "train_messages": [[
+		{"role": "system", "content": "sys"}, {"role": "user", "content": "q"},
+		{"role": "assistant", "content": null, "function_call": {"name": "news_for_currents", "arguments": "fr"}}]]}, ` + tree + `}`
+	unanswered := `{"answer_generation": {"function": [{"name": "news_for_currents"}], "query": "news in French"}, ` + tree + `}`
+	for name, body := range map[string]string{"a.json": answered, "b.json": unanswered} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, errOut := pitstop(t, "predictor", "convert-chat", "--toolbench", dir, "--search-tree", "--unanswered", "--source", "s", "--encoding", "cl100k_base", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "wrote 1 trace records of 1 trajectories") || !strings.Contains(errOut, "skipping") {
+		t.Fatalf("exit %d: %s%s", code, stdout, errOut)
+	}
+	recs, err := predictor.ReadTraces(out)
+	if err != nil || len(recs) != 1 || recs[0].Program != "b" || !strings.Contains(recs[0].Input.SystemPrompt, "1.currents: ") {
+		t.Fatalf("records %+v (%v): want b's one turn with the rebuilt prompt", recs, err)
 	}
 }
 
