@@ -215,5 +215,12 @@ func (l *boostLoad) gamma() (float64, bool) {
 	return solveGamma(l.rate(), &l.hist)
 }
 
+// gammaScaled is γ for sizes k times the histogram's, in the histogram's
+// unit (γ·k): with S = k·s, γ = λ(E[e^{γks}] − 1) is u = kλ(E[e^{us}] − 1)
+// for u = γk, so the histogram's γ at the rate kλ.
+func (l *boostLoad) gammaScaled(k float64) (float64, bool) {
+	return solveGamma(k*l.rate(), &l.hist)
+}
+
 // load is λ·E[S] over the window.
 func (l *boostLoad) load() float64 { return l.rate() * l.hist.mean() }

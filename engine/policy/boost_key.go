@@ -2,9 +2,10 @@ package policy
 
 import (
 	"fmt"
-	"os"
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
+	"math"
+	"os"
 )
 
 // boostRule is pitstop's γ-Boost (PitstopTail "boost..."; boost.go): in
@@ -30,23 +31,43 @@ import (
 // rate is 1/W, measured in real seconds whatever binds the engine. Until
 // either is known γ is 0 and every boost 0: arrival order.
 type boostRule struct {
-	load    boostLoad
-	gamma   float64 // γ now, 1/seconds; 0 until known
-	solved  bool    // γ came from the equation (not the wait)
-	byWait  bool    // "-wait": γ = 1/W always
-	version int     // bumped when γ changes: each call's boost is recomputed once
+	load               boostLoad
+	gamma              float64   // γ now, in the histogram's unit: 1 over seconds of the whole KV
+	scale              float64   // seconds of the engine per unit of S, measured (observe); 1 until measured
+	busy               bool      // the last iteration left runnable calls out
+	busyTime, busyWork float64   // decayed: seconds of such iterations, predicted S of the segments ended in them
+	fullKV             bool      // "-full": S over the whole KV as it is (scale 1)
+	solved             bool      // γ came from the equation (not the wait)
+	byWait             bool      // "-wait": γ = 1/W always
+	byResp             bool      // "-resp": γ = 1/(W + E[own]), one over arrival order's mean response time
+	byTail             bool      // "-tail": γ fitted to the decay of the arrival-order shadow's response times (tailDecay)
+	shadow             p99Window // with byTail: the shadow's response times (deadline less arrival) of the last calls
+	version            int       // bumped when γ changes: each call's boost is recomputed once
 }
 
 // update solves γ again: the equation's root, else (or with byWait) one over
 // arrival order's mean wait, else 0.
 func (b *boostRule) update(ref *fcfsReference) {
 	g, ok := 0.0, false
-	if !b.byWait {
-		g, ok = b.load.gamma()
+	b.scale = 1
+	if !b.fullKV && !b.byWait && !b.byTail && b.busyWork > 0 && b.busyTime > 0 {
+		b.scale = b.busyTime / b.busyWork
 	}
-	if !ok {
+	switch {
+	case b.byTail:
+		g, ok = b.tailDecay()
+	case b.byResp:
+		if w, known := ref.wait(); known {
+			if t := w + meanOf(ref.own.times); t > 0 {
+				g = 1 / t // M/M/1: arrival order's response time is exponential, its rate one over its mean
+			}
+		}
+	case !b.byWait:
+		g, ok = b.load.gammaScaled(b.scale)
+	}
+	if !ok && !b.byResp {
 		if w, known := ref.wait(); known && w > 0 {
-			g = 1 / w
+			g = b.scale / w // 1/W in seconds of the engine, in the histogram's unit
 		}
 	}
 	if g != b.gamma {
@@ -57,13 +78,42 @@ func (b *boostRule) update(ref *fcfsReference) {
 		debugN++
 		if debugN%20 == 0 {
 			w, _ := ref.wait()
-			fmt.Fprintf(os.Stderr, "boost: n=%d lambda=%.3f ES=%.4g load=%.3f gamma=%.4g solved=%v W=%.2f\n", debugN, b.load.rate(), b.load.hist.mean(), b.load.load(), b.gamma, ok, w)
+			fmt.Fprintf(os.Stderr, "boost: n=%d lambda=%.3f ES=%.4g load=%.3f scale=%.3g gammaSec=%.4g solved=%v W=%.2f\n", debugN, b.load.rate(), b.load.hist.mean()*b.scale, b.load.load()*b.scale, b.scale, b.gamma/b.scale, ok, w)
 		}
 	}
 }
 
 var debugBoost = os.Getenv("PITSTOP_BOOST_DEBUG") != ""
 var debugN int
+
+// observe learns how many seconds of the engine a unit of S takes: over
+// the iterations where runnable calls were left out (the engine the
+// bottleneck, whatever binds: memory, the token budget, the batch's slots),
+// their time over the predicted sizes of the segments that ended in them.
+// Memory-over-time over the KV alone measured azure-conv @6's load at
+// 0.08–0.1 while it queued (the ranks' iteration times are those of the
+// moment a call is ranked, and the token budget binds before memory).
+func (b *boostRule) observe(e *engine.Event) {
+	switch e.Kind {
+	case engine.EvIteration:
+		if e.Iter == nil || e.Iter.Seqs == 0 {
+			return
+		}
+		b.busy = e.Iter.Waiting > 0
+		if b.busy {
+			b.busyTime = b.busyTime*(1-boostBusyAlpha) + e.Iter.Duration.Seconds()
+			b.busyWork *= 1 - boostBusyAlpha
+		}
+	case engine.EvPaused, engine.EvFinished:
+		if st := stateOf(e.Seq); b.busy && st.boostSeg > 0 {
+			b.busyWork += st.boostMean
+		}
+	}
+}
+
+// boostBusyAlpha weighs an iteration in the busy time and work: about the
+// last 1,000 iterations with calls waiting.
+const boostBusyAlpha = 0.001
 
 // boostKey is the call's boosted arrival time in seconds (see boostRule).
 // The size distribution is computed when the call's shape changes (as its
@@ -74,13 +124,17 @@ func (p *Pitstop) boostKey(v *engine.View, s *engine.Sequence, st *callState) fl
 	if st.boostFor != k || st.boostPts == nil {
 		st.boostPts = p.sizePoints(v, s, st)
 		st.boostFor, st.boostVer = k, -1
+		if b := &p.boost; b.byTail && st.boostSeg == 0 && st.hasDeadline {
+			b.shadow.record(st.deadline - s.Arrival().Seconds()) // the call's end under arrival order, once
+		}
 		if seg := st.segBase + 1; st.boostSeg != seg {
 			st.boostSeg = seg // a new segment: one more job for λ and the sizes
 			p.boost.load.record(s.ReadyAt().Seconds(), st.boostPts)
+			st.boostMean = meanSize(st.boostPts)
 		}
 	}
 	if st.boostVer != p.boost.version {
-		st.boost, st.boostVer = boostOf(p.boost.gamma, st.boostPts), p.boost.version
+		st.boost, st.boostVer = p.boost.scale*boostOf(p.boost.gamma, st.boostPts), p.boost.version
 	}
 	return (v.Now - p.ageOf(v, s)).Seconds() - st.boost
 }
@@ -111,4 +165,49 @@ func (p *Pitstop) sizePoints(v *engine.View, s *engine.Sequence, st *callState) 
 		pts = []sizePoint{{s: r / capacity, p: 1}}
 	}
 	return pts
+}
+
+// tailDecay is the decay rate of the arrival-order shadow's response
+// times, fitted between their 90th and 99th percentiles as an exponential
+// tail, P(T > t) ∝ e^{−γt}: γ = ln 10 / (q99 − q90). Measured in real
+// seconds, whatever binds the engine, and finite in overload (the window's
+// tail, not a stationary one). ok is false until the window holds
+// fcfsMinCalls calls or when the two quantiles meet.
+func (b *boostRule) tailDecay() (float64, bool) {
+	w := b.shadow.sorted
+	if b.shadow.n < fcfsMinCalls || len(w) < fcfsMinCalls {
+		return 0, false
+	}
+	q90, q99 := w[len(w)*90/100], w[len(w)*99/100]
+	if !(q99 > q90) {
+		return 0, false
+	}
+	return math.Ln10 / (q99 - q90), true
+}
+
+// meanSize is E[S] over the points.
+func meanSize(pts []sizePoint) float64 {
+	var sum, mass float64
+	for _, x := range pts {
+		if x.p > 0 {
+			sum += x.p * x.s
+			mass += x.p
+		}
+	}
+	if !(mass > 0) {
+		return 0
+	}
+	return sum / mass
+}
+
+// meanOf is the mean of xs, 0 when empty.
+func meanOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }

@@ -231,7 +231,7 @@ func NewPitstop(o Options) *Pitstop {
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), overdue: overdueOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
-	p.boost.byWait = tail.boostWait
+	p.boost.byWait, p.boost.fullKV, p.boost.byTail, p.boost.byResp = tail.boostWait, tail.boostFull, tail.boostTail, tail.boostResp
 	if tail.overdue && tail.checked {
 		p.deadlines.overdueCheck = &shadowCheck{}
 	}
@@ -708,6 +708,9 @@ func (p *Pitstop) Observe(e *engine.Event) {
 	if p.fcfsTail || p.tail.aging || p.tail.boost || p.tail.lane || p.tail.control || p.tail.deadline || p.lead.auto {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
+	}
+	if p.tail.boost {
+		p.boost.observe(e) // boost_key.go
 	}
 	p.retain.observe(e, &p.pops)
 	p.prefill.observe(e)

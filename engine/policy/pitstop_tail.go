@@ -48,6 +48,9 @@ type tailRules struct {
 	overdue   bool    // the lane also promotes waiting calls arrival order would have finished, while they pass 1 % (laneOverdue)
 	boost     bool    // γ-Boost's boosted arrival time in place of the aging (boost_key.go)
 	boostWait bool    // with boost, γ from arrival order's mean wait alone, not the Cramér–Lundberg root (boostRule)
+	boostFull bool    // with boost, S over the whole KV, not the share held while calls wait (boostRule)
+	boostResp bool    // with boost, γ one over arrival order's mean response time (boostRule)
+	boostTail bool    // with boost, γ fitted to the arrival-order shadow's response-time tail (boostRule.tailDecay)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -165,7 +168,7 @@ func tailNames() []string {
 	names := []string{"aging", "guard", "lane", "aging+lane", "rescue", "aging+rescue", "aging+control", "deadline",
 		"aging+deadline", "aging+feasible", "aging+feasible-p99", "aging+feasible-floor", "aging+feasible-fit",
 		"aging+warm", "aging+warm+resume", "deadline-aging"}
-	for _, b := range []string{"boost", "boost-wait"} {
+	for _, b := range []string{"boost", "boost-wait", "boost-full", "boost-tail", "boost-resp"} {
 		for _, rest := range boostTails {
 			names = append(names, b+rest)
 		}
@@ -239,8 +242,16 @@ func newTailRules(o Options) (tailRules, error) {
 		return r, nil
 	case strings.HasPrefix(o.PitstopTail, "boost"):
 		name := strings.TrimPrefix(o.PitstopTail, "boost")
-		wait := strings.HasPrefix(name, "-wait")
-		name = strings.TrimPrefix(name, "-wait")
+		source := name // the γ source ("", "-wait", ...), then the rest ("", "+warm", ...)
+		if i := strings.Index(name, "+"); i >= 0 {
+			source, name = name[:i], name[i:]
+		} else {
+			name = ""
+		}
+		if !slices.Contains([]string{"", "-wait", "-full", "-tail", "-resp"}, source) {
+			break
+		}
+		wait, full, tailFit := source == "-wait", source == "-full", source == "-tail"
 		if !slices.Contains(boostTails, name) {
 			break
 		}
@@ -251,7 +262,10 @@ func newTailRules(o Options) (tailRules, error) {
 				return r, err
 			}
 		}
-		r.aging, r.boost, r.boostWait = false, true, wait
+		r.aging, r.boost, r.boostWait, r.boostFull, r.boostTail, r.boostResp = false, true, wait, full, tailFit, source == "-resp"
+		if tailFit && !r.deadline {
+			r.perCall = true // the shadow's deadlines without the lane (shadowed); perCall is read by agedKey alone, off with boost
+		}
 		return r, nil
 	}
 	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: %s)", o.PitstopTail, strings.Join(tailNames(), ", "))
