@@ -1,11 +1,9 @@
 package policy
 
 import (
-	"fmt"
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
 	"math"
-	"os"
 )
 
 // boostRule is pitstop's γ-Boost (PitstopTail "boost..."; boost.go): in
@@ -40,23 +38,37 @@ type boostRule struct {
 	solved             bool      // γ came from the equation (not the wait)
 	byWait             bool      // "-wait": γ = 1/W always
 	byResp             bool      // "-resp": γ = 1/(W + E[own]), one over arrival order's mean response time
+	byBound            float64   // "-aged": γ = power/T, T the aging's arrival-order p99 (fcfsReference.bound), power its exponent; 0 off
+	byOwn              bool      // "-own": that γ, S the call's predicted own time in seconds (ownPoints), not its memory-over-time
 	byTail             bool      // "-tail": γ fitted to the decay of the arrival-order shadow's response times (tailDecay)
 	shadow             p99Window // with byTail: the shadow's response times (deadline less arrival) of the last calls
 	version            int       // bumped when γ changes: each call's boost is recomputed once
 }
 
+// byEquation reports whether γ is the Cramér–Lundberg root on sizes
+// scaled to the engine's measured seconds (plain "boost"): the only source
+// that reads the scale; the others are in seconds already (the wait, the
+// shadow, the response time) or take S as it is (-full).
+func (b *boostRule) byEquation() bool {
+	return !b.fullKV && !b.byWait && !b.byTail && !b.byResp && !b.byOwn && b.byBound == 0
+}
+
 // update solves γ again: the equation's root, else (or with byWait) one over
 // arrival order's mean wait, else 0.
-func (b *boostRule) update(ref *fcfsReference) {
+func (b *boostRule) update(ref *fcfsReference, slack float64) {
 	g, ok := 0.0, false
 	b.scale = 1
-	if !b.fullKV && !b.byWait && !b.byTail && b.busyWork > 0 && b.busyTime > 0 {
+	if b.byEquation() && b.busyWork > 0 && b.busyTime > 0 {
 		b.scale = b.busyTime / b.busyWork
 	}
 	switch {
+	case b.byBound > 0:
+		if t, known := ref.bound(slack); known && t > 0 {
+			g, ok = b.byBound/t, true
+		}
 	case b.byTail:
 		g, ok = b.tailDecay()
-	case b.byResp:
+	case b.byResp || b.byOwn:
 		if w, known := ref.wait(); known {
 			if t := w + meanOf(ref.own.times); t > 0 {
 				g = 1 / t // M/M/1: arrival order's response time is exponential, its rate one over its mean
@@ -65,7 +77,7 @@ func (b *boostRule) update(ref *fcfsReference) {
 	case !b.byWait:
 		g, ok = b.load.gammaScaled(b.scale)
 	}
-	if !ok && !b.byResp {
+	if !ok && !b.byResp && !b.byOwn && b.byBound == 0 {
 		if w, known := ref.wait(); known && w > 0 {
 			g = b.scale / w // 1/W in seconds of the engine, in the histogram's unit
 		}
@@ -74,17 +86,7 @@ func (b *boostRule) update(ref *fcfsReference) {
 		b.gamma, b.version = g, b.version+1
 	}
 	b.solved = ok
-	if debugBoost {
-		debugN++
-		if debugN%20 == 0 {
-			w, _ := ref.wait()
-			fmt.Fprintf(os.Stderr, "boost: n=%d lambda=%.3f ES=%.4g load=%.3f scale=%.3g gammaSec=%.4g solved=%v W=%.2f\n", debugN, b.load.rate(), b.load.hist.mean()*b.scale, b.load.load()*b.scale, b.scale, b.gamma/b.scale, ok, w)
-		}
-	}
 }
-
-var debugBoost = os.Getenv("PITSTOP_BOOST_DEBUG") != ""
-var debugN int
 
 // observe learns how many seconds of the engine a unit of S takes: over
 // the iterations where runnable calls were left out (the engine the
@@ -122,7 +124,11 @@ func (p *Pitstop) boostKey(v *engine.View, s *engine.Sequence, st *callState) fl
 	k := keyOf(s)
 	k.cached = st.scoreFor.cached
 	if st.boostFor != k || st.boostPts == nil {
-		st.boostPts = p.sizePoints(v, s, st)
+		if p.boost.byOwn {
+			st.boostPts = ownPoints(v, s, st)
+		} else {
+			st.boostPts = p.sizePoints(v, s, st)
+		}
 		st.boostFor, st.boostVer = k, -1
 		if b := &p.boost; b.byTail && st.boostSeg == 0 && st.hasDeadline {
 			b.shadow.record(st.deadline - s.Arrival().Seconds()) // the call's end under arrival order, once
@@ -183,6 +189,32 @@ func (b *boostRule) tailDecay() (float64, bool) {
 		return 0, false
 	}
 	return math.Ln10 / (q99 - q90), true
+}
+
+// ownPoints is the call's size as its predicted own time in seconds, the
+// unit of arrival order's response time (fcfsReference's own times: e2e
+// less wait): its uncomputed context's prefill, then at each point of the
+// length model's distribution the rest of its output one token per
+// iteration at the present batch's iteration time, plus its predicted tool
+// time (restOfService's terms).
+func ownPoints(v *engine.View, s *engine.Sequence, st *callState) []sizePoint {
+	pr := s.Forecast().Predicted
+	iter := v.Cost.IterTime(v.Running + 1)
+	base := prefillTime(v, s)
+	if pr.HasTool {
+		base += max(pr.ToolTime, 0) + float64(max(pr.After, 0))*iter
+	}
+	var pts []sizePoint
+	if d := s.Forecast().Dist; d != nil {
+		g := max(d.Decoded+s.Generated()-st.segBase, 0)
+		lengthPoints(d, g, func(length, pm float64) {
+			pts = append(pts, sizePoint{s: base + float64(max(int(length+0.5)-g, 1))*iter, p: pm})
+		})
+	}
+	if len(pts) == 0 {
+		pts = []sizePoint{{s: base + float64(decodeLeft(pr, s, st))*iter, p: 1}}
+	}
+	return pts
 }
 
 // meanSize is E[S] over the points.

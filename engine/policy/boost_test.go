@@ -161,7 +161,7 @@ func TestPitstopBoost(t *testing.T) {
 		t.Fatalf("the short call must arrive later (gap %v s)", gap)
 	}
 	p.fcfs = fcfsReference{num: 100 * gap, den: 1, own: p99Window{n: fcfsMinCalls}} // W = 100 × the gap
-	p.boost.update(&p.fcfs)
+	p.boost.update(&p.fcfs, 0)
 	if want := 1 / (100 * gap); math.Abs(p.boost.gamma-want) > 1e-12*want {
 		t.Fatalf("γ %v, want 1/W = %v", p.boost.gamma, want)
 	}

@@ -232,6 +232,10 @@ func NewPitstop(o Options) *Pitstop {
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
 	p.boost.byWait, p.boost.fullKV, p.boost.byTail, p.boost.byResp = tail.boostWait, tail.boostFull, tail.boostTail, tail.boostResp
+	p.boost.byOwn = tail.boostOwn
+	if tail.boostAged {
+		p.boost.byBound = tail.power
+	}
 	if tail.overdue && tail.checked {
 		p.deadlines.overdueCheck = &shadowCheck{}
 	}
@@ -667,7 +671,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 		p.keepOrders()
 		due = true
 		if p.tail.boost {
-			p.boost.update(&p.fcfs) // γ solved again (boost_key.go)
+			p.boost.update(&p.fcfs, p.fcfsSlack) // γ solved again (boost_key.go)
 		}
 	}
 	due = p.refresh.due(v) || due

@@ -50,6 +50,8 @@ type tailRules struct {
 	boostWait bool    // with boost, γ from arrival order's mean wait alone, not the Cramér–Lundberg root (boostRule)
 	boostFull bool    // with boost, S over the whole KV, not the share held while calls wait (boostRule)
 	boostResp bool    // with boost, γ one over arrival order's mean response time (boostRule)
+	boostAged bool    // with boost, γ = power/T, the aging's own scale (boostRule.byBound)
+	boostOwn  bool    // with boost, S the predicted own time and γ as boostResp (ownPoints)
 	boostTail bool    // with boost, γ fitted to the arrival-order shadow's response-time tail (boostRule.tailDecay)
 }
 
@@ -168,7 +170,7 @@ func tailNames() []string {
 	names := []string{"aging", "guard", "lane", "aging+lane", "rescue", "aging+rescue", "aging+control", "deadline",
 		"aging+deadline", "aging+feasible", "aging+feasible-p99", "aging+feasible-floor", "aging+feasible-fit",
 		"aging+warm", "aging+warm+resume", "deadline-aging"}
-	for _, b := range []string{"boost", "boost-wait", "boost-full", "boost-tail", "boost-resp"} {
+	for _, b := range []string{"boost", "boost-wait", "boost-full", "boost-tail", "boost-resp", "boost-own", "boost-aged"} {
 		for _, rest := range boostTails {
 			names = append(names, b+rest)
 		}
@@ -248,7 +250,7 @@ func newTailRules(o Options) (tailRules, error) {
 		} else {
 			name = ""
 		}
-		if !slices.Contains([]string{"", "-wait", "-full", "-tail", "-resp"}, source) {
+		if !slices.Contains([]string{"", "-wait", "-full", "-tail", "-resp", "-own", "-aged"}, source) {
 			break
 		}
 		wait, full, tailFit := source == "-wait", source == "-full", source == "-tail"
@@ -263,6 +265,7 @@ func newTailRules(o Options) (tailRules, error) {
 			}
 		}
 		r.aging, r.boost, r.boostWait, r.boostFull, r.boostTail, r.boostResp = false, true, wait, full, tailFit, source == "-resp"
+		r.boostOwn, r.boostAged = source == "-own", source == "-aged"
 		if tailFit && !r.deadline {
 			r.perCall = true // the shadow's deadlines without the lane (shadowed); perCall is read by agedKey alone, off with boost
 		}
