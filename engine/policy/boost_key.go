@@ -1,9 +1,10 @@
 package policy
 
 import (
+	"math"
+
 	"github.com/pitstop-llm/pitstop/engine"
 	"github.com/pitstop-llm/pitstop/handling"
-	"math"
 )
 
 // boostRule is pitstop's γ-Boost (PitstopTail "boost..."; boost.go): in
@@ -20,14 +21,21 @@ import (
 // boostLoad learns λ and the mixture of the last 1,000 segments' size
 // distributions (each segment counted once, when first ranked).
 //
-// γ is solved again at each full re-rank (Refresh): the root of the
-// Cramér–Lundberg equation over the window; with no root (the memory load
-// at or past 1: arrival order's queue grows, its tail does not decay at
-// any rate), or with "-wait" always, 1/W with W arrival order's mean wait
-// by the conservation law (fcfsReference): the heavy-traffic law that
-// arrival order's wait is exponential with that mean (Kingman), whose decay
-// rate is 1/W, measured in real seconds whatever binds the engine. Until
-// either is known γ is 0 and every boost 0: arrival order.
+// γ is solved again at each full re-rank (Refresh), from one source:
+// plain "boost" the root of the Cramér–Lundberg equation over the window,
+// S scaled to the engine's measured seconds (observe); "-full" the same
+// root with S as it is; "-wait" 1/W, W arrival order's mean wait by the
+// conservation law (fcfsReference; heavy traffic: that wait exponential
+// with its mean, Kingman); "-tail" the decay of the arrival-order shadow's
+// response times (tailDecay); "-resp" 1/(W + mean own time), M/M/1's rate;
+// "-aged" power/T, the aging's own scale; "-own" -resp's γ with S the
+// predicted own time in seconds (ownPoints). With no root (the load at or
+// past 1: arrival order's queue grows, its tail does not decay at any
+// rate) the two equation sources take 1/W. Until a source is known γ is 0
+// and every boost 0: arrival order. The sources in seconds keep S in the
+// histogram's unit, where γS is small for nearly every call: the boost is
+// then about (1/γ)·log(1/(γS)), and the order reads only the sizes' ratios.
+// Measured in docs/results-policies.md (session 18): none is a default.
 type boostRule struct {
 	load               boostLoad
 	gamma              float64   // γ now, in the histogram's unit: 1 over seconds of the whole KV
@@ -35,7 +43,6 @@ type boostRule struct {
 	busy               bool      // the last iteration left runnable calls out
 	busyTime, busyWork float64   // decayed: seconds of such iterations, predicted S of the segments ended in them
 	fullKV             bool      // "-full": S over the whole KV as it is (scale 1)
-	solved             bool      // γ came from the equation (not the wait)
 	byWait             bool      // "-wait": γ = 1/W always
 	byResp             bool      // "-resp": γ = 1/(W + E[own]), one over arrival order's mean response time
 	byBound            float64   // "-aged": γ = power/T, T the aging's arrival-order p99 (fcfsReference.bound), power its exponent; 0 off
@@ -53,8 +60,7 @@ func (b *boostRule) byEquation() bool {
 	return !b.fullKV && !b.byWait && !b.byTail && !b.byResp && !b.byOwn && b.byBound == 0
 }
 
-// update solves γ again: the equation's root, else (or with byWait) one over
-// arrival order's mean wait, else 0.
+// update solves γ again from the rule's source (see boostRule).
 func (b *boostRule) update(ref *fcfsReference, slack float64) {
 	g, ok := 0.0, false
 	b.scale = 1
@@ -85,7 +91,6 @@ func (b *boostRule) update(ref *fcfsReference, slack float64) {
 	if g != b.gamma {
 		b.gamma, b.version = g, b.version+1
 	}
-	b.solved = ok
 }
 
 // observe learns how many seconds of the engine a unit of S takes: over

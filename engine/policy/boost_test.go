@@ -173,3 +173,30 @@ func TestPitstopBoost(t *testing.T) {
 		t.Fatalf("short call ranked %+v, want class 2 key %v", sp, want)
 	}
 }
+
+// Each γ source reads its own quantity: -wait 1/W, -resp 1/(W + mean own),
+// -aged power/T; the equation's sources fall back to 1/W at load ≥ 1; and a
+// change of γ bumps the version that makes calls recompute their boost.
+func TestBoostRuleSources(t *testing.T) {
+	ref := fcfsReference{num: 4, den: 1, own: p99Window{n: fcfsMinCalls, q99: 6, times: []float64{1, 2, 3}}} // W 4, mean own 2, T 10
+	for _, c := range []struct {
+		name string
+		rule boostRule
+		want float64
+	}{
+		{"-wait", boostRule{byWait: true}, 1.0 / 4},
+		{"-resp", boostRule{byResp: true}, 1.0 / 6},
+		{"-aged", boostRule{byBound: 2}, 2.0 / 10},
+		{"root, nothing learned: 1/W", boostRule{}, 1.0 / 4},
+	} {
+		b := c.rule
+		b.update(&ref, 0)
+		if math.Abs(b.gamma-c.want) > 1e-12 || b.version != 1 {
+			t.Errorf("%s: γ %g version %d, want %g version 1", c.name, b.gamma, b.version, c.want)
+		}
+		b.update(&ref, 0)
+		if b.version != 1 {
+			t.Errorf("%s: the same γ bumped the version to %d", c.name, b.version)
+		}
+	}
+}
