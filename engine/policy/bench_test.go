@@ -171,6 +171,9 @@ func benchCases() []benchCase {
 	// The defaults as serve and bench's default predictor drive them: every
 	// forecast with a length distribution, ranked by the expectation.
 	cs = append(cs, benchCase{name: "pitstop-defaults-dist", policy: "pitstop", aged: true, tailPast: true, dist: true})
+	// Session 18's γ-Boost in place of the aging (γ = 1/W known: every
+	// call's boost over its length distribution).
+	cs = append(cs, benchCase{name: "pitstop-boost-wait-dist", policy: "pitstop", opts: Options{PitstopTail: "boost-wait+warm+first-final-gated-fit"}, aged: true, tailPast: true, dist: true})
 	// The same calls over many tenants (session 16's class-shared default
 	// keeps one population per class, and Refresh asks each for its order).
 	for _, n := range []int{10, 100, 1000} {

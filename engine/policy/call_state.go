@@ -64,6 +64,16 @@ type callState struct {
 	// KV on the host, not run since.
 	backOnHost bool
 
+	// Pitstop's γ-Boost (boost_key.go): the current segment's size
+	// distribution for the shape boostFor, its boost for γ version boostVer,
+	// and segBase+1 of the segment counted as a job (0: none yet).
+	boostPts  []sizePoint
+	boostFor  scoreKey
+	boostVer  int
+	boost     float64
+	boostSeg  int
+	boostMean float64 // E[S] of that segment when first ranked
+
 	// Continuum.
 	ttl float64 // seconds its KV stays pinned during the current tool call; < 0: not pinned
 }

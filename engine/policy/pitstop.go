@@ -165,7 +165,8 @@ type Pitstop struct {
 	fcfsTail   bool    // the tail rule against arrival order (lateVsFCFS), off by default
 	fcfsSlack  float64 // its ε
 	tail       tailRules
-	rank       rankMode // point forecast or expectation over the length bins (expected_rank.go)
+	boost      boostRule // γ-Boost in place of the aging (PitstopTail "boost..."; boost_key.go)
+	rank       rankMode  // point forecast or expectation over the length bins (expected_rank.go)
 	lane       lateLane
 	trust      rankTrust     // the rank's spread under the tail's controller (PitstopTail "...-trust")
 	lead       programLead   // how far an older program goes ahead in arrival order (program_lead.go)
@@ -230,6 +231,11 @@ func NewPitstop(o Options) *Pitstop {
 		deadlines:  deadlineLane{slack: o.PitstopDeadlineSlack, feasible: o.PitstopDeadlineFeasible, exact: o.PitstopDeadlineExact, edf: edfOf(tail), fit: fitOf(tail), first: tail.first, final: tail.final, gated: tail.gated, sure: tail.sure, forecast: laneForecastOf(tail), overdue: overdueOf(tail), wake: wakeOf(tail), swap: swapOf(tail), lag: lagOf(tail)},
 	}
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
+	p.boost.byWait, p.boost.fullKV, p.boost.byTail, p.boost.byResp = tail.boostWait, tail.boostFull, tail.boostTail, tail.boostResp
+	p.boost.byOwn = tail.boostOwn
+	if tail.boostAged {
+		p.boost.byBound = tail.power
+	}
 	if tail.overdue && tail.checked {
 		p.deadlines.overdueCheck = &shadowCheck{}
 	}
@@ -397,10 +403,15 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 		key = p.restKey(v, s, st, key) // before the aging: it ages the program's key as it ages the call's
 	}
 	class := 2.0
-	if p.tail.aging && ord != byArrival {
+	switch {
+	case p.tail.boost && ord != byArrival && !p.noMOT:
+		key = p.boostKey(v, s, st) // boosted arrival time (boost_key.go): in place of the aging and the cached-prefix urgency
+	case p.tail.aging && ord != byArrival:
 		key = p.agedKey(v, s, key)
+		fallthrough
+	default:
+		key = p.readmitKey(v, s, st, key, ord) // readmit_cache.go
 	}
-	key = p.readmitKey(v, s, st, key, ord) // readmit_cache.go
 	switch ord {
 	case byRemaining:
 		key += p.weight * pop.model.remaining(st.row.attained())
@@ -654,11 +665,14 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	if p.beta > 0 {
 		every = p.a.agingEvery
 	}
-	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.deadline || p.tailBound > 0 || drifting
+	drifts := p.beta > 0 || p.fcfsTail || p.tail.aging || p.tail.boost || p.tail.lane || p.tail.deadline || p.tailBound > 0 || drifting
 	if moved || drifts && v.Iteration-p.a.lastAging >= every {
 		p.a.lastAging = v.Iteration
 		p.keepOrders()
 		due = true
+		if p.tail.boost {
+			p.boost.update(&p.fcfs, p.fcfsSlack) // γ solved again (boost_key.go)
+		}
 	}
 	due = p.refresh.due(v) || due
 	if p.deadlines.wake != nil && p.deadlines.wake.due(v) {
@@ -695,9 +709,12 @@ func (p *Pitstop) Observe(e *engine.Event) {
 			c.observe(e) // shadow_check.go
 		}
 	}
-	if p.fcfsTail || p.tail.aging || p.tail.lane || p.tail.control || p.tail.deadline || p.lead.auto {
+	if p.fcfsTail || p.tail.aging || p.tail.boost || p.tail.lane || p.tail.control || p.tail.deadline || p.lead.auto {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
+	}
+	if p.tail.boost {
+		p.boost.observe(e) // boost_key.go
 	}
 	p.retain.observe(e, &p.pops)
 	p.prefill.observe(e)

@@ -46,6 +46,13 @@ type tailRules struct {
 	checked   bool    // with overdue, the overdue test read only while the shadow is not below the conservation law (shadowCheck)
 	each      bool    // with overdue and trust, the weight's controller counts each call once (rankTrust.each)
 	overdue   bool    // the lane also promotes waiting calls arrival order would have finished, while they pass 1 % (laneOverdue)
+	boost     bool    // γ-Boost's boosted arrival time in place of the aging (boost_key.go)
+	boostWait bool    // with boost, γ from arrival order's mean wait alone, not the Cramér–Lundberg root (boostRule)
+	boostFull bool    // with boost, S over the whole KV, not the share held while calls wait (boostRule)
+	boostResp bool    // with boost, γ one over arrival order's mean response time (boostRule)
+	boostAged bool    // with boost, γ = power/T, the aging's own scale (boostRule.byBound)
+	boostOwn  bool    // with boost, S the predicted own time and γ as boostResp (ownPoints)
+	boostTail bool    // with boost, γ fitted to the arrival-order shadow's response-time tail (boostRule.tailDecay)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -150,6 +157,12 @@ var laneTails = map[string]bool{
 	"first-final-gated-fit-overdue-trust-each-checked-evident": true,
 }
 
+// boostTails are what may follow "boost" or "boost-wait" (γ-Boost in place
+// of the aging, boost_key.go): nothing, "+warm" (a warm call's arrival its
+// program's, as ageOf), or "+warm+first-final-gated-fit" (that, with the
+// default's lane).
+var boostTails = []string{"", "+warm", "+warm+first-final-gated-fit"}
+
 // tailNames lists the tail rules newTailRules accepts, for its error: the
 // plain ones, then each laneTails suffix after "aging+warm+" (sorted), so
 // the list cannot drift from what is offered.
@@ -157,6 +170,11 @@ func tailNames() []string {
 	names := []string{"aging", "guard", "lane", "aging+lane", "rescue", "aging+rescue", "aging+control", "deadline",
 		"aging+deadline", "aging+feasible", "aging+feasible-p99", "aging+feasible-floor", "aging+feasible-fit",
 		"aging+warm", "aging+warm+resume", "deadline-aging"}
+	for _, b := range []string{"boost", "boost-wait", "boost-full", "boost-tail", "boost-resp", "boost-own", "boost-aged"} {
+		for _, rest := range boostTails {
+			names = append(names, b+rest)
+		}
+	}
 	for _, lane := range slices.Sorted(maps.Keys(laneTails)) {
 		names = append(names, "aging+warm+"+lane)
 	}
@@ -223,6 +241,34 @@ func newTailRules(o Options) (tailRules, error) {
 		return r, nil
 	case o.PitstopTail == "deadline-aging":
 		r.aging, r.perCall = true, true
+		return r, nil
+	case strings.HasPrefix(o.PitstopTail, "boost"):
+		name := strings.TrimPrefix(o.PitstopTail, "boost")
+		source := name // the γ source ("", "-wait", ...), then the rest ("", "+warm", ...)
+		if i := strings.Index(name, "+"); i >= 0 {
+			source, name = name[:i], name[i:]
+		} else {
+			name = ""
+		}
+		if !slices.Contains([]string{"", "-wait", "-full", "-tail", "-resp", "-own", "-aged"}, source) {
+			break
+		}
+		wait, full, tailFit := source == "-wait", source == "-full", source == "-tail"
+		if !slices.Contains(boostTails, name) {
+			break
+		}
+		if name != "" {
+			o.PitstopTail = "aging" + name // the aging's rule with its lane, the aging then replaced
+			var err error
+			if r, err = newTailRules(o); err != nil {
+				return r, err
+			}
+		}
+		r.aging, r.boost, r.boostWait, r.boostFull, r.boostTail, r.boostResp = false, true, wait, full, tailFit, source == "-resp"
+		r.boostOwn, r.boostAged = source == "-own", source == "-aged"
+		if tailFit && !r.deadline {
+			r.perCall = true // the shadow's deadlines without the lane (shadowed); perCall is read by agedKey alone, off with boost
+		}
 		return r, nil
 	}
 	return r, fmt.Errorf("unknown pitstop tail rule %q (valid: %s)", o.PitstopTail, strings.Join(tailNames(), ", "))

@@ -114,7 +114,7 @@ func longWaiter(t *testing.T, p *Pitstop) (*harness, *engine.Sequence) {
 // and an unknown rule's error names each of them.
 func TestTailNamesAreTheAcceptedRules(t *testing.T) {
 	names := tailNames()
-	if len(names) != 16+len(laneTails) {
+	if len(names) != 16+7*len(boostTails)+len(laneTails) { // the plain ones, boost's seven γ sources, the lanes
 		t.Fatalf("%d names for %d lane suffixes", len(names), len(laneTails))
 	}
 	for _, n := range names {
