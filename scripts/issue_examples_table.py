@@ -8,7 +8,8 @@ Per row and rate: each policy's call e2e mean / p99 (s), programs done of
 arrived, completed calls per second, tokens recomputed (M), GB swapped out,
 and whether the run was stopped at 5,400 s (programs unfinished: its latencies
 are lower bounds), averaged over the seeds found (default 1; a seed whose JSON
-is missing is left out and the seeds used are printed). Then pitstop against
+is missing is left out and the seeds used are printed). The verdict is on the
+seed means, then per seed (P pass, F fail, in the seeds' order). Then pitstop against
 the issues' bars among the non-oracle policies: mean the lowest (a tie within
 0.1 % fails), p99 within 1.1x of the lowest, throughput within 0.98x of the
 highest, recompute at most infercept's (as scripts/policy_rates_table.py:
@@ -104,11 +105,15 @@ def main():
             for p in pols:
                 print(line(rate, p, runs[(rate, p)]))
             cells, ok = bars({p: runs[(rate, p)] for p in pols})
-            verdict.append(f"| {row} | {rate:g} | {' | '.join(cells)} | {'PASS' if ok else 'FAIL'} |")
+            each = []
+            for i, s in enumerate(found):
+                one = {p: [runs[(rate, p)][i]] for p in pols if len(runs[(rate, p)]) == len(found)}
+                each.append("P" if "pitstop" in one and len(one) == len(pols) and bars(one)[1] else "F")
+            verdict.append(f"| {row} | {rate:g} | {' | '.join(cells)} | {'PASS' if ok else 'FAIL'} | {' '.join(each)} |")
     if verdict:
         print(f"\n#### pitstop against the bars (seeds {' '.join(seeds)})\n")
-        print("| row | rate | mean lowest | p99 within 1.1x of the lowest | throughput within 0.98x of the highest | recompute <= infercept | all |")
-        print("|---|---:|---|---|---|---|---|")
+        print("| row | rate | mean lowest | p99 within 1.1x of the lowest | throughput within 0.98x of the highest | recompute <= infercept | all (seed mean) | per seed |")
+        print("|---|---:|---|---|---|---|---|---|")
         print("\n".join(verdict))
     serve, _ = load(d, "coding-a100", seeds)
     pred = {p[5:]: load(d, p, seeds) for p in PRED}
