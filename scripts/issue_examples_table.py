@@ -115,16 +115,24 @@ def main():
         print("| row | rate | mean lowest | p99 within 1.1x of the lowest | throughput within 0.98x of the highest | recompute <= infercept | all (seed mean) | per seed |")
         print("|---|---:|---|---|---|---|---|---|")
         print("\n".join(verdict))
-    serve, _ = load(d, "coding-a100", seeds)
+    serve, serve_found = load(d, "coding-a100", seeds)
     pred = {p[5:]: load(d, p, seeds) for p in PRED}
     if any(r for r, _ in pred.values()):
         print(f"\n#### issue 21: coding on a100-80g-llama3-8b, pitstop and infercept per predictor (seeds {' '.join(seeds)})\n\n{HEAD}")
+        verdict = []
         for rate in (0.5, 1):
-            for name, (runs, found) in [("serve", (serve, None))] + list(pred.items()):
-                for p in ("pitstop", "infercept"):
-                    rs = runs.get((rate, p))
-                    if rs:
-                        print(line(rate, f"{p}, {name}", rs))
+            for name, (runs, found) in [("serve", (serve, serve_found))] + list(pred.items()):
+                tag = name if found == seeds else f"{name}, seeds {' '.join(found)}"
+                rows = {p: runs[(rate, p)] for p in ("pitstop", "infercept") if runs.get((rate, p))}
+                for p, rs in rows.items():
+                    print(line(rate, f"{p}, {tag}", rs))
+                if len(rows) == 2:
+                    cells, ok = bars(rows)
+                    verdict.append(f"| {rate:g} | {tag} | {' | '.join(cells)} | {'PASS' if ok else 'FAIL'} |")
+        print("\npitstop against infercept with the same predictor (the issue-21 example's two policies):\n")
+        print("| rate | predictor | mean lower | p99 within 1.1x | throughput within 0.98x | recompute <= infercept | all |")
+        print("|---:|---|---|---|---|---|---|")
+        print("\n".join(verdict))
 
 
 if __name__ == "__main__":
