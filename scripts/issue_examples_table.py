@@ -49,14 +49,16 @@ def avg(rs, k):
 def line(rate, name, rs):
     stop = sum(1 for r in rs if r.get("stopped_at_s"))
     done = avg(rs, "programs_completed")
+    # calls issued but not finished when the run was stopped (waiting or running)
+    left = avg(rs, "requests") - avg(rs, "completed")
+    note = f"stopped ({stop} of {len(rs)}); {left:.0f} calls left" if stop else ""
     return (f"| {rate:g} | {name} | {avg(rs,'e2e_mean_s'):.1f} / {avg(rs,'e2e_p99_s'):.0f} | "
             f"{done:.0f} / {avg(rs,'programs'):.0f} | {avg(rs,'throughput_rps'):.3f} | "
-            f"{avg(rs,'recompute_tokens')/1e6:.2f} | {avg(rs,'swap_out_bytes')/1e9:.1f} | "
-            f"{f'stopped ({stop} of {len(rs)})' if stop else ''} |")
+            f"{avg(rs,'recompute_tokens')/1e6:.2f} | {avg(rs,'swap_out_bytes')/1e9:.1f} | {note} |")
 
 
 HEAD = ("| rate | policy | e2e mean / p99, s | programs done / arrived | calls/s | "
-        "recompute, M tokens | swap out, GB | stopped at 5,400 s |\n|---:|---|---:|---:|---:|---:|---:|---|")
+        "recompute, M tokens | swap out, GB | stopped at 5,400 s (calls issued, not finished) |\n|---:|---|---:|---:|---:|---:|---:|---|")
 
 
 def bars(rows):
