@@ -130,10 +130,12 @@ def main():
                     print(line(rate, f"{p}, {tag}", rs))
                 if len(rows) == 2:
                     cells, ok = bars(rows)
-                    verdict.append(f"| {rate:g} | {tag} | {' | '.join(cells)} | {'PASS' if ok else 'FAIL'} |")
+                    n = min(len(rs) for rs in rows.values())
+                    each = " ".join("P" if bars({p: [rs[i]] for p, rs in rows.items()})[1] else "F" for i in range(n))
+                    verdict.append(f"| {rate:g} | {tag} | {' | '.join(cells)} | {'PASS' if ok else 'FAIL'} | {each} |")
         print("\npitstop against infercept with the same predictor (the issue-21 example's two policies):\n")
-        print("| rate | predictor | mean lower | p99 within 1.1x | throughput within 0.98x | recompute <= infercept | all |")
-        print("|---:|---|---|---|---|---|---|")
+        print("| rate | predictor | mean lower | p99 within 1.1x | throughput within 0.98x | recompute <= infercept | all (seed mean) | per seed |")
+        print("|---:|---|---|---|---|---|---|---|")
         print("\n".join(verdict))
 
 
