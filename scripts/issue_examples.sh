@@ -14,7 +14,8 @@
 #   mixed          issue 12: mixed on a100-80g-llama3-8b at 1 and 1.5
 #   fanout2        issue 12's "second workload of another shape" (no doc names
 #   mcts2          it): the two families that are not agent chains, at 2 on
-#                  a100-80g-llama3-8b
+#                  a100-80g-llama3-8b (mcts2 is the slowest row by far, over 30
+#                  minutes on a loaded 2-vCPU VM, and runs last)
 #   pred-oracle    issue 21: coding on a100-80g-llama3-8b at 0.5 and 1, pitstop
 #   pred-onnx      and infercept, with --predictor oracle / onnx / history (the
 #   pred-history   default, serve, is coding-a100's rows)
@@ -27,7 +28,7 @@ set -euo pipefail
 out=$1 seed=$2
 shift 2
 rows=("$@")
-[[ ${#rows[@]} -eq 0 ]] && rows=(im-gptj coding-h100 coding-a100 mixed fanout2 mcts2 pred-oracle pred-onnx pred-history)
+[[ ${#rows[@]} -eq 0 ]] && rows=(im-gptj coding-h100 coding-a100 mixed fanout2 pred-oracle pred-onnx pred-history mcts2)
 bin=${BIN:-bin/pitstop}
 all=fcfs,vllm-opt,infercept,lamps,atlas,pitstop
 mkdir -p "$out"
