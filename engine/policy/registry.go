@@ -161,6 +161,12 @@ type Options struct {
 	// over each call's length distribution (expected_chunk.go), and
 	// "-measured" with each takes the decodes' time per iteration from the
 	// last iteration (decode_cost.go); session 17.
+	// "balance-expected-arrivals" prices the wait of the calls that arrive
+	// while the backlog drains and takes L's global minimum
+	// (arrival_chunk.go); "-fit" (balance-expected-fit,
+	// balance-expected-arrivals-fit) learns an iteration's time from every
+	// iteration's prompt tokens, decodes and decode context (iter_fit.go);
+	// session 18.
 	PitstopPrefill string
 	// PitstopEvict is pitstop's hint to the prefix cache of which finished
 	// calls' contexts go first (retainHint): "program" (the default since
