@@ -31,9 +31,11 @@ type arrivalCost struct {
 	fixed, perToken float64
 	w, s            float64
 	lambda, a       float64
-	d               []float64 // rests, ascending
-	pd              []float64 // pd[k] = Σ_{j<k} p_j·d_j
-	p               []float64 // p[k] = Σ_{j<k} p_j
+	flow            *flowDecodes // "-flow": the decodes still to come, nil without
+	meanPrompt      float64      // m: prompt tokens per call to come (flow)
+	d               []float64    // rests, ascending
+	pd              []float64    // pd[k] = Σ_{j<k} p_j·d_j
+	p               []float64    // p[k] = Σ_{j<k} p_j
 }
 
 func newArrivalCost(fixed, perToken float64, pts []decodePoint, w, s, lambda, a float64) arrivalCost {
@@ -68,7 +70,11 @@ func (l *arrivalCost) at(c float64) float64 {
 	busy := l.w * r / (r - l.a) // tokens prefilled while the backlog lasts
 	k := sort.SearchFloat64s(l.d, busy/c)
 	dec := l.perToken * (c*l.pd[k] + busy*(l.p[len(l.d)]-l.p[k]))
-	return dec + l.s*l.fixed/c + l.arrivals(c)
+	v := dec + l.s*l.fixed/c + l.arrivals(c)
+	if l.flow != nil && l.meanPrompt > 0 {
+		v += l.perToken / l.meanPrompt * l.flow.mean(c, busy)
+	}
+	return v
 }
 
 // arrivals is the wait of the calls that arrive while the backlog drains.
@@ -96,6 +102,12 @@ func (l *arrivalCost) lowest() float64 {
 // outlast the busy period, so the grid finds the right basin and the
 // section its minimum. The full budget wins ties.
 func chunkForArrivals(fixed, perToken float64, n int, pts []decodePoint, w, s float64, budget int, lambda, a float64) int {
+	return chunkForFlow(fixed, perToken, n, pts, w, s, budget, lambda, a, nil, 0)
+}
+
+// chunkForFlow is chunkForArrivals with the decodes still to come priced
+// (flow, prepared; nil: not), m the prompt tokens per call to come.
+func chunkForFlow(fixed, perToken float64, n int, pts []decodePoint, w, s float64, budget int, lambda, a float64, flow *flowDecodes, m float64) int {
 	if n == 0 || len(pts) == 0 || w <= 0 {
 		return 0
 	}
@@ -104,6 +116,7 @@ func chunkForArrivals(fixed, perToken float64, n int, pts []decodePoint, w, s fl
 		return 0
 	}
 	l := newArrivalCost(fixed, perToken, pts, w, s, lambda, a)
+	l.flow, l.meanPrompt = flow, m
 	lo := l.lowest()
 	if lo >= full {
 		return 0

@@ -60,7 +60,7 @@ func TestArrivalTermFallsWithChunk(t *testing.T) {
 
 // naiveArrivalL is L(c) computed term by term, independently of the sorted
 // prefix sums.
-func naiveArrivalL(fixed, perToken float64, pts []decodePoint, w, s, lambda, a, c float64) float64 {
+func naiveArrivalL(fixed, perToken float64, pts []decodePoint, w, s, lambda, a, c float64, flow []int, m float64) float64 {
 	r := c / (fixed + perToken*c)
 	if r <= a {
 		return math.Inf(1)
@@ -70,13 +70,22 @@ func naiveArrivalL(fixed, perToken float64, pts []decodePoint, w, s, lambda, a, 
 	for _, q := range pts {
 		l += perToken * q.p * math.Min(q.d*c, busy)
 	}
+	for _, d := range flow { // the decodes to come: (P/m)·mean of g(D·c)
+		x := float64(d) * c
+		g := busy * busy / 2
+		if x < busy {
+			g = x*busy - x*x/2
+		}
+		l += perToken / m * g / float64(len(flow))
+	}
 	return l
 }
 
-// chunkForArrivals against brute force over every whole chunk: on random
-// settings its chunk's L is within 0.5 % of the lowest L any chunk from 1
-// to the full budget gives, and it keeps the full budget only when no
-// chunk is clearly better.
+// chunkForArrivals (and chunkForFlow, every other case, with the decodes
+// to come) against brute force over every whole chunk: on random settings
+// its chunk's L is within 0.5 % of the lowest L any chunk from 1 to the
+// full budget gives, and it keeps the full budget only when no chunk is
+// clearly better.
 func TestChunkForArrivalsAgainstBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 1))
 	capped := 0
@@ -100,18 +109,31 @@ func TestChunkForArrivalsAgainstBruteForce(t *testing.T) {
 		}
 		lambda := a / (1000 + 30000*rng.Float64())
 		cp := append([]decodePoint(nil), pts...)
-		got := chunkForArrivals(fixed, perToken, n, cp, w, s, budget, lambda, a)
+		var flow []int
+		m := 100 + 3000*rng.Float64()
+		var got int
+		if i%2 == 1 {
+			var f flowDecodes
+			for range 1 + rng.IntN(64) {
+				flow = append(flow, 1+int(math.Exp(rng.Float64()*7)))
+				f.add(flow[len(flow)-1])
+			}
+			f.prepare()
+			got = chunkForFlow(fixed, perToken, n, cp, w, s, budget, lambda, a, &f, m)
+		} else {
+			got = chunkForArrivals(fixed, perToken, n, cp, w, s, budget, lambda, a)
+		}
 		full := float64(budget - n)
 		best := math.Inf(1)
 		for c := 1.0; c <= full; c++ {
-			best = min(best, naiveArrivalL(fixed, perToken, pts, w, s, lambda, a, c))
+			best = min(best, naiveArrivalL(fixed, perToken, pts, w, s, lambda, a, c, flow, m))
 		}
 		c := full
 		if got != 0 {
 			c = float64(got - n)
 			capped++
 		}
-		if l := naiveArrivalL(fixed, perToken, pts, w, s, lambda, a, c); l > best*1.005 {
+		if l := naiveArrivalL(fixed, perToken, pts, w, s, lambda, a, c, flow, m); l > best*1.005 {
 			t.Errorf("case %d: chunk %v gives L %v, brute force's best %v (+%.2f %%)", i, c, l, best, 100*(l/best-1))
 		}
 	}

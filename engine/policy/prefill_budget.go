@@ -60,13 +60,18 @@ import (
 // decodes' part of an iteration, and P, a prompt token's time, from a
 // least-squares fit of every iteration's measured duration against its
 // prompt tokens, decodes and the context the decodes read (iter_fit.go).
+// "balance-expected-flow" (and "-flow-fit") is -arrivals with the other
+// side of the calls to come priced too: the decodes of the calls prefilled
+// while the backlog drains, each iteration of theirs longer by the chunk
+// (flow_decodes.go).
 type prefillBudget struct {
 	balance, inflow, expected, measured bool
-	arrivals, fit                       bool
+	arrivals, fit, flow                 bool
 	in                                  inflowWindow
 	dec                                 decodeCost
 	ar                                  arrivalRate
 	it                                  iterFit
+	fl                                  flowDecodes
 }
 
 // newPrefillBudget reads Options.PitstopPrefill.
@@ -92,8 +97,12 @@ func newPrefillBudget(mode string) (prefillBudget, error) {
 		return prefillBudget{balance: true, expected: true, arrivals: true}, nil
 	case "balance-expected-arrivals-fit":
 		return prefillBudget{balance: true, expected: true, arrivals: true, fit: true}, nil
+	case "balance-expected-flow":
+		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true}, nil
+	case "balance-expected-flow-fit":
+		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true, fit: true}, nil
 	}
-	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow, balance-expected-measured, balance-expected-inflow-measured, balance-expected-fit, balance-expected-arrivals, balance-expected-arrivals-fit)", mode)
+	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow, balance-expected-measured, balance-expected-inflow-measured, balance-expected-fit, balance-expected-arrivals, balance-expected-arrivals-fit, balance-expected-flow, balance-expected-flow-fit)", mode)
 }
 
 // badPrefill is newPrefillBudget's error on o.PitstopPrefill.
@@ -109,7 +118,8 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 	var dec []float64
 	var pts []decodePoint // balance-expected: every decode's rest as points with masses
 	w, s := 0.0, 0.0
-	ctx := 0 // Σ context the decodes read (-fit)
+	ctx := 0     // Σ context the decodes read (-fit)
+	waiting := 0 // calls in the backlog (-flow)
 	for q := range v.Ranked() {
 		if q.State() == engine.Swapped {
 			continue // its KV comes back by copy, not prefill
@@ -124,6 +134,7 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 		}
 		w += float64(q.Remaining())
 		s += w
+		waiting++
 	}
 	fixed := v.Cost.IterTime(len(dec))
 	if b.measured {
@@ -135,6 +146,14 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 	}
 	if b.arrivals {
 		lambda, a := b.ar.rate(v.Now.Seconds())
+		if b.flow {
+			m := w / float64(max(waiting, 1)) // the backlog's calls until arrivals are seen
+			if lambda > 0 {
+				m = a / lambda
+			}
+			b.fl.prepare()
+			return chunkForFlow(fixed, perToken, len(dec), pts, w, s, budget, lambda, a, &b.fl, m)
+		}
 		return chunkForArrivals(fixed, perToken, len(dec), pts, w, s, budget, lambda, a)
 	}
 	floor := 0.0
@@ -161,6 +180,12 @@ func (b *prefillBudget) observe(e *engine.Event) {
 	}
 	if b.fit && e.Kind == engine.EvIteration && e.Iter != nil {
 		b.it.observe(e.Iter)
+	}
+	if b.flow {
+		switch e.Kind {
+		case engine.EvPaused, engine.EvFinished: // a segment ended: its output length
+			b.fl.add(e.Seq.Generated() - stateOf(e.Seq).segBase)
+		}
 	}
 	if !b.inflow && !b.arrivals {
 		return
