@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -10,11 +11,18 @@ import (
 // in ("-arrivals"). With the chunk c the backlog drains at r(c) =
 // c/(F + P·c) prompt tokens a second (F the decodes' part of an iteration,
 // P a prompt token's time) while prompts keep arriving at a tokens a second
-// (lambda calls a second). As a fluid queue the backlog W lasts T =
-// W/(r − a), and in that time the iterations prefill W·r/(r − a) tokens:
+// (lambda calls a second). As a fluid queue the backlog W lasts
+// n_b = W/κ iterations, κ = c·(1 − P·a) − a·F (the backlog's net drain per
+// iteration), and prefills B = W·c/κ tokens:
 //
-//   - a decoding call with D tokens left pays P·c for each iteration it
-//     shares with that busy period: P·min(D·c, W·r/(r − a));
+//   - a decoding call with D tokens left that ends inside the busy period
+//     (D < n_b) is delayed P·c·D; one that outlasts it pays P for every
+//     prompt token prefilled in its lifetime, the backlog and the arrivals
+//     alike, (W + a·F·D)/(1 − P·a) in all, which does not depend on the
+//     chunk (the busy period's iterations are fewer or longer, never both).
+//     Less what a call pays at any chunk (a·F·D/(1 − P·a), the arrivals
+//     after the backlog), the delay is P·min(D·κ, W)/(1 − P·a): balance's
+//     P·min(D·c, W) when nothing arrives;
 //   - the calls present wait, beyond their own tokens' time, S·F/c (S the
 //     Σ of their cumulative positions, as before);
 //   - a call arriving at t waits for the work ahead of it, W − (r − a)·t,
@@ -67,12 +75,16 @@ func (l *arrivalCost) at(c float64) float64 {
 	if r <= l.a {
 		return math.Inf(1)
 	}
-	busy := l.w * r / (r - l.a) // tokens prefilled while the backlog lasts
-	k := sort.SearchFloat64s(l.d, busy/c)
-	dec := l.perToken * (c*l.pd[k] + busy*(l.p[len(l.d)]-l.p[k]))
+	kappa := c*(1-l.perToken*l.a) - l.a*l.fixed // net drain per iteration
+	if kappa <= 0 {
+		return math.Inf(1)
+	}
+	unit := l.perToken / (1 - l.perToken*l.a)
+	k := sort.SearchFloat64s(l.d, l.w/kappa) // ends inside the busy period below k
+	dec := unit * (kappa*l.pd[k] + l.w*(l.p[len(l.d)]-l.p[k]))
 	v := dec + l.s*l.fixed/c + l.arrivals(c)
 	if l.flow != nil && l.meanPrompt > 0 {
-		v += l.perToken / l.meanPrompt * l.flow.mean(c, busy)
+		v += unit / l.meanPrompt * l.flow.mean(kappa, l.w*c/kappa)
 	}
 	return v
 }
@@ -86,21 +98,23 @@ func (l *arrivalCost) arrivals(c float64) float64 {
 	return l.lambda * l.w * l.w / (2 * r * (r - l.a))
 }
 
-// lowest is the smallest chunk that drains faster than prompts arrive
-// (r(c) = a at c = a·F/(1 − a·P)), at least one token; +Inf when none does.
+// lowest is the smallest whole chunk that drains faster than prompts
+// arrive (r(c) = a at c = a·F/(1 − a·P)), at least one token; +Inf when
+// none does.
 func (l *arrivalCost) lowest() float64 {
 	if l.a*l.perToken >= 1 {
 		return math.Inf(1)
 	}
-	return max(l.a*l.fixed/(1-l.a*l.perToken), 0) + 1
+	return math.Floor(max(l.a*l.fixed/(1-l.a*l.perToken), 0)) + 1
 }
 
 // chunkForArrivals is the token cap (n decodes plus the chunk; 0 for the
 // full budget) at L's global minimum over [lowest, full]: 64 chunks spaced
-// geometrically, then a golden-section search between the best one's
-// neighbours. L is smooth between the kinks where a decode starts to
-// outlast the busy period, so the grid finds the right basin and the
-// section its minimum. The full budget wins ties.
+// geometrically, then a golden-section search between the neighbours of
+// each of the grid's three lowest local minima. L is smooth between the
+// kinks where a decode starts to outlast the busy period, so the grid
+// finds the basins and the sections their minima. The full budget wins
+// ties.
 func chunkForArrivals(fixed, perToken float64, n int, pts []decodePoint, w, s float64, budget int, lambda, a float64) int {
 	return chunkForFlow(fixed, perToken, n, pts, w, s, budget, lambda, a, nil, 0)
 }
@@ -123,19 +137,45 @@ func chunkForFlow(fixed, perToken float64, n int, pts []decodePoint, w, s float6
 	}
 	const grid = 64
 	ratio := math.Pow(full/lo, 1.0/(grid-1))
-	best, bestL := full, l.at(full)
-	cs := make([]float64, grid)
-	bi := grid - 1
+	cs, ls := make([]float64, grid), make([]float64, grid)
 	for i := range grid {
 		cs[i] = lo * math.Pow(ratio, float64(i))
 		if i == grid-1 {
 			cs[i] = full
 		}
-		if v := l.at(cs[i]); v < bestL {
-			best, bestL, bi = cs[i], v, i
+		ls[i] = l.at(cs[i])
+	}
+	// The grid's local minima, lowest first: L's kinks can leave more than
+	// one basin, so the three lowest are refined.
+	var basins []int
+	for i := range grid {
+		if (i == 0 || ls[i] <= ls[i-1]) && (i == grid-1 || ls[i] <= ls[i+1]) {
+			basins = append(basins, i)
 		}
 	}
-	x0, x1 := cs[max(bi-1, 0)], cs[min(bi+1, grid-1)]
+	slices.SortFunc(basins, func(x, y int) int { return cmp.Compare(ls[x], ls[y]) })
+	best, bestL := full, ls[grid-1]
+	for _, bi := range basins[:min(len(basins), 3)] {
+		if c, v := l.section(cs[max(bi-1, 0)], cs[min(bi+1, grid-1)]); v < bestL {
+			best, bestL = c, v
+		}
+		if ls[bi] < bestL {
+			best, bestL = cs[bi], ls[bi]
+		}
+	}
+	c := math.Ceil(best) // the whole chunk on the better side
+	if f := math.Floor(best); f >= lo && l.at(f) < l.at(c) {
+		c = f
+	}
+	if c >= full || l.at(c) >= l.at(full) {
+		return 0
+	}
+	return n + int(c)
+}
+
+// section is L's minimum on [x0, x1] by golden-section search, and the
+// chunk where it is.
+func (l *arrivalCost) section(x0, x1 float64) (float64, float64) {
 	const phi = 0.6180339887498949
 	u, v := x1-phi*(x1-x0), x0+phi*(x1-x0)
 	lu, lv := l.at(u), l.at(v)
@@ -150,15 +190,8 @@ func chunkForFlow(fixed, perToken float64, n int, pts []decodePoint, w, s float6
 			lv = l.at(v)
 		}
 	}
-	if lu < bestL {
-		best, bestL = u, lu
+	if lu < lv {
+		return u, lu
 	}
-	if lv < bestL {
-		best, bestL = v, lv
-	}
-	c := math.Ceil(best)
-	if c >= full || bestL >= l.at(full) {
-		return 0
-	}
-	return n + int(c)
+	return v, lv
 }

@@ -23,7 +23,7 @@ func TestArrivalTermFallsWithChunk(t *testing.T) {
 		}
 		prev = v
 	}
-	if v := l.arrivals(l.lowest() - 1.5); !math.IsInf(v, 1) {
+	if v := l.arrivals(l.lowest() - 1); !math.IsInf(v, 1) {
 		t.Errorf("a chunk draining slower than the inflow: arrivals %v, want +Inf", v)
 	}
 	heavier := newArrivalCost(fixed, perToken, pts, 2e4, 1e5, 2, 4000)
@@ -65,18 +65,20 @@ func naiveArrivalL(fixed, perToken float64, pts []decodePoint, w, s, lambda, a, 
 	if r <= a {
 		return math.Inf(1)
 	}
-	busy := w * r / (r - a)
+	kappa := c*(1-perToken*a) - a*fixed
+	busy := w * c / kappa
+	unit := perToken / (1 - perToken*a)
 	l := s*fixed/c + lambda*w*w/(2*r*(r-a))
 	for _, q := range pts {
-		l += perToken * q.p * math.Min(q.d*c, busy)
+		l += unit * q.p * math.Min(q.d*kappa, w)
 	}
-	for _, d := range flow { // the decodes to come: (P/m)·mean of g(D·c)
-		x := float64(d) * c
+	for _, d := range flow { // the decodes to come: unit/m·mean of g(D·κ)
+		x := float64(d) * kappa
 		g := busy * busy / 2
 		if x < busy {
 			g = x*busy - x*x/2
 		}
-		l += perToken / m * g / float64(len(flow))
+		l += unit / m * g / float64(len(flow))
 	}
 	return l
 }

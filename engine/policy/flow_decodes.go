@@ -15,12 +15,13 @@ import (
 // budget where the calls' time is mostly decode (chat: TTFT 0.4 s, e2e
 // 13 s at its sustained edge).
 //
-// In the fluid picture the busy period prefills B = W·r/(r − a) tokens,
-// calls finishing their prefill at r/m a second (m the mean prompt of a
-// call). A call whose prefill ends with u prompt tokens still to drain
-// behind it decodes D tokens, each iteration longer by P·c, for min(D,
-// u/c) iterations: P·min(D·c, u). Over the busy period (u from B down to
-// 0) the calls pay (P/m)·∫₀ᴮ min(D·c, u) du = (P/m)·g(D·c) with g(x) =
+// In the fluid picture (arrivalCost) the busy period prefills B = W·c/κ
+// tokens, calls finishing their prefill at r/m a second (m the mean prompt
+// of a call). A call whose prefill ends with u prompt tokens still to
+// drain behind it and D tokens to decode is delayed, beyond what any chunk
+// costs it, P·min(D·κ, u)/(1 − P·a) (arrivalCost's decode delay with u for
+// W). Over the busy period (u from B down to 0) the calls pay
+// P/(m·(1 − P·a))·∫₀ᴮ min(D·κ, u) du = P/(m·(1 − P·a))·g(D·κ), g(x) =
 // x·B − x²/2 for x < B, B²/2 beyond. D is not known for calls not yet
 // run: it is averaged over the output lengths of the last flowSample
 // segments that ended (the rests of the decodes present are not a sample
@@ -57,8 +58,8 @@ func (f *flowDecodes) prepare() {
 	}
 }
 
-// mean is E_D[g(D·c)] over the sample for a busy period of b tokens; 0
-// with no sample.
+// mean is E_D[g(D·c)] over the sample for a busy period of b tokens (c is
+// κ in arrivalCost); 0 with no sample.
 func (f *flowDecodes) mean(c, b float64) float64 {
 	n := len(f.d)
 	if n == 0 {
