@@ -176,18 +176,24 @@ func chunkForFlow(fixed, perToken float64, n int, pts []decodePoint, w, s float6
 // section is L's minimum on [x0, x1] by golden-section search, and the
 // chunk where it is.
 func (l *arrivalCost) section(x0, x1 float64) (float64, float64) {
+	return goldenSection(l.at, x0, x1)
+}
+
+// goldenSection is f's minimum on [x0, x1] after 24 golden-section steps,
+// and where it is.
+func goldenSection(f func(float64) float64, x0, x1 float64) (float64, float64) {
 	const phi = 0.6180339887498949
 	u, v := x1-phi*(x1-x0), x0+phi*(x1-x0)
-	lu, lv := l.at(u), l.at(v)
+	lu, lv := f(u), f(v)
 	for range 24 {
 		if lu < lv {
 			x1, v, lv = v, u, lu
 			u = x1 - phi*(x1-x0)
-			lu = l.at(u)
+			lu = f(u)
 		} else {
 			x0, u, lu = u, v, lv
 			v = x0 + phi*(x1-x0)
-			lv = l.at(v)
+			lv = f(v)
 		}
 	}
 	if lu < lv {
@@ -195,3 +201,6 @@ func (l *arrivalCost) section(x0, x1 float64) (float64, float64) {
 	}
 	return v, lv
 }
+
+// searchBelow is how many of the ascending xs are below t.
+func searchBelow(xs []float64, t float64) int { return sort.SearchFloat64s(xs, t) }

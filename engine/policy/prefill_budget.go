@@ -63,10 +63,12 @@ import (
 // "balance-expected-flow" (and "-flow-fit") is -arrivals with the other
 // side of the calls to come priced too: the decodes of the calls prefilled
 // while the backlog drains, each iteration of theirs longer by the chunk
-// (flow_decodes.go).
+// (flow_decodes.go). "-busy" (balance-expected-arrivals-busy, -arrivals-busy-fit,
+// -flow-busy, -flow-busy-fit) is the first formulation of both
+// (busy_chunk.go).
 type prefillBudget struct {
 	balance, inflow, expected, measured bool
-	arrivals, fit, flow                 bool
+	arrivals, fit, flow, busy           bool
 	in                                  inflowWindow
 	dec                                 decodeCost
 	ar                                  arrivalRate
@@ -101,8 +103,16 @@ func newPrefillBudget(mode string) (prefillBudget, error) {
 		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true}, nil
 	case "balance-expected-flow-fit":
 		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true, fit: true}, nil
+	case "balance-expected-arrivals-busy":
+		return prefillBudget{balance: true, expected: true, arrivals: true, busy: true}, nil
+	case "balance-expected-arrivals-busy-fit":
+		return prefillBudget{balance: true, expected: true, arrivals: true, busy: true, fit: true}, nil
+	case "balance-expected-flow-busy":
+		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true, busy: true}, nil
+	case "balance-expected-flow-busy-fit":
+		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true, busy: true, fit: true}, nil
 	}
-	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow, balance-expected-measured, balance-expected-inflow-measured, balance-expected-fit, balance-expected-arrivals, balance-expected-arrivals-fit, balance-expected-flow, balance-expected-flow-fit)", mode)
+	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow, balance-expected-measured, balance-expected-inflow-measured, balance-expected-fit, balance-expected-arrivals, balance-expected-arrivals-fit, balance-expected-flow, balance-expected-flow-fit, balance-expected-arrivals-busy, balance-expected-arrivals-busy-fit, balance-expected-flow-busy, balance-expected-flow-busy-fit)", mode)
 }
 
 // badPrefill is newPrefillBudget's error on o.PitstopPrefill.
@@ -146,15 +156,20 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 	}
 	if b.arrivals {
 		lambda, a := b.ar.rate(v.Now.Seconds())
+		var fl *flowDecodes
+		m := 0.0
 		if b.flow {
-			m := w / float64(max(waiting, 1)) // the backlog's calls until arrivals are seen
+			m = w / float64(max(waiting, 1)) // the backlog's calls until arrivals are seen
 			if lambda > 0 {
 				m = a / lambda
 			}
 			b.fl.prepare()
-			return chunkForFlow(fixed, perToken, len(dec), pts, w, s, budget, lambda, a, &b.fl, m)
+			fl = &b.fl
 		}
-		return chunkForArrivals(fixed, perToken, len(dec), pts, w, s, budget, lambda, a)
+		if b.busy {
+			return chunkForBusy(fixed, perToken, len(dec), pts, w, s, budget, lambda, a, fl, m)
+		}
+		return chunkForFlow(fixed, perToken, len(dec), pts, w, s, budget, lambda, a, fl, m)
 	}
 	floor := 0.0
 	if b.inflow && w > 0 {
