@@ -166,6 +166,8 @@ type Options struct {
 	// (arrival_chunk.go); "-fit" (balance-expected-fit,
 	// balance-expected-arrivals-fit) learns an iteration's time from every
 	// iteration's prompt tokens, decodes and decode context (iter_fit.go);
+	// "balance-expected-flow" also prices the decodes of the calls to come
+	// (flow_decodes.go), and "-busy" the first formulation (busy_chunk.go);
 	// session 18.
 	PitstopPrefill string
 	// PitstopEvict is pitstop's hint to the prefix cache of which finished
