@@ -46,10 +46,13 @@ type Event struct {
 
 // IterationStats summarises one iteration.
 type IterationStats struct {
-	Duration        time.Duration
-	Seqs            int
-	PrefillTokens   int
-	DecodeTokens    int
+	Duration      time.Duration
+	Seqs          int
+	PrefillTokens int
+	DecodeTokens  int
+	// DecodeContext is Σ context tokens the decodes read (Start+1 each): a
+	// decode reads its whole context's KV, so what it costs grows with it.
+	DecodeContext   int
 	UsedBlocks      int
 	TotalBlocks     int
 	HostUsed        int

@@ -136,6 +136,7 @@ func (e *Engine) postprocess(dur time.Duration) {
 		s.prog.ThreadService[s.req.Thread] += dur
 		if it.Len == 1 && it.Sample && before > 0 {
 			e.stats.DecodeTokens++
+			e.stats.DecodeContext += it.Start + 1
 		} else {
 			e.stats.PrefillTokens += it.Len
 		}

@@ -51,10 +51,29 @@ import (
 // last iteration measured (decodeCost) in place of the cost model's
 // IterBase + PerToken·n, which prices a decode like a prompt token and
 // misses the KV a decode reads.
+//
+// "balance-expected-arrivals" prices the calls still to come (arrival_chunk.go):
+// L gains the wait of the calls that arrive while the backlog drains, at
+// the rate learned from the last arrivals (arrival_rate.go), and the chunk
+// is L's global minimum (no local search, no floor). "-fit"
+// (balance-expected-fit, balance-expected-arrivals-fit) takes F, the
+// decodes' part of an iteration, and P, a prompt token's time, from a
+// least-squares fit of every iteration's measured duration against its
+// prompt tokens, decodes and the context the decodes read (iter_fit.go).
+// "balance-expected-flow" (and "-flow-fit") is -arrivals with the other
+// side of the calls to come priced too: the decodes of the calls prefilled
+// while the backlog drains, each iteration of theirs longer by the chunk
+// (flow_decodes.go). "-busy" (balance-expected-arrivals-busy, -arrivals-busy-fit,
+// -flow-busy, -flow-busy-fit) is the first formulation of both
+// (busy_chunk.go).
 type prefillBudget struct {
 	balance, inflow, expected, measured bool
+	arrivals, fit, flow, busy           bool
 	in                                  inflowWindow
 	dec                                 decodeCost
+	ar                                  arrivalRate
+	it                                  iterFit
+	fl                                  flowDecodes
 }
 
 // newPrefillBudget reads Options.PitstopPrefill.
@@ -74,8 +93,26 @@ func newPrefillBudget(mode string) (prefillBudget, error) {
 		return prefillBudget{balance: true, expected: true, measured: true}, nil
 	case "balance-expected-inflow-measured":
 		return prefillBudget{balance: true, expected: true, inflow: true, measured: true}, nil
+	case "balance-expected-fit":
+		return prefillBudget{balance: true, expected: true, fit: true}, nil
+	case "balance-expected-arrivals":
+		return prefillBudget{balance: true, expected: true, arrivals: true}, nil
+	case "balance-expected-arrivals-fit":
+		return prefillBudget{balance: true, expected: true, arrivals: true, fit: true}, nil
+	case "balance-expected-flow":
+		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true}, nil
+	case "balance-expected-flow-fit":
+		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true, fit: true}, nil
+	case "balance-expected-arrivals-busy":
+		return prefillBudget{balance: true, expected: true, arrivals: true, busy: true}, nil
+	case "balance-expected-arrivals-busy-fit":
+		return prefillBudget{balance: true, expected: true, arrivals: true, busy: true, fit: true}, nil
+	case "balance-expected-flow-busy":
+		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true, busy: true}, nil
+	case "balance-expected-flow-busy-fit":
+		return prefillBudget{balance: true, expected: true, arrivals: true, flow: true, busy: true, fit: true}, nil
 	}
-	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow, balance-expected-measured, balance-expected-inflow-measured)", mode)
+	return prefillBudget{}, fmt.Errorf("unknown pitstop prefill budget %q (valid: full, balance, balance-inflow, balance-expected, balance-expected-inflow, balance-expected-measured, balance-expected-inflow-measured, balance-expected-fit, balance-expected-arrivals, balance-expected-arrivals-fit, balance-expected-flow, balance-expected-flow-fit, balance-expected-arrivals-busy, balance-expected-arrivals-busy-fit, balance-expected-flow-busy, balance-expected-flow-busy-fit)", mode)
 }
 
 // badPrefill is newPrefillBudget's error on o.PitstopPrefill.
@@ -91,12 +128,15 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 	var dec []float64
 	var pts []decodePoint // balance-expected: every decode's rest as points with masses
 	w, s := 0.0, 0.0
+	ctx := 0     // Σ context the decodes read (-fit)
+	waiting := 0 // calls in the backlog (-flow)
 	for q := range v.Ranked() {
 		if q.State() == engine.Swapped {
 			continue // its KV comes back by copy, not prefill
 		}
 		if q.State() == engine.Running && q.Remaining() <= 1 {
 			dec = append(dec, float64(decodeLeft(q.Forecast().Predicted, q, stateOf(q))))
+			ctx += q.Computed() + 1
 			if b.expected {
 				pts = restPoints(pts, q)
 			}
@@ -104,10 +144,32 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 		}
 		w += float64(q.Remaining())
 		s += w
+		waiting++
 	}
 	fixed := v.Cost.IterTime(len(dec))
 	if b.measured {
 		fixed = b.dec.fixed(v.Cost, len(dec))
+	}
+	perToken := v.Cost.PerToken
+	if b.fit {
+		fixed, perToken = b.it.fixed(v.Cost, len(dec), ctx), b.it.perToken(v.Cost)
+	}
+	if b.arrivals {
+		lambda, a := b.ar.rate(v.Now.Seconds())
+		var fl *flowDecodes
+		m := 0.0
+		if b.flow {
+			m = w / float64(max(waiting, 1)) // the backlog's calls until arrivals are seen
+			if lambda > 0 {
+				m = a / lambda
+			}
+			b.fl.prepare()
+			fl = &b.fl
+		}
+		if b.busy {
+			return chunkForBusy(fixed, perToken, len(dec), pts, w, s, budget, lambda, a, fl, m)
+		}
+		return chunkForFlow(fixed, perToken, len(dec), pts, w, s, budget, lambda, a, fl, m)
 	}
 	floor := 0.0
 	if b.inflow && w > 0 {
@@ -120,7 +182,7 @@ func (b *prefillBudget) tokens(v *engine.View) int {
 		floor = a * fixed / (1 - a*v.Cost.PerToken)
 	}
 	if b.expected {
-		return chunkForExpected(fixed, v.Cost.PerToken, len(dec), pts, w, s, budget, floor)
+		return chunkForExpected(fixed, perToken, len(dec), pts, w, s, budget, floor)
 	}
 	return chunkFor(fixed, v.Cost.PerToken, dec, w, s, budget, floor)
 }
@@ -131,13 +193,27 @@ func (b *prefillBudget) observe(e *engine.Event) {
 	if b.measured && e.Kind == engine.EvIteration && e.Iter != nil {
 		b.dec.observe(e.Iter)
 	}
-	if !b.inflow {
+	if b.fit && e.Kind == engine.EvIteration && e.Iter != nil {
+		b.it.observe(e.Iter)
+	}
+	if b.flow {
+		switch e.Kind {
+		case engine.EvPaused, engine.EvFinished: // a segment ended: its output length
+			b.fl.add(e.Seq.Generated() - stateOf(e.Seq).segBase)
+		}
+	}
+	if !b.inflow && !b.arrivals {
 		return
 	}
 	switch e.Kind {
 	case engine.EvArrived, engine.EvResumed:
 		if n := e.Seq.Remaining(); n > 0 {
-			b.in.add(e.Time.Seconds(), n)
+			if b.inflow {
+				b.in.add(e.Time.Seconds(), n)
+			}
+			if b.arrivals {
+				b.ar.add(e.Time.Seconds(), n)
+			}
 		}
 	}
 }

@@ -84,7 +84,7 @@ func TestPrefillBudgetValues(t *testing.T) {
 	if err := (Options{PitstopPrefill: "half"}).Validate(); err == nil || !strings.Contains(err.Error(), "valid: full, balance") {
 		t.Errorf("Validate(half) = %v, want an error naming the valid values", err)
 	}
-	for _, m := range []string{"", "full", "balance", "balance-inflow", "balance-expected", "balance-expected-inflow", "balance-expected-measured", "balance-expected-inflow-measured"} {
+	for _, m := range []string{"", "full", "balance", "balance-inflow", "balance-expected", "balance-expected-inflow", "balance-expected-measured", "balance-expected-inflow-measured", "balance-expected-fit", "balance-expected-arrivals", "balance-expected-arrivals-fit", "balance-expected-flow", "balance-expected-flow-fit", "balance-expected-arrivals-busy", "balance-expected-arrivals-busy-fit", "balance-expected-flow-busy", "balance-expected-flow-busy-fit"} {
 		if err := (Options{PitstopPrefill: m}).Validate(); err != nil {
 			t.Errorf("Validate(%q) = %v", m, err)
 		}

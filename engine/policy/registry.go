@@ -161,6 +161,14 @@ type Options struct {
 	// over each call's length distribution (expected_chunk.go), and
 	// "-measured" with each takes the decodes' time per iteration from the
 	// last iteration (decode_cost.go); session 17.
+	// "balance-expected-arrivals" prices the wait of the calls that arrive
+	// while the backlog drains and takes L's global minimum
+	// (arrival_chunk.go); "-fit" (balance-expected-fit,
+	// balance-expected-arrivals-fit) learns an iteration's time from every
+	// iteration's prompt tokens, decodes and decode context (iter_fit.go);
+	// "balance-expected-flow" also prices the decodes of the calls to come
+	// (flow_decodes.go), and "-busy" the first formulation (busy_chunk.go);
+	// session 18.
 	PitstopPrefill string
 	// PitstopEvict is pitstop's hint to the prefix cache of which finished
 	// calls' contexts go first (retainHint): "program" (the default since
