@@ -53,6 +53,7 @@ type tailRules struct {
 	boostAged bool    // with boost, γ = power/T, the aging's own scale (boostRule.byBound)
 	boostOwn  bool    // with boost, S the predicted own time and γ as boostResp (ownPoints)
 	boostTail bool    // with boost, γ fitted to the arrival-order shadow's response-time tail (boostRule.tailDecay)
+	boostPast bool    // the aging below capacity, γ-Boost (its source as boostWait, boostTail, boostAged) past it (boostPast); with hold, until the backlog drains
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -155,6 +156,9 @@ var laneTails = map[string]bool{
 	"first-final-gated-fit-overdue-trust": true, "first-final-gated-fit-overdue-trust-each": true,
 	"first-final-gated-fit-overdue-trust-each-checked": true, "first-final-gated-fit-overdue-trust-each-evident": true,
 	"first-final-gated-fit-overdue-trust-each-checked-evident": true,
+	"first-final-gated-fit-boost-tail-past":                    true, "first-final-gated-fit-boost-tail-past-hold": true,
+	"first-final-gated-fit-boost-wait-past": true, "first-final-gated-fit-boost-wait-past-hold": true,
+	"first-final-gated-fit-boost-aged-past": true, "first-final-gated-fit-boost-aged-past-hold": true,
 }
 
 // boostTails are what may follow "boost" or "boost-wait" (γ-Boost in place
@@ -234,9 +238,11 @@ func newTailRules(o Options) (tailRules, error) {
 		return r, nil
 	case strings.HasPrefix(o.PitstopTail, "aging+warm+") && laneTails[strings.TrimPrefix(o.PitstopTail, "aging+warm+")]:
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
+		var named bool // "boost": names the γ source that follows
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
 			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "forecast": &r.forecast, "slack": &r.slack, "wake": &r.wake,
-				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken, "evident": &r.evident, "overdue": &r.overdue, "each": &r.each, "checked": &r.checked}[part] = true
+				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken, "evident": &r.evident, "overdue": &r.overdue, "each": &r.each, "checked": &r.checked,
+				"boost": &named, "tail": &r.boostTail, "wait": &r.boostWait, "aged": &r.boostAged, "past": &r.boostPast}[part] = true
 		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":
