@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pitstop-llm/pitstop/engine"
@@ -73,6 +74,34 @@ func TestBoostPastSwitch(t *testing.T) {
 	}
 }
 
+// TestBoostPastBusy: with busy a rise of the floor counts only from a
+// floor above zero: a burst that starts from an empty queue in the older
+// window does not switch the boost, a backlog that never empties
+// and grows does; without busy the burst's rise switches it.
+func TestBoostPastBusy(t *testing.T) {
+	const window = 10.0
+	for _, busy := range []bool{false, true} {
+		var burst, grow boostPast
+		burst.guard.busy, grow.guard.busy = busy, busy
+		for at := 0; at <= 60; at++ {
+			w := 0
+			if at >= 45 {
+				w = 5 * (at - 45) // a burst from an empty queue: the older window's floor 0
+			}
+			burst.observe(&engine.Event{Kind: engine.EvIteration, Iter: &engine.IterationStats{Waiting: w}})
+			burst.note(float64(at), window)
+			grow.observe(&engine.Event{Kind: engine.EvIteration, Iter: &engine.IterationStats{Waiting: 5 + at}})
+			grow.note(float64(at), window)
+		}
+		if burst.on() == busy {
+			t.Fatalf("busy %v: a burst rising from an empty queue: boost %v, want %v", busy, burst.on(), !busy)
+		}
+		if !grow.on() {
+			t.Fatalf("busy %v: a backlog that never empties and grows: want the boost", busy)
+		}
+	}
+}
+
 // TestBoostPastTailRule: "-boost-SOURCE-past" is the default's rule with
 // the switch and the source, nothing else: the aging stays (the boost is not
 // always on); "-hold" sets the switch's hold.
@@ -85,21 +114,22 @@ func TestBoostPastTailRule(t *testing.T) {
 		name             string
 		tail, wait, aged bool
 	}{{"tail", true, false, false}, {"wait", false, true, false}, {"aged", false, false, true}} {
-		for _, hold := range []string{"", "-hold"} {
-			name := "aging+warm+first-final-gated-fit-boost-" + c.name + "-past" + hold
+		for _, suffix := range []string{"", "-hold", "-busy", "-busy-hold"} {
+			name := "aging+warm+first-final-gated-fit-boost-" + c.name + "-past" + suffix
+			hold, busy := strings.HasSuffix(suffix, "hold"), strings.HasPrefix(suffix, "-busy")
 			r, err := newTailRules(Options{PitstopTail: name, PitstopAgingPower: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !r.boostPast || r.boost || !r.aging || r.boostTail != c.tail || r.boostWait != c.wait || r.boostAged != c.aged || r.hold != (hold != "") {
+			if !r.boostPast || r.boost || !r.aging || r.boostTail != c.tail || r.boostWait != c.wait || r.boostAged != c.aged || r.hold != hold || r.busy != busy {
 				t.Fatalf("%s: %+v", name, r)
 			}
-			r.boostPast, r.boostTail, r.boostWait, r.boostAged, r.hold = false, false, false, false, false
+			r.boostPast, r.boostTail, r.boostWait, r.boostAged, r.hold, r.busy = false, false, false, false, false, false
 			if r != base {
 				t.Fatalf("%s changes other rules: %+v against %+v", name, r, base)
 			}
 			p := NewPitstop(Options{PitstopTail: name})
-			if p.past.guard.hold != (hold != "") || p.boost.byTail != c.tail || p.boost.byWait != c.wait || (p.boost.byBound > 0) != c.aged {
+			if p.past.guard.hold != hold || p.past.guard.busy != busy || p.boost.byTail != c.tail || p.boost.byWait != c.wait || (p.boost.byBound > 0) != c.aged {
 				t.Fatalf("%s: the policy's switch %+v, boost %+v", name, p.past.guard, p.boost)
 			}
 		}

@@ -35,6 +35,11 @@ type overloadGuard struct {
 	// and a known window (boostPast reads the guard's unknown as under
 	// capacity; the lane reads it as shut).
 	known bool
+	// busy, when set (boostPast's "-past-busy"), counts a rise only from
+	// a floor above zero: a queue that emptied in the window before drained
+	// all it had within two windows, and its rise is a burst's start, not a
+	// backlog outrunning service (azure-code @1's bursts, session 18).
+	busy bool
 }
 
 // guardWindows is how many windows the floor is compared across: the
@@ -85,6 +90,9 @@ func (g *overloadGuard) note(at float64, waiting int, window float64) {
 		if floors[i-1] < 0 || floors[i] <= floors[i-1] {
 			rising = false
 		}
+	}
+	if g.busy && floors[0] <= 0 {
+		rising = false
 	}
 	switch {
 	case !g.hold:

@@ -234,7 +234,7 @@ func NewPitstop(o Options) *Pitstop {
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
 	p.boost.byWait, p.boost.fullKV, p.boost.byTail, p.boost.byResp = tail.boostWait, tail.boostFull, tail.boostTail, tail.boostResp
 	p.boost.byOwn = tail.boostOwn
-	p.past.guard.hold = tail.boostPast && tail.hold
+	p.past.guard.hold, p.past.guard.busy = tail.boostPast && tail.hold, tail.boostPast && tail.busy
 	if tail.boostAged {
 		p.boost.byBound = tail.power
 	}

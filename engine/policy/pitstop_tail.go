@@ -54,6 +54,7 @@ type tailRules struct {
 	boostOwn  bool    // with boost, S the predicted own time and γ as boostResp (ownPoints)
 	boostTail bool    // with boost, γ fitted to the arrival-order shadow's response-time tail (boostRule.tailDecay)
 	boostPast bool    // the aging below capacity, γ-Boost (its source as boostWait, boostTail, boostAged) past it (boostPast); with hold, until the backlog drains
+	busy      bool    // with boostPast, a rise of the backlog's floor counts only from a floor above zero (overloadGuard.busy)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -159,6 +160,9 @@ var laneTails = map[string]bool{
 	"first-final-gated-fit-boost-tail-past":                    true, "first-final-gated-fit-boost-tail-past-hold": true,
 	"first-final-gated-fit-boost-wait-past": true, "first-final-gated-fit-boost-wait-past-hold": true,
 	"first-final-gated-fit-boost-aged-past": true, "first-final-gated-fit-boost-aged-past-hold": true,
+	"first-final-gated-fit-boost-tail-past-busy": true, "first-final-gated-fit-boost-tail-past-busy-hold": true,
+	"first-final-gated-fit-boost-wait-past-busy": true, "first-final-gated-fit-boost-wait-past-busy-hold": true,
+	"first-final-gated-fit-boost-aged-past-busy": true, "first-final-gated-fit-boost-aged-past-busy-hold": true,
 }
 
 // boostTails are what may follow "boost" or "boost-wait" (γ-Boost in place
@@ -242,7 +246,7 @@ func newTailRules(o Options) (tailRules, error) {
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
 			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "forecast": &r.forecast, "slack": &r.slack, "wake": &r.wake,
 				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken, "evident": &r.evident, "overdue": &r.overdue, "each": &r.each, "checked": &r.checked,
-				"boost": &named, "tail": &r.boostTail, "wait": &r.boostWait, "aged": &r.boostAged, "past": &r.boostPast}[part] = true
+				"boost": &named, "tail": &r.boostTail, "wait": &r.boostWait, "aged": &r.boostAged, "past": &r.boostPast, "busy": &r.busy}[part] = true
 		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":
