@@ -131,6 +131,11 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // "-overdue-trust-each-checked-evident" (the check over about the last
 // 1,000 calls, the shadow read only while above beyond that band:
 // shadowBand.strict),
+// "aging+warm+first-final-gated-fit-boost-tail-past" (and -wait-, -aged-:
+// the default, γ-Boost with that γ source in place of the aging while the
+// overload guard says past capacity: boostPast), "-past-busy" (a rise of
+// the backlog's floor counted only from a floor above zero:
+// overloadGuard.busy), each also with "-hold" (overloadGuard.hold),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
