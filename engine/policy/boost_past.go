@@ -4,10 +4,13 @@ import "github.com/pitstop-llm/pitstop/engine"
 
 // boostPast decides when pitstop ranks by γ-Boost's boosted arrival time in
 // place of the aging (PitstopTail "aging+warm+first-final-gated-fit-boost-
-// SOURCE-past", and "-past-hold"): only while the system is past capacity,
-// as the overload guard of the forecast lane tells it (overloadGuard: the
-// least backlog of the last window above the least of the window before,
-// the window arrival order's p99 end-to-end time, the lane's bar).
+// SOURCE-past", "-past-busy", each with "-hold"): only while the system is
+// past capacity, as the overload guard of the forecast lane tells it
+// (overloadGuard: the least backlog of the last window above the least of
+// the window before, the window arrival order's p99 end-to-end time, the
+// lane's bar; with "-busy" the rise counted only from a floor above zero,
+// overloadGuard.busy: without it azure-code @1's bursts, each rising from
+// an empty queue, switched the boost on and cost the mean).
 //
 // Why: γ-Boost is tail-optimal for a stable queue (its γ, the Cramér–
 // Lundberg root, exists only at load < 1); the aging, its small-size form
