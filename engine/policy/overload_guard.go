@@ -31,6 +31,15 @@ type overloadGuard struct {
 	hold    bool
 	episode bool
 	until   int
+	// known is whether the last verdict came from two windows of notes
+	// and a known window (boostPast reads the guard's unknown as under
+	// capacity; the lane reads it as shut).
+	known bool
+	// busy, when set (boostPast's "-past-busy"), counts a rise only from
+	// a floor above zero: a queue that emptied in the window before drained
+	// all it had within two windows, and its rise is a burst's start, not a
+	// backlog outrunning service (azure-code @1's bursts, session 18).
+	busy bool
 }
 
 // guardWindows is how many windows the floor is compared across: the
@@ -49,6 +58,7 @@ type backlogNote struct {
 // verdict against the window (seconds; not positive: unknown, shut).
 func (g *overloadGuard) note(at float64, waiting int, window float64) {
 	g.notes = append(g.notes, backlogNote{at, waiting})
+	g.known = false
 	if !(window > 0) {
 		g.shut = true
 		return
@@ -66,6 +76,7 @@ func (g *overloadGuard) note(at float64, waiting int, window float64) {
 		g.shut = true // less than the windows seen
 		return
 	}
+	g.known = true
 	var floors [guardWindows]int // oldest window first; -1: no note
 	for i := range floors {
 		floors[i] = -1
@@ -79,6 +90,9 @@ func (g *overloadGuard) note(at float64, waiting int, window float64) {
 		if floors[i-1] < 0 || floors[i] <= floors[i-1] {
 			rising = false
 		}
+	}
+	if g.busy && floors[0] <= 0 {
+		rising = false
 	}
 	switch {
 	case !g.hold:

@@ -166,6 +166,7 @@ type Pitstop struct {
 	fcfsSlack  float64 // its ε
 	tail       tailRules
 	boost      boostRule // γ-Boost in place of the aging (PitstopTail "boost..."; boost_key.go)
+	past       boostPast // with "-boost-...-past": whether the boost ranks now (boost_past.go)
 	rank       rankMode  // point forecast or expectation over the length bins (expected_rank.go)
 	lane       lateLane
 	trust      rankTrust     // the rank's spread under the tail's controller (PitstopTail "...-trust")
@@ -233,6 +234,7 @@ func NewPitstop(o Options) *Pitstop {
 	p.deadlines.shadow.keepQueue, p.deadlines.shadow.cached = tail.queue, tail.cached
 	p.boost.byWait, p.boost.fullKV, p.boost.byTail, p.boost.byResp = tail.boostWait, tail.boostFull, tail.boostTail, tail.boostResp
 	p.boost.byOwn = tail.boostOwn
+	p.past.guard.hold, p.past.guard.busy = tail.boostPast && tail.hold, tail.boostPast && tail.busy
 	if tail.boostAged {
 		p.boost.byBound = tail.power
 	}
@@ -406,6 +408,8 @@ func (p *Pitstop) Priority(v *engine.View, s *engine.Sequence) engine.Priority {
 	switch {
 	case p.tail.boost && ord != byArrival && !p.noMOT:
 		key = p.boostKey(v, s, st) // boosted arrival time (boost_key.go): in place of the aging and the cached-prefix urgency
+	case p.tail.boostPast && ord != byArrival && !p.noMOT && p.boostPastKey(v, s, st, &key):
+		// past capacity: the boosted arrival time (boost_past.go)
 	case p.tail.aging && ord != byArrival:
 		key = p.agedKey(v, s, key)
 		fallthrough
@@ -670,7 +674,7 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 		p.a.lastAging = v.Iteration
 		p.keepOrders()
 		due = true
-		if p.tail.boost {
+		if p.tail.boost || p.tail.boostPast {
 			p.boost.update(&p.fcfs, p.fcfsSlack) // γ solved again (boost_key.go)
 		}
 	}
@@ -680,6 +684,9 @@ func (p *Pitstop) Refresh(v *engine.View) bool {
 	}
 	if due && p.tail.deadline {
 		p.deadlines.rerank(v) // the promoted calls are counted afresh
+		if p.tail.boostPast {
+			p.past.note(v.Now.Seconds(), p.deadlines.bar()) // boost_past.go
+		}
 		p.deadlines.reference, _ = p.fcfs.bound(p.fcfsSlack)
 		p.deadlines.referenceWait, p.deadlines.referenceKnown = p.fcfs.wait()
 		if p.tail.trust && p.tail.overdue {
@@ -713,8 +720,11 @@ func (p *Pitstop) Observe(e *engine.Event) {
 		p.fcfs.observe(e) // the reference serves the tail rules alone
 		p.observeLane(e)
 	}
-	if p.tail.boost {
+	if p.tail.boost || p.tail.boostPast {
 		p.boost.observe(e) // boost_key.go
+	}
+	if p.tail.boostPast {
+		p.past.observe(e) // boost_past.go
 	}
 	p.retain.observe(e, &p.pops)
 	p.prefill.observe(e)

@@ -53,6 +53,8 @@ type tailRules struct {
 	boostAged bool    // with boost, γ = power/T, the aging's own scale (boostRule.byBound)
 	boostOwn  bool    // with boost, S the predicted own time and γ as boostResp (ownPoints)
 	boostTail bool    // with boost, γ fitted to the arrival-order shadow's response-time tail (boostRule.tailDecay)
+	boostPast bool    // the aging below capacity, γ-Boost (its source as boostWait, boostTail, boostAged) past it (boostPast); with hold, until the backlog drains
+	busy      bool    // with boostPast, a rise of the backlog's floor counts only from a floor above zero (overloadGuard.busy)
 }
 
 // shadowed reports whether the rules need the arrival-order deadlines.
@@ -129,6 +131,11 @@ func (r tailRules) shadowed() bool { return r.deadline || r.perCall }
 // "-overdue-trust-each-checked-evident" (the check over about the last
 // 1,000 calls, the shadow read only while above beyond that band:
 // shadowBand.strict),
+// "aging+warm+first-final-gated-fit-boost-tail-past" (and -wait-, -aged-:
+// the default, γ-Boost with that γ source in place of the aging while the
+// overload guard says past capacity: boostPast), "-past-busy" (a rise of
+// the backlog's floor counted only from a floor above zero:
+// overloadGuard.busy), each also with "-hold" (overloadGuard.hold),
 // "aging+warm+swap" (the same lane promoting only a call whose
 // evictions the free host slots take: promotionSwap) or "deadline-aging" (the aging against each call's own arrival-order time,
 // its deadline less its arrival, instead of one T for every call).
@@ -155,6 +162,12 @@ var laneTails = map[string]bool{
 	"first-final-gated-fit-overdue-trust": true, "first-final-gated-fit-overdue-trust-each": true,
 	"first-final-gated-fit-overdue-trust-each-checked": true, "first-final-gated-fit-overdue-trust-each-evident": true,
 	"first-final-gated-fit-overdue-trust-each-checked-evident": true,
+	"first-final-gated-fit-boost-tail-past":                    true, "first-final-gated-fit-boost-tail-past-hold": true,
+	"first-final-gated-fit-boost-wait-past": true, "first-final-gated-fit-boost-wait-past-hold": true,
+	"first-final-gated-fit-boost-aged-past": true, "first-final-gated-fit-boost-aged-past-hold": true,
+	"first-final-gated-fit-boost-tail-past-busy": true, "first-final-gated-fit-boost-tail-past-busy-hold": true,
+	"first-final-gated-fit-boost-wait-past-busy": true, "first-final-gated-fit-boost-wait-past-busy-hold": true,
+	"first-final-gated-fit-boost-aged-past-busy": true, "first-final-gated-fit-boost-aged-past-busy-hold": true,
 }
 
 // boostTails are what may follow "boost" or "boost-wait" (γ-Boost in place
@@ -234,9 +247,11 @@ func newTailRules(o Options) (tailRules, error) {
 		return r, nil
 	case strings.HasPrefix(o.PitstopTail, "aging+warm+") && laneTails[strings.TrimPrefix(o.PitstopTail, "aging+warm+")]:
 		r.aging, r.warm, r.deadline, r.feasible, r.toP99 = true, true, true, true, true
+		var named bool // "boost": names the γ source that follows
 		for _, part := range strings.Split(strings.TrimPrefix(o.PitstopTail, "aging+warm+"), "-") {
 			*map[string]*bool{"first": &r.first, "final": &r.final, "gated": &r.gated, "sure": &r.sure, "forecast": &r.forecast, "slack": &r.slack, "wake": &r.wake,
-				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken, "evident": &r.evident, "overdue": &r.overdue, "each": &r.each, "checked": &r.checked}[part] = true
+				"fit": &r.fit, "lag": &r.lag, "swap": &r.swap, "queue": &r.queue, "cached": &r.cached, "guard": &r.guard, "hold": &r.hold, "trust": &r.trust, "overtaken": &r.overtaken, "evident": &r.evident, "overdue": &r.overdue, "each": &r.each, "checked": &r.checked,
+				"boost": &named, "tail": &r.boostTail, "wait": &r.boostWait, "aged": &r.boostAged, "past": &r.boostPast, "busy": &r.busy}[part] = true
 		}
 		return r, nil
 	case o.PitstopTail == "deadline-aging":
