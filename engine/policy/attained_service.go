@@ -53,6 +53,7 @@ type tableShape struct {
 	anyMulti bool // some program has had more than one call
 	programs int  // programs seen
 	threaded int  // of which had two calls in the engine at once (DAG programs)
+	shown    int  // of which made a second call: their shape is known (shape_shown.go)
 }
 
 func newProcessTable(mode serviceMode, ttl float64) processTable {
@@ -100,6 +101,9 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 		st.row.lastArrival = now
 		if st.row.calls++; st.row.calls > 1 {
 			t.shape(st.row.class).anyMulti = true
+		}
+		if st.row.calls == 2 {
+			t.shape(st.row.class).shown++
 		}
 		if st.row.active == 2 && !st.row.dag {
 			st.row.dag = true

@@ -1,0 +1,66 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/pitstop-llm/pitstop/engine"
+)
+
+// TestShapeShownCountsProgramsThatMadeASecondCall: ten programs arrive; four
+// release two branches at once (tree searches that have started), six wait
+// with their first call alone (fresh programs past capacity). The table
+// counts ten programs, four threaded, and four that showed their shape.
+func TestShapeShownCountsProgramsThatMadeASecondCall(t *testing.T) {
+	p := NewPitstop(Options{ProgramOrder: "gittins-started-shown"})
+	h := newHarness(t, p, testConfig())
+	calls := 0
+	for prog := range 10 {
+		name := string(rune('a' + prog))
+		h.submit(name+"0", name, "", 8, []seg{{decode: 4}}, nil)
+		calls++
+		if prog < 4 {
+			h.submit(name+"1", name, "b0", 8, []seg{{decode: 4}}, nil)
+			h.submit(name+"2", name, "b1", 8, []seg{{decode: 4}}, nil)
+			calls += 2
+		}
+	}
+	arrived := 0
+	h.run(func(ev *engine.Event) bool {
+		if ev.Kind == engine.EvArrived {
+			arrived++
+		}
+		return arrived == calls
+	})
+	sh := p.a.table.shapeOf("")
+	if sh.programs != 10 || sh.threaded != 4 || sh.shown != 4 {
+		t.Fatalf("programs %d, threaded %d, shown %d; want 10, 4, 4", sh.programs, sh.threaded, sh.shown)
+	}
+}
+
+// TestShapeShownOrder: four of ten programs have shown their shape (a
+// second call). Over every program seen (the default) four DAGs of ten are
+// not a majority: they are ordered as chains (the warm-up's queues before
+// any program completed, the call's order after); over the four that
+// showed it ("gittins-started-shown") they are DAGs, in arrival order of
+// programs. Chains (none threaded) stay chains either way.
+func TestShapeShownOrder(t *testing.T) {
+	for _, c := range []struct {
+		order    string
+		threaded int
+		want     programOrder
+	}{
+		{"", 4, byQueue},
+		{"gittins-started-shown", 4, byArrival},
+		{"", 0, byQueue},
+		{"gittins-started-shown", 0, byQueue},
+		{"gittins-started-shown", 1, byQueue}, // one of four: still chains
+		{"gittins-started-shown", 2, byArrival},
+	} {
+		p := NewPitstop(Options{ProgramOrder: c.order})
+		sh := p.a.table.shape("")
+		sh.anyMulti, sh.programs, sh.shown, sh.threaded = true, 10, 4, c.threaded
+		if got := p.orderOf(p.pops.of("")); got != c.want {
+			t.Errorf("order %q, %d of 4 shown programs threaded: order %d, want %d", c.order, c.threaded, got, c.want)
+		}
+	}
+}
