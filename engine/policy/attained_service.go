@@ -27,6 +27,7 @@ type progRow struct {
 	first       time.Duration        // its first call's arrival
 	calls       int                  // calls that arrived
 	dag         bool                 // it has had two calls in the engine at once
+	begun       bool                 // a call of it has generated a token (shape_shown.go)
 	class       string               // its calls' engine.Request.Class: the population it is learned in
 }
 
@@ -54,6 +55,7 @@ type tableShape struct {
 	programs int  // programs seen
 	threaded int  // of which had two calls in the engine at once (DAG programs)
 	shown    int  // of which made a second call: their shape is known (shape_shown.go)
+	held     int  // of which no call has generated a token yet (shape_shown.go)
 }
 
 func newProcessTable(mode serviceMode, ttl float64) processTable {
@@ -92,7 +94,9 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 		if r == nil {
 			r = &progRow{eng: s.ProgramStats(), first: now, class: t.classOf(s)}
 			t.rows[s.Program()] = r
-			t.shape(r.class).programs++
+			sh := t.shape(r.class)
+			sh.programs++
+			sh.held++
 		}
 		st.row = r
 	}
@@ -156,6 +160,9 @@ func (t *processTable) sweep(now time.Duration) {
 	for id, r := range t.rows {
 		if r.active <= 0 && now-r.lastFinish > t.ttl {
 			delete(t.rows, id)
+			if !r.begun {
+				t.shape(r.class).held-- // cancelled before a token: no longer held
+			}
 		}
 	}
 }
@@ -232,6 +239,11 @@ func (a *attained) observe(e *engine.Event) {
 		}
 	case engine.EvFinished:
 		a.table.end(e.Seq, stateOf(e.Seq), e.Time, true)
+	case engine.EvToken:
+		if r := stateOf(e.Seq).row; r != nil && !r.begun {
+			r.begun = true
+			a.table.shape(r.class).held--
+		}
 	case engine.EvIteration:
 		a.table.sweep(e.Time)
 	}

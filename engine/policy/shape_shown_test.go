@@ -64,3 +64,41 @@ func TestShapeShownOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeHeldCountsProgramsWithoutAToken: a program is held from its
+// first call's arrival until a call of it generates a token. One sequence
+// at a time: while a's first call decodes, b's waits, held.
+func TestShapeHeldCountsProgramsWithoutAToken(t *testing.T) {
+	p := NewPitstop(Options{ProgramOrder: "gittins-started-held"})
+	cfg := testConfig()
+	cfg.MaxSeqs = 1
+	h := newHarness(t, p, cfg)
+	h.submit("a0", "a", "", 8, []seg{{decode: 4}}, nil)
+	h.submit("b0", "b", "", 8, []seg{{decode: 4}}, nil)
+	h.run(func(ev *engine.Event) bool { return ev.Kind == engine.EvToken })
+	if sh := p.a.table.shapeOf(""); sh.programs != 2 || sh.held != 1 {
+		t.Fatalf("after the first token: %d programs, %d held; want 2, 1", sh.programs, sh.held)
+	}
+	h.run(nil)
+	if sh := p.a.table.shapeOf(""); sh.held != 0 {
+		t.Fatalf("at the end: %d held, want 0", sh.held)
+	}
+}
+
+// TestShapeHeldOrder: ten programs, four threaded, six with no token yet
+// (held back): the held test counts four programs, all DAGs, so arrival
+// order of programs; with two of the six begun (six counted, four DAGs)
+// still DAGs; with all six begun (ten counted) chains, as the default.
+func TestShapeHeldOrder(t *testing.T) {
+	for _, c := range []struct {
+		held int
+		want programOrder
+	}{{6, byArrival}, {4, byArrival}, {0, byQueue}} {
+		p := NewPitstop(Options{ProgramOrder: "gittins-started-held"})
+		sh := p.a.table.shape("")
+		sh.anyMulti, sh.programs, sh.shown, sh.threaded, sh.held = true, 10, 4, 4, c.held
+		if got := p.orderOf(p.pops.of("")); got != c.want {
+			t.Errorf("%d of 10 held: order %d, want %d", c.held, got, c.want)
+		}
+	}
+}
