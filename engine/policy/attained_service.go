@@ -27,6 +27,7 @@ type progRow struct {
 	first       time.Duration        // its first call's arrival
 	calls       int                  // calls that arrived
 	dag         bool                 // it has had two calls in the engine at once
+	begun       bool                 // a call of it has generated a token (shape_shown.go)
 	class       string               // its calls' engine.Request.Class: the population it is learned in
 }
 
@@ -53,6 +54,8 @@ type tableShape struct {
 	anyMulti bool // some program has had more than one call
 	programs int  // programs seen
 	threaded int  // of which had two calls in the engine at once (DAG programs)
+	shown    int  // of which made a second call: their shape is known (shape_shown.go)
+	held     int  // of which no call has generated a token yet (shape_shown.go)
 }
 
 func newProcessTable(mode serviceMode, ttl float64) processTable {
@@ -91,7 +94,9 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 		if r == nil {
 			r = &progRow{eng: s.ProgramStats(), first: now, class: t.classOf(s)}
 			t.rows[s.Program()] = r
-			t.shape(r.class).programs++
+			sh := t.shape(r.class)
+			sh.programs++
+			sh.held++
 		}
 		st.row = r
 	}
@@ -100,6 +105,9 @@ func (t *processTable) begin(s *engine.Sequence, st *callState, now time.Duratio
 		st.row.lastArrival = now
 		if st.row.calls++; st.row.calls > 1 {
 			t.shape(st.row.class).anyMulti = true
+		}
+		if st.row.calls == 2 {
+			t.shape(st.row.class).shown++
 		}
 		if st.row.active == 2 && !st.row.dag {
 			st.row.dag = true
@@ -152,6 +160,9 @@ func (t *processTable) sweep(now time.Duration) {
 	for id, r := range t.rows {
 		if r.active <= 0 && now-r.lastFinish > t.ttl {
 			delete(t.rows, id)
+			if !r.begun {
+				t.shape(r.class).held-- // cancelled before a token: no longer held
+			}
 		}
 	}
 }
@@ -228,6 +239,11 @@ func (a *attained) observe(e *engine.Event) {
 		}
 	case engine.EvFinished:
 		a.table.end(e.Seq, stateOf(e.Seq), e.Time, true)
+	case engine.EvToken:
+		if r := stateOf(e.Seq).row; r != nil && !r.begun {
+			r.begun = true
+			a.table.shape(r.class).held--
+		}
 	case engine.EvIteration:
 		a.table.sweep(e.Time)
 	}

@@ -79,7 +79,7 @@ func (p *Pitstop) startedOrder(pop *population) programOrder {
 	if p.noQueues || !t.anyMulti {
 		return byCall
 	}
-	dags := 2*t.threaded >= t.programs
+	dags := t.dags(p.shapeTest)
 	switch {
 	case dags && pop.model.started && (!p.pops.shared || p.pops.aloneInEngine(pop)):
 		return byArrival

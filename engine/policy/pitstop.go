@@ -152,6 +152,7 @@ type Pitstop struct {
 	forced     programOrder
 	restRules  restRules    // "gittins-rest"'s hand-set rules switched back on
 	chainsCall bool         // "gittins-started-call": chains in the call's order from the start (gittins_started.go)
+	shapeTest  shapeTest    // "gittins-started-shown", "-held": which programs the DAG test counts (shape_shown.go)
 	censored   censoredMode // "gittins-censored(-call)": chains by the censored index (gittins_censored.go)
 	noMOT      bool
 	noDynamic  bool
@@ -210,6 +211,7 @@ func NewPitstop(o Options) *Pitstop {
 		forced:     forcedOrder(o.ProgramOrder),
 		restRules:  restRulesOf(o.ProgramOrder),
 		chainsCall: o.ProgramOrder == "gittins-started-call",
+		shapeTest:  shapeTestOf(o.ProgramOrder),
 		censored:   censoredModeOf(o.ProgramOrder),
 		noMOT:      o.NoMemoryOverTime,
 		noDynamic:  o.NoDynamicHandling,
