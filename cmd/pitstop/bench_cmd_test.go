@@ -71,7 +71,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"unknown pitstop eviction hint", []string{"--pitstop-evict", "belady"}, []string{`unknown pitstop eviction hint "belady"`, "lru, program"}},
 		{"unknown pitstop classes", []string{"--pitstop-classes", "tenant"}, []string{`unknown pitstop classes "tenant"`, "class, pooled, class-shared"}},
 		{"unknown classes", []string{"--classes", "tenant"}, []string{`unknown --classes "tenant"`, "none, family"}},
-		{"unknown program order", []string{"--program-order", "auto-cv"}, []string{`unknown program order "auto-cv"`, "auto (also named gittins-started), gittins-started-call, gittins-started-shown, gittins-started-held, call"}},
+		{"unknown program order", []string{"--program-order", "auto-cv"}, []string{`unknown program order "auto-cv"`, "auto (also named gittins-started), gittins-started-call, gittins-started-shown, gittins-started-held, gittins-started-all, call"}},
 		{"zero duration", []string{"--duration", "0"}, []string{"invalid duration"}},
 		{"stop before the window ends", []string{"--stop-after", "4"}, []string{"invalid --stop-after 4", "at least --duration (5)"}},
 		{"unknown predictor", []string{"--predictor", "crystal-ball"}, []string{`unknown predictor "crystal-ball"`, "onnx"}},

@@ -12,6 +12,6 @@ package policy
 // the shape rule and the queues for a heavy tail.
 func isAuto(name string) bool {
 	return name == "" || name == "auto" || name == "gittins-started" || name == "gittins-started-call" ||
-		name == "gittins-started-shown" || name == "gittins-started-held" ||
+		name == "gittins-started-shown" || name == "gittins-started-held" || name == "gittins-started-all" ||
 		censoredModeOf(name) != censoredOff
 }

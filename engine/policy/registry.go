@@ -216,7 +216,8 @@ type Options struct {
 	// order from the start), or gittins-started-shown (the DAG test over
 	// the programs that made a second call: shape_shown.go), or
 	// gittins-started-held (the DAG test leaving out the programs with no
-	// token yet), or gittins-censored / gittins-censored-call /
+	// token yet; what auto does since session 18), or gittins-started-all
+	// (the DAG test over every program seen: auto before session 18), or gittins-censored / gittins-censored-call /
 	// gittins-censored-median (chains by the Gittins index over completed and live, censored,
 	// programs, in place of the warm-up's count: gittins_censored.go).
 	ProgramOrder string
@@ -370,7 +371,7 @@ func (o Options) Validate() error {
 	case o.TTFTSLO < 0 || o.TPOTSLO < 0:
 		return fmt.Errorf("SLOs must be positive seconds")
 	case !isAuto(o.ProgramOrder) && !validOrder(o.ProgramOrder):
-		return fmt.Errorf("unknown program order %q (valid: auto (also named gittins-started), gittins-started-call, gittins-started-shown, gittins-started-held, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup, gittins-censored, gittins-censored-call, gittins-censored-median)", o.ProgramOrder)
+		return fmt.Errorf("unknown program order %q (valid: auto (also named gittins-started), gittins-started-call, gittins-started-shown, gittins-started-held, gittins-started-all, call, remaining, arrival, queues, gittins, gittins-rest, gittins-rest with any of +cv, +shape, +warmup, gittins-censored, gittins-censored-call, gittins-censored-median)", o.ProgramOrder)
 	case o.SOLAWindow < 1:
 		return fmt.Errorf("SOLA window must be at least 1 iteration, got %d", o.SOLAWindow)
 	case o.TTLScale < 0:

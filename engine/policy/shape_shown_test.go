@@ -38,7 +38,7 @@ func TestShapeShownCountsProgramsThatMadeASecondCall(t *testing.T) {
 }
 
 // TestShapeShownOrder: four of ten programs have shown their shape (a
-// second call). Over every program seen (the default) four DAGs of ten are
+// second call). Over every program seen ("gittins-started-all", the default before session 18) four DAGs of ten are
 // not a majority: they are ordered as chains (the warm-up's queues before
 // any program completed, the call's order after); over the four that
 // showed it ("gittins-started-shown") they are DAGs, in arrival order of
@@ -49,9 +49,9 @@ func TestShapeShownOrder(t *testing.T) {
 		threaded int
 		want     programOrder
 	}{
-		{"", 4, byQueue},
+		{"gittins-started-all", 4, byQueue},
 		{"gittins-started-shown", 4, byArrival},
-		{"", 0, byQueue},
+		{"gittins-started-all", 0, byQueue},
 		{"gittins-started-shown", 0, byQueue},
 		{"gittins-started-shown", 1, byQueue}, // one of four: still chains
 		{"gittins-started-shown", 2, byArrival},
