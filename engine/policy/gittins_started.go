@@ -25,7 +25,9 @@ package policy
 //
 // The index orders programs, the bars are on calls: arrival order of
 // programs applies only where most programs are DAGs (the shape test kept
-// from auto), whose calls wait on each other's branches. Chains (one call
+// from auto; since session 18 over the programs that have begun, a held
+// program having shown no shape: shape_shown.go), whose calls wait on each
+// other's branches. Chains (one call
 // of a program at a time) stay in the call's order whatever the index says:
 // react (CV 0.63, its index never below G(0)) in arrival order of programs
 // lost 30 % of its throughput at 12 programs/s (session 14).
