@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # usage: screen.py TAG "extra flags" point... ; point = fam:rate:seed  (h100 = infercept-multi on h100 12.75)
 import json, os, subprocess, sys, concurrent.futures as cf
-BIN = os.environ.get('BIN', '/work/wt/boost18/bin/pitstop')
-GRID = '/work/wt/boost18/docs/img/policies-session16/lead/default-grid'
+# BIN the binary, GRID the base grid, SCRATCH where each run's JSON goes (overload18 ran it with its own worktree's paths)
+BIN = os.environ.get('BIN', 'bin/pitstop')
+GRID = os.environ.get('GRID', 'docs/img/policies-session16/lead/default-grid')
+SCRATCH = os.environ.get('SCRATCH', '/tmp/boost18')
 prof = {'infercept-multi':'a100-40g-gptj-6b','mixed':'a100-80g-llama3-8b','coding':'a100-80g-llama3-8b','fanout':'a100-80g-llama3-8b',
  'infercept-single':'a100-40g-gptj-6b','infercept-multi-vicuna':'a100-40g-vicuna-13b','infercept-single-vicuna':'a100-40g-vicuna-13b',
  'chat':'a100-80g-llama3-8b','react':'a100-80g-llama3-8b','mcts':'a100-80g-llama3-8b','azure-conv':'a100-80g-llama3-8b',
@@ -11,7 +13,7 @@ tag, extra, pts = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 def run(pt):
     fam, rate, seed = pt.split(':')
     w = {'h100':'infercept-multi','infercept-multi-vicuna':'infercept-multi','infercept-single-vicuna':'infercept-single'}.get(fam, fam)
-    out = f'/tmp/boost18/{tag}-{fam}-{rate}-s{seed}.json'
+    out = f'{SCRATCH}/{tag}-{fam}-{rate}-s{seed}.json'
     if not os.path.exists(out):
         subprocess.run(['nice','-n','10',BIN,'bench','--workload',w,'--executor','sim','--profile',prof[fam],'--policies','pitstop','--rates',rate,'--seed',seed,
             '--duration','1800','--stop-after','5400','--json',out]+extra, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
