@@ -159,10 +159,11 @@ func (t *processTable) sweep(now time.Duration) {
 	t.lastSweep = now
 	for id, r := range t.rows {
 		if r.active <= 0 && now-r.lastFinish > t.ttl {
+			// A program dropped before any call of it generated a token
+			// stays held: like programs, the count keeps every program
+			// seen, and one that never began showed no shape, so the held
+			// test (shape_shown.go) must not count it as a chain.
 			delete(t.rows, id)
-			if !r.begun {
-				t.shape(r.class).held-- // cancelled before a token: no longer held
-			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/pitstop-llm/pitstop/engine"
 )
@@ -100,5 +101,24 @@ func TestShapeHeldOrder(t *testing.T) {
 		if got := p.orderOf(p.pops.of("")); got != c.want {
 			t.Errorf("%d of 10 held: order %d, want %d", c.held, got, c.want)
 		}
+	}
+}
+
+// TestShapeHeldKeepsProgramsDroppedBeforeAToken: a program whose only call
+// left the engine without a token (a cancelled request) and whose row the
+// TTL sweep drops stays held, so the held test does not count it as a
+// chain; a program that began is dropped without touching the count.
+func TestShapeHeldKeepsProgramsDroppedBeforeAToken(t *testing.T) {
+	tb := newProcessTable(callService, 1)
+	tb.rows["never"] = &progRow{calls: 1}
+	tb.rows["began"] = &progRow{calls: 1, begun: true}
+	sh := tb.shape("")
+	sh.programs, sh.held = 2, 1
+	tb.sweep(10 * time.Second)
+	if len(tb.rows) != 0 {
+		t.Fatalf("%d rows left after the sweep, want 0", len(tb.rows))
+	}
+	if got := tb.shapeOf(""); got.programs != 2 || got.held != 1 {
+		t.Fatalf("after the sweep: %d programs, %d held; want 2, 1", got.programs, got.held)
 	}
 }
