@@ -32,6 +32,17 @@ func (f *fixedLength) PredictLength(in predictor.Input) (int, []float32) {
 	return f.n, nil
 }
 
+// retries is the Retry flag of every input predicted so far, in order.
+func (f *fixedLength) retries() []bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var seen []bool
+	for _, in := range f.in {
+		seen = append(seen, in.Retry)
+	}
+	return seen
+}
+
 // forecastPolicy records the forecasts the policy sees.
 type forecastPolicy struct {
 	engine.Policy

@@ -60,12 +60,7 @@ func TestRetryEdgesServeAndReplayAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lp.mu.Lock()
-	var seen []bool
-	for _, in := range lp.in {
-		seen = append(seen, in.Retry)
-	}
-	lp.mu.Unlock()
+	seen := lp.retries()
 	if !slices.Equal(seen, want) {
 		t.Fatalf("retries serve predicted with %v, want %v", seen, want)
 	}

@@ -36,12 +36,7 @@ func TestRetryIsTheFirstSegmentOfARequestBackInItsConversation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lp.mu.Lock()
-	var seen []bool
-	for _, in := range lp.in {
-		seen = append(seen, in.Retry)
-	}
-	lp.mu.Unlock()
+	seen := lp.retries()
 	want := []bool{false, false, false, true, false, false, false}
 	if !slices.Equal(seen, want) {
 		t.Fatalf("retries the length predictor saw %v, want %v", seen, want)
