@@ -119,14 +119,22 @@ func chunkForArrivals(fixed, perToken float64, n int, pts []decodePoint, w, s fl
 	return chunkForFlow(fixed, perToken, n, pts, w, s, budget, lambda, a, nil, 0)
 }
 
+// arrivalRoom is the prompt tokens a chunk may take beside n decodes
+// (budget − n), 0 when there is nothing to balance: no decode with a rest,
+// no waiting work, or no room past one token.
+func arrivalRoom(n int, pts []decodePoint, w float64, budget int) float64 {
+	full := float64(budget - n)
+	if n == 0 || len(pts) == 0 || w <= 0 || full <= 1 {
+		return 0
+	}
+	return full
+}
+
 // chunkForFlow is chunkForArrivals with the decodes still to come priced
 // (flow, prepared; nil: not), m the prompt tokens per call to come.
 func chunkForFlow(fixed, perToken float64, n int, pts []decodePoint, w, s float64, budget int, lambda, a float64, flow *flowDecodes, m float64) int {
-	if n == 0 || len(pts) == 0 || w <= 0 {
-		return 0
-	}
-	full := float64(budget - n)
-	if full <= 1 {
+	full := arrivalRoom(n, pts, w, budget)
+	if full == 0 {
 		return 0
 	}
 	l := newArrivalCost(fixed, perToken, pts, w, s, lambda, a)

@@ -30,11 +30,8 @@ func (l *busyCost) at(c float64) float64 {
 // chunk that just keeps up, 64 geometric chunks and a golden section
 // around the best.
 func chunkForBusy(fixed, perToken float64, n int, pts []decodePoint, w, s float64, budget int, lambda, a float64, flow *flowDecodes, m float64) int {
-	if n == 0 || len(pts) == 0 || w <= 0 {
-		return 0
-	}
-	full := float64(budget - n)
-	if full <= 1 {
+	full := arrivalRoom(n, pts, w, budget) // arrival_chunk.go
+	if full == 0 {
 		return 0
 	}
 	l := busyCost{newArrivalCost(fixed, perToken, pts, w, s, lambda, a)}
